@@ -1,0 +1,204 @@
+// Copyright 2026 The zero3 Authors.
+//
+// op_args.h: the shapes and scalars of every kernel, as plain data.
+//
+// A kernel call in the runtime names an op, carries one of these structs and
+// lists its buffers. The CPU reference (reference.h), the CUDA kernels and the
+// cost model (op_cost.h) all take the same struct, so an op means the same
+// thing everywhere. The structs are aggregates with defaults; fields are set
+// by name:
+//
+//   MatmulArgs args;
+//   args.trans_b = true;
+//   args.m = tokens;
+//   args.n = out_features;
+//   args.k = in_features;
+//
+// Shape conventions used throughout: every tensor is a dense row-major array;
+// "[a, b, c]" lists its dimensions from slowest to fastest varying. Token
+// tensors flatten batch and sequence: row t = b * seq + s.
+
+#ifndef ZERO3_CORE_KERNELS_OP_ARGS_H_
+#define ZERO3_CORE_KERNELS_OP_ARGS_H_
+
+#include <cstdint>
+
+#include "core/kernels/dtype.h"
+
+namespace zero3 {
+namespace kernels {
+
+// Token embedding lookup: out[t, :] = table[tokens[t], :].
+struct EmbeddingArgs {
+  int64_t num_tokens = 0;  // T
+  int64_t vocab_size = 0;  // V: rows of the table
+  int64_t dim = 0;         // D: columns of the table
+};
+
+// General matrix multiply C = alpha * op(A) * op(B) + beta * C, where op(X)
+// is X or its transpose. op(A) is [m, k], op(B) is [k, n], C is [m, n]. With
+// trans_a, A is stored [k, m]; with trans_b, B is stored [n, k]. All three
+// are dense (leading dimension = stored column count).
+struct MatmulArgs {
+  bool trans_a = false;
+  bool trans_b = false;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  float alpha = 1.0f;
+  // 0 overwrites C without reading it (so C may hold garbage, even NaN);
+  // 1 accumulates into C (gradient accumulation).
+  float beta = 0.0f;
+};
+
+// The three GEMMs of a linear layer y = x * W^T with x [rows, in],
+// W [out, in] (PyTorch's nn.Linear layout) and y [rows, out].
+
+// Forward: y = x * W^T, as Matmul(args, x, W, y).
+inline MatmulArgs LinearForwardArgs(int64_t rows, int64_t in_features,
+                                    int64_t out_features) {
+  MatmulArgs args;
+  args.trans_b = true;
+  args.m = rows;
+  args.n = out_features;
+  args.k = in_features;
+  return args;
+}
+
+// Input gradient: dx = dy * W (+ beta * dx), as Matmul(args, dy, W, dx).
+inline MatmulArgs LinearBackwardInputArgs(int64_t rows, int64_t in_features,
+                                          int64_t out_features,
+                                          float beta = 0.0f) {
+  MatmulArgs args;
+  args.m = rows;
+  args.n = in_features;
+  args.k = out_features;
+  args.beta = beta;
+  return args;
+}
+
+// Weight gradient, accumulated: dW += dy^T * x, as Matmul(args, dy, x, dW).
+inline MatmulArgs LinearBackwardWeightArgs(int64_t rows, int64_t in_features,
+                                           int64_t out_features,
+                                           float beta = 1.0f) {
+  MatmulArgs args;
+  args.trans_a = true;
+  args.m = out_features;
+  args.n = in_features;
+  args.k = rows;
+  args.beta = beta;
+  return args;
+}
+
+// Bias over rows: x[r, c] += bias[c]; its gradient is the column sum of dy.
+struct BiasArgs {
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
+// RMSNorm over the last dimension of x [rows, dim]:
+// y = x * rsqrt(mean(x^2) + eps) * weight.
+struct RmsNormArgs {
+  int64_t rows = 0;
+  int64_t dim = 0;
+  float eps = 1e-6f;
+};
+
+// Rotary position embedding in the Llama/Qwen "rotate_half" convention on
+// x [batch * seq, heads, head_dim]. The position of row t is t % seq. For
+// i < head_dim / 2, the pair (x[i], x[i + head_dim / 2]) is rotated by the
+// angle position * theta^(-2i / head_dim).
+struct RotaryArgs {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  int64_t heads = 0;
+  int64_t head_dim = 0;    // Even.
+  float theta = 10000.0f;  // 1e6 for Qwen2.5, 5e5 for Llama 3.
+};
+
+// Scaled dot-product self-attention with grouped-query heads:
+// q [batch * seq, num_heads, head_dim], k and v
+// [batch * seq, num_kv_heads, head_dim], out like q. Query head h reads
+// kv head h / (num_heads / num_kv_heads), as Hugging Face's repeat_kv. The
+// scale is 1 / sqrt(head_dim).
+struct AttentionArgs {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;  // Divides num_heads.
+  int64_t head_dim = 0;
+  bool causal = true;  // Query s attends to keys 0..s only.
+};
+
+// SwiGLU over n elements (gate, up and h alike, typically [rows, ffn]):
+// h = silu(gate) * up, silu(g) = g * sigmoid(g).
+struct SwigluArgs {
+  int64_t n = 0;
+};
+
+// Softmax cross-entropy of logits [num_tokens, vocab_size] against int32
+// targets [num_tokens]. Rows whose target is ignore_index do not count.
+struct CrossEntropyArgs {
+  int64_t num_tokens = 0;
+  int64_t vocab_size = 0;
+  int32_t ignore_index = -1;
+  // The backward pass multiplies the gradient of the mean loss by this: the
+  // loss scale (fp16) and 1 / gradient_accumulation_steps go through it.
+  float grad_scale = 1.0f;
+};
+
+// y += alpha * x over n elements.
+struct AccumulateArgs {
+  int64_t n = 0;
+  float alpha = 1.0f;
+};
+
+// x *= alpha over n elements.
+struct ScaleArgs {
+  int64_t n = 0;
+  float alpha = 1.0f;
+};
+
+// x = value over n elements.
+struct FillArgs {
+  int64_t n = 0;
+  float value = 0.0f;
+};
+
+// out = a + b over n elements (the residual connection).
+struct AddArgs {
+  int64_t n = 0;
+};
+
+// dst = src over n elements, converting between storage types (rounding to
+// nearest even when narrowing).
+struct CastArgs {
+  int64_t n = 0;
+  DType src = DType::kF32;
+  DType dst = DType::kF32;
+};
+
+// Reductions over n elements (sum of squares, all-finite).
+struct ReduceArgs {
+  int64_t n = 0;
+};
+
+// One AdamW (or Adam with L2) step over n fp32 elements with DeepSpeed
+// cpu_adam's math; defaults are DeepSpeedCPUAdam's constructor defaults.
+struct AdamWArgs {
+  int64_t n = 0;
+  int64_t step = 1;  // t: 1 on the first step.
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  bool bias_correction = true;
+  // true: decoupled weight decay (AdamW). false: L2, wd * p added to g.
+  bool adamw_mode = true;
+};
+
+}  // namespace kernels
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_KERNELS_OP_ARGS_H_
