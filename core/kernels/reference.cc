@@ -19,12 +19,14 @@ void CheckNonNegative(int64_t value, const char* name) {
 }
 
 // ---------------------------------------------------------------------------
-// Matmul helpers. Both loops walk memory contiguously in the innermost loop:
-// without trans_b, row i of C is built as sum_p a(i, p) * B[p, :] (i-k-j
-// order); with trans_b, C[i, j] is a dot product of two contiguous rows.
+// Matmul. Row i of C is built as sum_p a(i, p) * B[p, :] (i-k-j order): the
+// innermost loop walks a row of B and a row of C contiguously, which the
+// compiler vectorizes without reordering any sum (each C element still adds
+// its k products in order p = 0, 1, ...). A B stored transposed is first
+// copied into [k, n] layout so that it takes the same path.
 
 template <typename T>
-void MatmulNoTransB(const MatmulArgs& args, const T* a, const T* b, T* c) {
+void MatmulRowMajorB(const MatmulArgs& args, const T* a, const T* b, T* c) {
   const int64_t m = args.m, n = args.n, k = args.k;
   const T alpha = static_cast<T>(args.alpha);
   const T beta = static_cast<T>(args.beta);
@@ -43,30 +45,6 @@ void MatmulNoTransB(const MatmulArgs& args, const T* a, const T* b, T* c) {
       for (int64_t j = 0; j < n; ++j) {
         c_row[j] = alpha * row[j] + beta * c_row[j];
       }
-    }
-  }
-}
-
-template <typename T>
-void MatmulTransB(const MatmulArgs& args, const T* a, const T* b, T* c) {
-  const int64_t m = args.m, n = args.n, k = args.k;
-  const T alpha = static_cast<T>(args.alpha);
-  const T beta = static_cast<T>(args.beta);
-  // With trans_a, row i of op(A) is a strided column of A: gather it once.
-  std::vector<T> a_row(args.trans_a ? k : 0);
-  for (int64_t i = 0; i < m; ++i) {
-    const T* a_i = a + i * k;
-    if (args.trans_a) {
-      for (int64_t p = 0; p < k; ++p) a_row[p] = a[p * m + i];
-      a_i = a_row.data();
-    }
-    T* c_row = c + i * n;
-    for (int64_t j = 0; j < n; ++j) {
-      const T* b_j = b + j * k;
-      T sum = 0;
-      for (int64_t p = 0; p < k; ++p) sum += a_i[p] * b_j[p];
-      c_row[j] =
-          args.beta == 0.0f ? alpha * sum : alpha * sum + beta * c_row[j];
     }
   }
 }
@@ -247,11 +225,18 @@ void Matmul(const MatmulArgs& args, const T* a, const T* b, T* c) {
   CheckNonNegative(args.m, "m");
   CheckNonNegative(args.n, "n");
   CheckNonNegative(args.k, "k");
-  if (args.trans_b) {
-    MatmulTransB(args, a, b, c);
-  } else {
-    MatmulNoTransB(args, a, b, c);
+  if (!args.trans_b) {
+    MatmulRowMajorB(args, a, b, c);
+    return;
   }
+  // B is stored [n, k]: transpose it into scratch.
+  std::vector<T> b_t(args.k * args.n);
+  for (int64_t j = 0; j < args.n; ++j) {
+    for (int64_t p = 0; p < args.k; ++p) {
+      b_t[p * args.n + j] = b[j * args.k + p];
+    }
+  }
+  MatmulRowMajorB(args, a, b_t.data(), c);
 }
 
 // ---------------------------------------------------------------------------

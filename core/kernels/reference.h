@@ -16,7 +16,8 @@
 //    reference.cc.
 //  - Buffers are raw pointers to dense row-major arrays owned by the caller;
 //    nothing here retains a pointer or allocates memory visible to the
-//    caller. Some functions use internal scratch of O(row) size.
+//    caller. A few functions allocate internal scratch, freed before they
+//    return (noted on each).
 //  - Outputs are overwritten unless a comment says "accumulates". Activation
 //    gradients (dx, dq, ...) are overwritten; parameter gradients (d_weight,
 //    d_table, d_bias) accumulate, as in PyTorch, so micro-batches can sum
@@ -63,6 +64,8 @@ void EmbeddingBackward(const EmbeddingArgs& args, const int32_t* tokens,
 // c = alpha * op(a) * op(b) + beta * c (see MatmulArgs for layouts).
 // a [m, k] ([k, m] if trans_a); b [k, n] ([n, k] if trans_b); c [m, n].
 // With beta == 0, c is write-only: its old contents (even NaN) are ignored.
+// Each element of c sums its k products in order. Internal scratch: one row
+// of c, plus a transposed copy of b when trans_b.
 // Every linear layer and its two backward GEMMs go through this; see
 // LinearForwardArgs and friends in op_args.h.
 template <typename T>
@@ -106,7 +109,8 @@ void RmsNormBackward(const RmsNormArgs& args, const T* x, const T* weight,
 // with a = p * theta^(-2i / head_dim) (computed in double):
 //   y[i]        = x[i] * cos(a) - x[i + half] * sin(a)
 //   y[i + half] = x[i + half] * cos(a) + x[i] * sin(a)
-// x, y [batch * seq, heads, head_dim]. y may alias x (in place).
+// x, y [batch * seq, heads, head_dim]. y may alias x (in place). Internal
+// scratch: cos/sin tables of seq * head_dim / 2 values.
 template <typename T>
 void RotaryForward(const RotaryArgs& args, const T* x, T* y);
 
@@ -128,7 +132,7 @@ void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx);
 //   lse[b, h, i] = log(sum_j exp(s_j))   (the max is subtracted first)
 // q, out [batch * seq, num_heads, head_dim];
 // k, v [batch * seq, num_kv_heads, head_dim]; lse [batch, num_heads, seq],
-// saved for the backward pass.
+// saved for the backward pass. Internal scratch: seq + head_dim values.
 template <typename T>
 void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
                       const T* v, T* out, T* lse);
