@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -71,22 +72,25 @@ inline std::vector<double> NumericGradient(const std::function<double()>& loss,
 
 // max_i |actual[i] - expected[i]| / max_i |expected[i]|: the error relative
 // to the scale of the expected values, so that elements near zero do not
-// dominate. 0 when both are all zero; infinite on size mismatch or NaN.
+// dominate. 0 when both are all zero; infinite on a size mismatch or a NaN
+// where the other side has none (positions where both are NaN, or both the
+// same infinity, are ignored).
 template <typename A, typename E>
 double MaxRelativeError(absl::Span<const A> actual,
                         absl::Span<const E> expected) {
-  if (actual.size() != expected.size()) return INFINITY;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (actual.size() != expected.size()) return kInf;
   double max_diff = 0;
   double max_expected = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
     const double a = static_cast<double>(actual[i]);
     const double e = static_cast<double>(expected[i]);
-    if (std::isnan(a) != std::isnan(e)) return INFINITY;
+    if (std::isnan(a) != std::isnan(e)) return kInf;
     max_diff = std::max(max_diff, std::fabs(a - e));
     max_expected = std::max(max_expected, std::fabs(e));
   }
   if (max_diff == 0) return 0;
-  return max_expected == 0 ? INFINITY : max_diff / max_expected;
+  return max_expected == 0 ? kInf : max_diff / max_expected;
 }
 
 template <typename A, typename E>

@@ -1164,6 +1164,270 @@ TEST(AdamWDeathTest, StepZeroIsABug) {
                             "AdamW steps count from 1");
 }
 
+// ===========================================================================
+// Composition: a one-layer Qwen2-style model (embedding, RMSNorm, q/k/v
+// projections with bias, rotary, grouped-query causal attention, output
+// projection, residuals, SwiGLU MLP, final norm, untied LM head,
+// cross-entropy) built from the kernels above, with its backward written the
+// way the model layer will write it: activation gradients overwrite,
+// parameter gradients accumulate, a sum of two input gradients uses beta = 1.
+// Every parameter's gradient must match finite differences of the loss.
+
+struct TinyModel {
+  static constexpr int64_t kBatch = 2, kSeq = 5, kTokens = kBatch * kSeq;
+  static constexpr int64_t kVocab = 11, kHidden = 8, kHeads = 2, kKvHeads = 1,
+                           kHeadDim = 4, kFfn = 12;
+  static constexpr int64_t kKvDim = kKvHeads * kHeadDim;
+
+  std::vector<int32_t> tokens = {1, 5, 5, 0, 10, 3, 3, 3, 7, 2};
+  std::vector<int32_t> targets = {5, 5, 0, 10, -1, 3, 3, 7, 2, 9};
+
+  // Parameters, in a fixed order.
+  std::vector<std::vector<double>> params;
+  enum Param {
+    kEmbed,
+    kNorm1,
+    kWq,
+    kBq,
+    kWk,
+    kBk,
+    kWv,
+    kBv,
+    kWo,
+    kNorm2,
+    kWgate,
+    kWup,
+    kWdown,
+    kNormF,
+    kLmHead,
+    kNumParams
+  };
+  static constexpr const char* kParamNames[kNumParams] = {
+      "embed", "norm1", "wq",   "bq", "wk",   "bk",    "wv",     "bv",
+      "wo",    "norm2", "gate", "up", "down", "normf", "lm_head"};
+
+  TinyModel() {
+    const int64_t sizes[kNumParams] = {
+        kVocab * kHidden,  kHidden, kHidden * kHidden, kHidden,
+        kKvDim * kHidden,  kKvDim,  kKvDim * kHidden,  kKvDim,
+        kHidden * kHidden, kHidden, kFfn * kHidden,    kFfn * kHidden,
+        kHidden * kFfn,    kHidden, kVocab * kHidden};
+    for (int i = 0; i < kNumParams; ++i) {
+      const bool norm = i == kNorm1 || i == kNorm2 || i == kNormF;
+      params.push_back(norm ? RandomVector(sizes[i], 200 + i, 0.5, 1.5)
+                            : RandomVector(sizes[i], 200 + i, -0.5, 0.5));
+    }
+  }
+
+  const double* P(Param p) const { return params[p].data(); }
+
+  static RmsNormArgs Norm() {
+    RmsNormArgs args;
+    args.rows = kTokens;
+    args.dim = kHidden;
+    return args;
+  }
+  static RotaryArgs Rope(int64_t heads) {
+    RotaryArgs args;
+    args.batch = kBatch;
+    args.seq = kSeq;
+    args.heads = heads;
+    args.head_dim = kHeadDim;
+    args.theta = 1e6f;
+    return args;
+  }
+  static AttentionArgs Attn() {
+    AttentionArgs args;
+    args.batch = kBatch;
+    args.seq = kSeq;
+    args.num_heads = kHeads;
+    args.num_kv_heads = kKvHeads;
+    args.head_dim = kHeadDim;
+    return args;
+  }
+  static BiasArgs Bias(int64_t cols) {
+    BiasArgs args;
+    args.rows = kTokens;
+    args.cols = cols;
+    return args;
+  }
+  static CrossEntropyArgs Loss() {
+    CrossEntropyArgs args;
+    args.num_tokens = kTokens;
+    args.vocab_size = kVocab;
+    return args;
+  }
+
+  // Activations saved by the forward pass for the backward pass.
+  struct Saved {
+    std::vector<double> x0, h1, rstd1, q, k, v, attn, lse, x1, h2, rstd2, gate,
+        up, act, x2, h3, rstd3, logits, lse_ce;
+  };
+
+  double Forward(Saved* s) const {
+    const int64_t T = kTokens, H = kHidden;
+    EmbeddingArgs embed;
+    embed.num_tokens = T;
+    embed.vocab_size = kVocab;
+    embed.dim = H;
+    s->x0.resize(T * H);
+    EmbeddingForward(embed, tokens.data(), P(kEmbed), s->x0.data());
+
+    s->h1.resize(T * H);
+    s->rstd1.resize(T);
+    RmsNormForward(Norm(), s->x0.data(), P(kNorm1), s->h1.data(),
+                   s->rstd1.data());
+    s->q.resize(T * H);
+    s->k.resize(T * kKvDim);
+    s->v.resize(T * kKvDim);
+    Matmul(LinearForwardArgs(T, H, H), s->h1.data(), P(kWq), s->q.data());
+    Matmul(LinearForwardArgs(T, H, kKvDim), s->h1.data(), P(kWk), s->k.data());
+    Matmul(LinearForwardArgs(T, H, kKvDim), s->h1.data(), P(kWv), s->v.data());
+    BiasAdd(Bias(H), P(kBq), s->q.data());
+    BiasAdd(Bias(kKvDim), P(kBk), s->k.data());
+    BiasAdd(Bias(kKvDim), P(kBv), s->v.data());
+    RotaryForward(Rope(kHeads), s->q.data(), s->q.data());
+    RotaryForward(Rope(kKvHeads), s->k.data(), s->k.data());
+    s->attn.resize(T * H);
+    s->lse.resize(kBatch * kHeads * kSeq);
+    AttentionForward(Attn(), s->q.data(), s->k.data(), s->v.data(),
+                     s->attn.data(), s->lse.data());
+    std::vector<double> o(T * H);
+    Matmul(LinearForwardArgs(T, H, H), s->attn.data(), P(kWo), o.data());
+    AddArgs add;
+    add.n = T * H;
+    s->x1.resize(T * H);
+    Add(add, s->x0.data(), o.data(), s->x1.data());
+
+    s->h2.resize(T * H);
+    s->rstd2.resize(T);
+    RmsNormForward(Norm(), s->x1.data(), P(kNorm2), s->h2.data(),
+                   s->rstd2.data());
+    s->gate.resize(T * kFfn);
+    s->up.resize(T * kFfn);
+    s->act.resize(T * kFfn);
+    Matmul(LinearForwardArgs(T, H, kFfn), s->h2.data(), P(kWgate),
+           s->gate.data());
+    Matmul(LinearForwardArgs(T, H, kFfn), s->h2.data(), P(kWup), s->up.data());
+    SwigluArgs swiglu;
+    swiglu.n = T * kFfn;
+    SwigluForward(swiglu, s->gate.data(), s->up.data(), s->act.data());
+    std::vector<double> mlp(T * H);
+    Matmul(LinearForwardArgs(T, kFfn, H), s->act.data(), P(kWdown), mlp.data());
+    s->x2.resize(T * H);
+    Add(add, s->x1.data(), mlp.data(), s->x2.data());
+
+    s->h3.resize(T * H);
+    s->rstd3.resize(T);
+    RmsNormForward(Norm(), s->x2.data(), P(kNormF), s->h3.data(),
+                   s->rstd3.data());
+    s->logits.resize(T * kVocab);
+    Matmul(LinearForwardArgs(T, H, kVocab), s->h3.data(), P(kLmHead),
+           s->logits.data());
+    s->lse_ce.resize(T);
+    return CrossEntropyForward(Loss(), s->logits.data(), targets.data(),
+                               s->lse_ce.data());
+  }
+
+  // Gradients of the loss with respect to every parameter.
+  std::vector<std::vector<double>> Backward(const Saved& s) const {
+    const int64_t T = kTokens, H = kHidden;
+    std::vector<std::vector<double>> grads;
+    for (const auto& p : params) grads.emplace_back(p.size(), 0.0);
+    auto G = [&](Param p) { return grads[p].data(); };
+
+    std::vector<double> d_logits(T * kVocab);
+    CrossEntropyBackward(Loss(), s.logits.data(), targets.data(),
+                         s.lse_ce.data(), d_logits.data());
+    std::vector<double> dh(T * H);
+    Matmul(LinearBackwardInputArgs(T, H, kVocab), d_logits.data(), P(kLmHead),
+           dh.data());
+    Matmul(LinearBackwardWeightArgs(T, H, kVocab), d_logits.data(), s.h3.data(),
+           G(kLmHead));
+    // The residual stream's gradient: dx2, then dx1, then dx0.
+    std::vector<double> dx(T * H);
+    RmsNormBackward(Norm(), s.x2.data(), P(kNormF), s.rstd3.data(), dh.data(),
+                    dx.data(), G(kNormF));
+
+    // MLP branch: mlp = act * Wdown^T reads dx2.
+    std::vector<double> d_act(T * kFfn), d_gate(T * kFfn), d_up(T * kFfn);
+    Matmul(LinearBackwardInputArgs(T, kFfn, H), dx.data(), P(kWdown),
+           d_act.data());
+    Matmul(LinearBackwardWeightArgs(T, kFfn, H), dx.data(), s.act.data(),
+           G(kWdown));
+    SwigluArgs swiglu;
+    swiglu.n = T * kFfn;
+    SwigluBackward(swiglu, s.gate.data(), s.up.data(), d_act.data(),
+                   d_gate.data(), d_up.data());
+    Matmul(LinearBackwardInputArgs(T, H, kFfn), d_gate.data(), P(kWgate),
+           dh.data());
+    Matmul(LinearBackwardInputArgs(T, H, kFfn, /*beta=*/1.0f), d_up.data(),
+           P(kWup), dh.data());
+    Matmul(LinearBackwardWeightArgs(T, H, kFfn), d_gate.data(), s.h2.data(),
+           G(kWgate));
+    Matmul(LinearBackwardWeightArgs(T, H, kFfn), d_up.data(), s.h2.data(),
+           G(kWup));
+    std::vector<double> d_branch(T * H);
+    RmsNormBackward(Norm(), s.x1.data(), P(kNorm2), s.rstd2.data(), dh.data(),
+                    d_branch.data(), G(kNorm2));
+    AccumulateArgs accumulate;
+    accumulate.n = T * H;
+    Accumulate(accumulate, d_branch.data(), dx.data());  // dx is now dx1
+
+    // Attention branch: o = attn * Wo^T reads dx1.
+    std::vector<double> d_attn(T * H);
+    Matmul(LinearBackwardInputArgs(T, H, H), dx.data(), P(kWo), d_attn.data());
+    Matmul(LinearBackwardWeightArgs(T, H, H), dx.data(), s.attn.data(), G(kWo));
+    std::vector<double> dq(T * H), dk(T * kKvDim), dv(T * kKvDim);
+    AttentionBackward(Attn(), s.q.data(), s.k.data(), s.v.data(), s.attn.data(),
+                      s.lse.data(), d_attn.data(), dq.data(), dk.data(),
+                      dv.data());
+    RotaryBackward(Rope(kHeads), dq.data(), dq.data());
+    RotaryBackward(Rope(kKvHeads), dk.data(), dk.data());
+    BiasBackward(Bias(H), dq.data(), G(kBq));
+    BiasBackward(Bias(kKvDim), dk.data(), G(kBk));
+    BiasBackward(Bias(kKvDim), dv.data(), G(kBv));
+    Matmul(LinearBackwardInputArgs(T, H, H), dq.data(), P(kWq), dh.data());
+    Matmul(LinearBackwardInputArgs(T, H, kKvDim, 1.0f), dk.data(), P(kWk),
+           dh.data());
+    Matmul(LinearBackwardInputArgs(T, H, kKvDim, 1.0f), dv.data(), P(kWv),
+           dh.data());
+    Matmul(LinearBackwardWeightArgs(T, H, H), dq.data(), s.h1.data(), G(kWq));
+    Matmul(LinearBackwardWeightArgs(T, H, kKvDim), dk.data(), s.h1.data(),
+           G(kWk));
+    Matmul(LinearBackwardWeightArgs(T, H, kKvDim), dv.data(), s.h1.data(),
+           G(kWv));
+    RmsNormBackward(Norm(), s.x0.data(), P(kNorm1), s.rstd1.data(), dh.data(),
+                    d_branch.data(), G(kNorm1));
+    Accumulate(accumulate, d_branch.data(), dx.data());  // dx is now dx0
+
+    EmbeddingArgs embed;
+    embed.num_tokens = T;
+    embed.vocab_size = kVocab;
+    embed.dim = H;
+    EmbeddingBackward(embed, tokens.data(), dx.data(), G(kEmbed));
+    return grads;
+  }
+};
+
+TEST(CompositionTest, OneLayerModelGradientsMatchFiniteDifferences) {
+  TinyModel model;
+  TinyModel::Saved saved;
+  const double loss = model.Forward(&saved);
+  EXPECT_GT(loss, 0);
+  const std::vector<std::vector<double>> grads = model.Backward(saved);
+  for (int p = 0; p < TinyModel::kNumParams; ++p) {
+    auto forward = [&]() {
+      TinyModel::Saved scratch;
+      return model.Forward(&scratch);
+    };
+    EXPECT_LT(
+        MaxRelativeError(grads[p], NumericGradient(forward, &model.params[p])),
+        kGradTolerance)
+        << TinyModel::kParamNames[p];
+  }
+}
+
 }  // namespace
 }  // namespace kernels
 }  // namespace zero3
