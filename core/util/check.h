@@ -48,6 +48,8 @@ struct Voidify {
   void operator&(std::ostream&) {}
 };
 
+// Returns null when the comparison holds, else the failure message (leaked:
+// the process is about to abort).
 template <typename A, typename B>
 std::string* MakeCheckOpString(const A& a, const B& b, const char* expr) {
   std::ostringstream os;
@@ -55,39 +57,50 @@ std::string* MakeCheckOpString(const A& a, const B& b, const char* expr) {
   return new std::string(os.str());
 }
 
+#define ZR_INTERNAL_DEFINE_CHECK_OP(name, op)                          \
+  template <typename A, typename B>                                    \
+  std::string* Check##name(const A& a, const B& b, const char* expr) { \
+    if (ABSL_PREDICT_TRUE(a op b)) return nullptr;                     \
+    return MakeCheckOpString(a, b, expr);                              \
+  }
+ZR_INTERNAL_DEFINE_CHECK_OP(EQ, ==)
+ZR_INTERNAL_DEFINE_CHECK_OP(NE, !=)
+ZR_INTERNAL_DEFINE_CHECK_OP(LT, <)
+ZR_INTERNAL_DEFINE_CHECK_OP(LE, <=)
+ZR_INTERNAL_DEFINE_CHECK_OP(GT, >)
+ZR_INTERNAL_DEFINE_CHECK_OP(GE, >=)
+#undef ZR_INTERNAL_DEFINE_CHECK_OP
+
 }  // namespace internal_check
 }  // namespace zero3
 
-#define ZR_CHECK(condition)                                      \
-  ABSL_PREDICT_TRUE(condition)                                   \
-  ? (void)0                                                      \
-  : ::zero3::internal_check::Voidify() &                         \
-        ::zero3::internal_check::CheckFailure(__FILE__, __LINE__, \
-                                              #condition)        \
-            .stream()
+#define ZR_CHECK(condition)                                         \
+  ABSL_PREDICT_TRUE(condition)                                      \
+  ? (void)0                                                         \
+  : ::zero3::internal_check::Voidify() &                            \
+          ::zero3::internal_check::CheckFailure(__FILE__, __LINE__, \
+                                                #condition)         \
+              .stream()
 
-#define ZR_INTERNAL_CHECK_OP(op, a, b)                                    \
-  for (auto zr_check_a_ = (a), zr_check_b_ = (b);                         \
-       ABSL_PREDICT_FALSE(!(zr_check_a_ op zr_check_b_));)                \
-  ::zero3::internal_check::CheckFailure(                                  \
-      __FILE__, __LINE__,                                                 \
-      ::zero3::internal_check::MakeCheckOpString(zr_check_a_, zr_check_b_, \
-                                                 #a " " #op " " #b)       \
-          ->c_str())                                                      \
+#define ZR_INTERNAL_CHECK_OP(name, op, a, b)                                 \
+  while (                                                                    \
+      std::string* zr_check_message_ =                                       \
+          ::zero3::internal_check::Check##name((a), (b), #a " " #op " " #b)) \
+  ::zero3::internal_check::CheckFailure(__FILE__, __LINE__,                  \
+                                        zr_check_message_->c_str())          \
       .stream()
 
-#define ZR_CHECK_EQ(a, b) ZR_INTERNAL_CHECK_OP(==, a, b)
-#define ZR_CHECK_NE(a, b) ZR_INTERNAL_CHECK_OP(!=, a, b)
-#define ZR_CHECK_LT(a, b) ZR_INTERNAL_CHECK_OP(<, a, b)
-#define ZR_CHECK_LE(a, b) ZR_INTERNAL_CHECK_OP(<=, a, b)
-#define ZR_CHECK_GT(a, b) ZR_INTERNAL_CHECK_OP(>, a, b)
-#define ZR_CHECK_GE(a, b) ZR_INTERNAL_CHECK_OP(>=, a, b)
+#define ZR_CHECK_EQ(a, b) ZR_INTERNAL_CHECK_OP(EQ, ==, a, b)
+#define ZR_CHECK_NE(a, b) ZR_INTERNAL_CHECK_OP(NE, !=, a, b)
+#define ZR_CHECK_LT(a, b) ZR_INTERNAL_CHECK_OP(LT, <, a, b)
+#define ZR_CHECK_LE(a, b) ZR_INTERNAL_CHECK_OP(LE, <=, a, b)
+#define ZR_CHECK_GT(a, b) ZR_INTERNAL_CHECK_OP(GT, >, a, b)
+#define ZR_CHECK_GE(a, b) ZR_INTERNAL_CHECK_OP(GE, >=, a, b)
 
-#define ZR_CHECK_OK(expr)                                           \
-  for (const ::absl::Status zr_check_status_ = (expr);              \
-       ABSL_PREDICT_FALSE(!zr_check_status_.ok());)                 \
-  ::zero3::internal_check::CheckFailure(__FILE__, __LINE__, #expr)  \
-          .stream()                                                 \
+#define ZR_CHECK_OK(expr)                                                   \
+  for (const ::absl::Status zr_check_status_ = (expr);                      \
+       ABSL_PREDICT_FALSE(!zr_check_status_.ok());)                         \
+  ::zero3::internal_check::CheckFailure(__FILE__, __LINE__, #expr).stream() \
       << zr_check_status_.ToString() << " "
 
 #ifdef NDEBUG

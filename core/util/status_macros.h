@@ -40,22 +40,23 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& s) {
 }  // namespace internal_status
 }  // namespace zero3
 
-#define ZR_RETURN_IF_ERROR(expr)                                         \
-  do {                                                                   \
-    const ::absl::Status zr_status_ =                                    \
-        ::zero3::internal_status::GetStatus(expr);                       \
-    if (ABSL_PREDICT_FALSE(!zr_status_.ok())) return zr_status_;         \
+#define ZR_RETURN_IF_ERROR(expr)                                 \
+  do {                                                           \
+    const ::absl::Status zr_status_ =                            \
+        ::zero3::internal_status::GetStatus(expr);               \
+    if (ABSL_PREDICT_FALSE(!zr_status_.ok())) return zr_status_; \
   } while (false)
 
 #define ZR_STATUS_CONCAT_INNER_(a, b) a##b
 #define ZR_STATUS_CONCAT_(a, b) ZR_STATUS_CONCAT_INNER_(a, b)
 
-#define ZR_ASSIGN_OR_RETURN(lhs, expr) \
-  ZR_ASSIGN_OR_RETURN_IMPL_(ZR_STATUS_CONCAT_(zr_statusor_, __LINE__), lhs, expr)
+#define ZR_ASSIGN_OR_RETURN(lhs, expr)                                      \
+  ZR_ASSIGN_OR_RETURN_IMPL_(ZR_STATUS_CONCAT_(zr_statusor_, __LINE__), lhs, \
+                            expr)
 
-#define ZR_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)                 \
-  auto statusor = (expr);                                              \
-  if (ABSL_PREDICT_FALSE(!statusor.ok())) return statusor.status();    \
+#define ZR_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)              \
+  auto statusor = (expr);                                           \
+  if (ABSL_PREDICT_FALSE(!statusor.ok())) return statusor.status(); \
   lhs = std::move(statusor).value()
 
 #endif  // ZERO3_CORE_UTIL_STATUS_MACROS_H_

@@ -32,8 +32,8 @@ absl::Status CheckEven(int x) {
 
 TEST(StatusMacrosTest, AssignOrReturnPropagates) {
   EXPECT_THAT(Quarter(8), IsOkAndHolds(2));
-  EXPECT_THAT(Quarter(6), StatusIs(absl::StatusCode::kInvalidArgument,
-                                   HasSubstr("odd")));
+  EXPECT_THAT(Quarter(6),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("odd")));
 }
 
 TEST(StatusMacrosTest, ReturnIfErrorPropagates) {

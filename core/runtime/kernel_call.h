@@ -1,0 +1,163 @@
+// Copyright 2026 The zero3 Authors.
+//
+// kernel_call.h: a kernel launch as data.
+//
+// A KernelCall names an op, carries its shapes and scalars (the Args structs
+// of core/kernels/op_args.h, shared with the CPU reference, the CUDA kernels
+// and the cost model) and the tensors it reads and writes. Backends dispatch
+// on the op: the simulator runs the CPU reference in data mode and costs the
+// op from its FLOPs and bytes; the CUDA backend runs its kernel.
+//
+// Accesses() lists the byte ranges the call reads and writes, derived from
+// the op so they cannot disagree with what the kernel touches. Tensors whose
+// op accumulates into them (beta != 0, gradient sums) are both read and
+// written. Token and target ids are int32 buffers and are given as raw
+// slices.
+//
+// Every tensor may have its own dtype; kernels compute in fp32 and store
+// rounded to the output's dtype.
+
+#ifndef ZERO3_CORE_RUNTIME_KERNEL_CALL_H_
+#define ZERO3_CORE_RUNTIME_KERNEL_CALL_H_
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "core/kernels/op_args.h"
+#include "core/runtime/buffer.h"
+
+namespace zero3 {
+namespace runtime {
+
+namespace ops {
+
+struct EmbeddingForward {
+  kernels::EmbeddingArgs args;
+  BufferSlice tokens;  // int32 [T]
+  TensorRef table, out;
+};
+struct EmbeddingBackward {  // d_table accumulates
+  kernels::EmbeddingArgs args;
+  BufferSlice tokens;
+  TensorRef d_out, d_table;
+};
+struct Matmul {  // c accumulates when args.beta != 0
+  kernels::MatmulArgs args;
+  TensorRef a, b, c;
+};
+struct BiasAdd {  // in place on x
+  kernels::BiasArgs args;
+  TensorRef bias, x;
+};
+struct BiasBackward {  // d_bias accumulates
+  kernels::BiasArgs args;
+  TensorRef dy, d_bias;
+};
+struct RmsNormForward {
+  kernels::RmsNormArgs args;
+  TensorRef x, weight, y, rstd;
+};
+struct RmsNormBackward {  // d_weight accumulates
+  kernels::RmsNormArgs args;
+  TensorRef x, weight, rstd, dy, dx, d_weight;
+};
+struct RotaryForward {
+  kernels::RotaryArgs args;
+  TensorRef x, y;
+};
+struct RotaryBackward {
+  kernels::RotaryArgs args;
+  TensorRef dy, dx;
+};
+struct AttentionForward {
+  kernels::AttentionArgs args;
+  TensorRef q, k, v, out, lse;
+};
+struct AttentionBackward {
+  kernels::AttentionArgs args;
+  TensorRef q, k, v, out, lse, d_out, dq, dk, dv;
+};
+struct SwigluForward {
+  kernels::SwigluArgs args;
+  TensorRef gate, up, h;
+};
+struct SwigluBackward {
+  kernels::SwigluArgs args;
+  TensorRef gate, up, dh, d_gate, d_up;
+};
+struct CrossEntropyForward {  // loss: one fp32 value, the mean loss
+  kernels::CrossEntropyArgs args;
+  TensorRef logits;
+  BufferSlice targets;  // int32 [T]
+  TensorRef lse, loss;
+};
+struct CrossEntropyBackward {
+  kernels::CrossEntropyArgs args;
+  TensorRef logits;
+  BufferSlice targets;
+  TensorRef lse, d_logits;
+};
+struct Accumulate {  // y += alpha * x
+  kernels::AccumulateArgs args;
+  TensorRef x, y;
+};
+struct Scale {  // in place
+  kernels::ScaleArgs args;
+  TensorRef x;
+};
+struct Fill {
+  kernels::FillArgs args;
+  TensorRef x;
+};
+struct Add {
+  kernels::AddArgs args;
+  TensorRef a, b, out;
+};
+struct Cast {  // args.src / args.dst must match the tensors' dtypes
+  kernels::CastArgs args;
+  TensorRef src, dst;
+};
+struct SumSquares {  // out: one fp32 value; accumulates when `accumulate`
+  kernels::ReduceArgs args;
+  TensorRef x, out;
+  bool accumulate = false;
+};
+struct AdamW {  // all fp32; params and moments updated in place
+  kernels::AdamWArgs args;
+  TensorRef params, grads, exp_avg, exp_avg_sq;
+};
+
+}  // namespace ops
+
+using Op = std::variant<
+    ops::EmbeddingForward, ops::EmbeddingBackward, ops::Matmul, ops::BiasAdd,
+    ops::BiasBackward, ops::RmsNormForward, ops::RmsNormBackward,
+    ops::RotaryForward, ops::RotaryBackward, ops::AttentionForward,
+    ops::AttentionBackward, ops::SwigluForward, ops::SwigluBackward,
+    ops::CrossEntropyForward, ops::CrossEntropyBackward, ops::Accumulate,
+    ops::Scale, ops::Fill, ops::Add, ops::Cast, ops::SumSquares, ops::AdamW>;
+
+struct Access {
+  BufferSlice slice;
+  bool write = false;
+};
+
+struct KernelCall {
+  KernelCall(Op op, std::string label)
+      : op(std::move(op)), label(std::move(label)) {}
+
+  Op op;
+  std::string label;
+
+  // The op's kind as text ("matmul", "rmsnorm_fwd", ...).
+  absl::string_view OpName() const;
+  // Every byte range read and written, writes after reads of the same range.
+  std::vector<Access> Accesses() const;
+};
+
+}  // namespace runtime
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_RUNTIME_KERNEL_CALL_H_

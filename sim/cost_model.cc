@@ -1,0 +1,342 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "sim/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/util/check.h"
+
+namespace zero3 {
+namespace sim {
+namespace {
+
+int64_t Nanos(double ns) { return static_cast<int64_t>(std::llround(ns)); }
+int64_t MicrosToNanos(double us) { return Nanos(us * 1e3); }
+// bytes / (GB/s) in ns: 1 GB/s moves one byte per ns.
+double TransferNs(double bytes, double gbps) { return bytes / gbps; }
+
+absl::Status Require(bool ok, absl::string_view field) {
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("hardware profile: ", field, " must be set and positive"));
+}
+
+absl::Status CheckCurve(const google::protobuf::RepeatedPtrField<CurvePoint>& c,
+                        absl::string_view field, bool required) {
+  if (c.empty()) return Require(!required, field);
+  double last = 0;
+  for (const CurvePoint& p : c) {
+    if (!(p.size() > 0) || !(p.value() > 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hardware profile: ", field, " points need positive size and value"));
+    }
+    if (p.size() <= last) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hardware profile: ", field, " sizes must increase"));
+    }
+    last = p.size();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      return "all-gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::kAllReduce:
+      return "all-reduce";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
+double InterpolateCurve(
+    const google::protobuf::RepeatedPtrField<CurvePoint>& curve, double size) {
+  ZR_CHECK(!curve.empty());
+  if (size <= curve.Get(0).size()) return curve.Get(0).value();
+  for (int i = 1; i < curve.size(); ++i) {
+    const CurvePoint& hi = curve.Get(i);
+    if (size <= hi.size()) {
+      const CurvePoint& lo = curve.Get(i - 1);
+      const double f = (std::log(size) - std::log(lo.size())) /
+                       (std::log(hi.size()) - std::log(lo.size()));
+      return lo.value() + f * (hi.value() - lo.value());
+    }
+  }
+  return curve.Get(curve.size() - 1).value();
+}
+
+absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
+  const GpuProfile& g = p.gpu();
+  const HostLinkProfile& l = p.host_link();
+  const HostProfile& h = p.host();
+  const FabricProfile& f = p.fabric();
+  for (const absl::Status& s : {
+           Require(g.memory_gib() > 0, "gpu.memory_gib"),
+           Require(g.peak_bf16_tflops() > 0, "gpu.peak_bf16_tflops"),
+           Require(g.peak_fp32_tflops() > 0, "gpu.peak_fp32_tflops"),
+           Require(g.hbm_bandwidth_gbps() > 0, "gpu.hbm_bandwidth_gbps"),
+           Require(g.hbm_efficiency() > 0 && g.hbm_efficiency() <= 1,
+                   "gpu.hbm_efficiency (in (0, 1])"),
+           Require(
+               g.attention_efficiency() > 0 && g.attention_efficiency() <= 1,
+               "gpu.attention_efficiency (in (0, 1])"),
+           CheckCurve(g.matmul_efficiency(), "gpu.matmul_efficiency", true),
+           Require(l.pinned_h2d_gbps() > 0, "host_link.pinned_h2d_gbps"),
+           Require(l.pinned_d2h_gbps() > 0, "host_link.pinned_d2h_gbps"),
+           Require(l.pageable_h2d_gbps() > 0, "host_link.pageable_h2d_gbps"),
+           Require(l.pageable_d2h_gbps() > 0, "host_link.pageable_d2h_gbps"),
+           Require(l.staging_gbps() > 0, "host_link.staging_gbps"),
+           Require(l.bidirectional_efficiency() > 0 &&
+                       l.bidirectional_efficiency() <= 1,
+                   "host_link.bidirectional_efficiency (in (0, 1])"),
+           Require(h.cores_per_rank() > 0, "host.cores_per_rank"),
+           Require(h.memory_bandwidth_gbps_per_rank() > 0,
+                   "host.memory_bandwidth_gbps_per_rank"),
+           Require(h.memory_bandwidth_gbps_per_thread() > 0,
+                   "host.memory_bandwidth_gbps_per_thread"),
+           Require(h.gflops_per_core() > 0, "host.gflops_per_core"),
+           Require(h.pin_gbps() > 0, "host.pin_gbps"),
+           CheckCurve(f.allgather_busbw(), "fabric.allgather_busbw", true),
+           CheckCurve(f.reduce_scatter_busbw(), "fabric.reduce_scatter_busbw",
+                      true),
+           CheckCurve(f.allreduce_busbw(), "fabric.allreduce_busbw", false),
+           CheckCurve(f.inter_node_busbw(), "fabric.inter_node_busbw", false),
+           Require(f.gpus_per_node() > 0, "fabric.gpus_per_node"),
+       }) {
+    if (!s.ok()) return s;
+  }
+  return CostModel(p);
+}
+
+CostModel::CostModel(const HardwareProfile& profile) : profile_(profile) {
+  const HostProfile& h = profile_.host();
+  launch_ns_ = MicrosToNanos(h.launch_us());
+  copy_call_ns_ = MicrosToNanos(h.copy_call_us());
+  event_call_ns_ = MicrosToNanos(h.event_call_us());
+  collective_call_ns_ = MicrosToNanos(h.collective_call_us());
+  alloc_call_ns_ = MicrosToNanos(h.alloc_call_us());
+}
+
+double CostModel::MatmulEfficiency(double flops) const {
+  return InterpolateCurve(profile_.gpu().matmul_efficiency(), flops);
+}
+
+int64_t CostModel::KernelNanos(const KernelWork& work) const {
+  const GpuProfile& g = profile_.gpu();
+  double peak_tflops = g.peak_fp32_tflops();
+  double efficiency = 1.0;
+  switch (work.compute_class) {
+    case ComputeClass::kMatmul:
+      peak_tflops = g.peak_bf16_tflops();
+      efficiency = MatmulEfficiency(work.flops);
+      break;
+    case ComputeClass::kAttention:
+      peak_tflops = g.peak_bf16_tflops();
+      efficiency = g.attention_efficiency();
+      break;
+    case ComputeClass::kElementwise:
+      break;
+  }
+  const double compute_ns = work.flops / (peak_tflops * 1e3 * efficiency);
+  const double memory_ns =
+      TransferNs(work.bytes, g.hbm_bandwidth_gbps() * g.hbm_efficiency());
+  return std::max(Nanos(std::max(compute_ns, memory_ns)),
+                  MicrosToNanos(g.min_kernel_us()));
+}
+
+int64_t CostModel::CopyNanos(int64_t bytes, CopyKind kind) const {
+  const HostLinkProfile& l = profile_.host_link();
+  double gbps = 0;
+  switch (kind) {
+    case CopyKind::kPinnedH2D:
+      gbps = l.pinned_h2d_gbps();
+      break;
+    case CopyKind::kPinnedD2H:
+      gbps = l.pinned_d2h_gbps();
+      break;
+    case CopyKind::kPageableH2D:
+      gbps = l.pageable_h2d_gbps();
+      break;
+    case CopyKind::kPageableD2H:
+      gbps = l.pageable_d2h_gbps();
+      break;
+    case CopyKind::kHostToHost:
+      gbps = l.staging_gbps();
+      break;
+    case CopyKind::kDeviceToDevice: {
+      const GpuProfile& g = profile_.gpu();
+      return std::max(Nanos(TransferNs(2.0 * bytes, g.hbm_bandwidth_gbps() *
+                                                        g.hbm_efficiency())),
+                      MicrosToNanos(g.min_kernel_us()));
+    }
+  }
+  return MicrosToNanos(l.copy_latency_us()) + Nanos(TransferNs(bytes, gbps));
+}
+
+double CostModel::BusBandwidthGbps(CollectiveKind kind, int64_t total_bytes,
+                                   bool spans_nodes) const {
+  const FabricProfile& f = profile_.fabric();
+  if (spans_nodes && !f.inter_node_busbw().empty()) {
+    return InterpolateCurve(f.inter_node_busbw(), total_bytes);
+  }
+  switch (kind) {
+    case CollectiveKind::kReduceScatter:
+      return InterpolateCurve(f.reduce_scatter_busbw(), total_bytes);
+    case CollectiveKind::kAllReduce:
+      if (!f.allreduce_busbw().empty()) {
+        return InterpolateCurve(f.allreduce_busbw(), total_bytes);
+      }
+      return InterpolateCurve(f.allgather_busbw(), total_bytes);
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kBroadcast:
+      return InterpolateCurve(f.allgather_busbw(), total_bytes);
+  }
+  return 1;
+}
+
+int64_t CostModel::CollectiveNanos(CollectiveKind kind, int64_t total_bytes,
+                                   int ranks, bool spans_nodes) const {
+  if (ranks <= 1) return 0;
+  const FabricProfile& f = profile_.fabric();
+  const double n = ranks;
+  double factor = (n - 1) / n;
+  int steps = ranks - 1;
+  if (kind == CollectiveKind::kAllReduce) {
+    factor *= 2;
+    steps *= 2;
+  } else if (kind == CollectiveKind::kBroadcast) {
+    factor = 1;
+  }
+  const double busbw = BusBandwidthGbps(kind, total_bytes, spans_nodes);
+  return MicrosToNanos(f.base_latency_us() + steps * f.step_latency_us()) +
+         Nanos(TransferNs(factor * total_bytes, busbw));
+}
+
+int64_t CostModel::HostTaskNanos(double flops, int64_t bytes,
+                                 int threads) const {
+  const HostProfile& h = profile_.host();
+  const int t = std::max(1, std::min(threads, h.cores_per_rank()));
+  const double compute_ns = flops / (t * h.gflops_per_core());
+  const double bandwidth = std::min(t * h.memory_bandwidth_gbps_per_thread(),
+                                    h.memory_bandwidth_gbps_per_rank());
+  const double memory_ns = TransferNs(bytes, bandwidth);
+  return MicrosToNanos(h.host_task_overhead_us()) +
+         Nanos(std::max(compute_ns, memory_ns));
+}
+
+int64_t CostModel::StagingNanos(int64_t bytes) const {
+  return Nanos(TransferNs(bytes, profile_.host_link().staging_gbps()));
+}
+
+int64_t CostModel::PinNanos(int64_t bytes) const {
+  return Nanos(TransferNs(bytes, profile_.host().pin_gbps()));
+}
+
+std::string CostModel::ExplainKernel(const KernelWork& work) const {
+  const GpuProfile& g = profile_.gpu();
+  std::string cls;
+  double peak = g.peak_fp32_tflops(), eff = 1.0;
+  switch (work.compute_class) {
+    case ComputeClass::kMatmul:
+      cls = "matmul";
+      peak = g.peak_bf16_tflops();
+      eff = MatmulEfficiency(work.flops);
+      break;
+    case ComputeClass::kAttention:
+      cls = "attention";
+      peak = g.peak_bf16_tflops();
+      eff = g.attention_efficiency();
+      break;
+    case ComputeClass::kElementwise:
+      cls = "elementwise";
+      break;
+  }
+  const double compute_us = work.flops / (peak * 1e6 * eff);
+  const double memory_us =
+      work.bytes / (g.hbm_bandwidth_gbps() * g.hbm_efficiency() * 1e3);
+  return absl::StrFormat(
+      "kernel (%s): max(compute %.4g FLOP / (%.4g TFLOP/s peak x %.3f "
+      "efficiency) = %.3f us, memory %.4g B / (%.4g GB/s HBM x %.2f) = %.3f "
+      "us), at least %.2f us min kernel time = %.3f us",
+      cls, work.flops, peak, eff, compute_us, work.bytes,
+      g.hbm_bandwidth_gbps(), g.hbm_efficiency(), memory_us, g.min_kernel_us(),
+      KernelNanos(work) / 1e3);
+}
+
+std::string CostModel::ExplainCopy(int64_t bytes, CopyKind kind) const {
+  static const char* kNames[] = {"pinned H2D",   "pinned D2H", "pageable H2D",
+                                 "pageable D2H", "D2D",        "H2H"};
+  const HostLinkProfile& l = profile_.host_link();
+  const int64_t ns = CopyNanos(bytes, kind);
+  std::string blocking;
+  switch (kind) {
+    case CopyKind::kPinnedH2D:
+    case CopyKind::kPinnedD2H:
+      blocking = "host returns after the API call";
+      break;
+    case CopyKind::kPageableD2H:
+      blocking = "host blocked until the copy and earlier stream work finish";
+      break;
+    case CopyKind::kPageableH2D:
+      blocking = absl::StrFormat(
+          "host blocked until done above %d bytes; below, only for staging "
+          "at %.3g GB/s",
+          l.pageable_h2d_async_max_bytes(), l.staging_gbps());
+      break;
+    default:
+      blocking = "";
+  }
+  return absl::StrFormat(
+      "copy (%s, %d bytes): %.2f us latency + bytes / bandwidth = %.3f us "
+      "(effective %.2f GB/s); %s",
+      kNames[static_cast<int>(kind)], bytes, l.copy_latency_us(), ns / 1e3,
+      bytes / static_cast<double>(ns), blocking);
+}
+
+std::string CostModel::ExplainCollective(CollectiveKind kind,
+                                         int64_t total_bytes, int ranks,
+                                         bool spans_nodes) const {
+  const FabricProfile& f = profile_.fabric();
+  const double factor =
+      kind == CollectiveKind::kAllReduce
+          ? 2.0 * (ranks - 1) / ranks
+          : (kind == CollectiveKind::kBroadcast ? 1.0 : (ranks - 1.0) / ranks);
+  const int steps =
+      kind == CollectiveKind::kAllReduce ? 2 * (ranks - 1) : ranks - 1;
+  return absl::StrFormat(
+      "collective (%s, %d bytes total, %d ranks%s): %.2f us base + %d steps x "
+      "%.2f us + %.3f x bytes / %.1f GB/s bus bandwidth = %.3f us%s",
+      CollectiveKindName(kind), total_bytes, ranks,
+      spans_nodes ? ", across nodes" : "", f.base_latency_us(), steps,
+      f.step_latency_us(), factor,
+      BusBandwidthGbps(kind, total_bytes, spans_nodes),
+      CollectiveNanos(kind, total_bytes, ranks, spans_nodes) / 1e3,
+      f.through_host() ? "; crosses the host, occupying the PCIe link both ways"
+                       : "");
+}
+
+std::string CostModel::ExplainHostTask(double flops, int64_t bytes,
+                                       int threads) const {
+  const HostProfile& h = profile_.host();
+  const int t = std::max(1, std::min(threads, h.cores_per_rank()));
+  return absl::StrFormat(
+      "host task (%.4g FLOP, %d bytes, %d threads of %d cores): %.1f us "
+      "overhead + max(FLOPs / (%d x %.3g GFLOP/s), bytes / min(%d x %.3g "
+      "GB/s, %.3g GB/s)) = %.3f us",
+      flops, bytes, t, h.cores_per_rank(), h.host_task_overhead_us(), t,
+      h.gflops_per_core(), t, h.memory_bandwidth_gbps_per_thread(),
+      h.memory_bandwidth_gbps_per_rank(),
+      HostTaskNanos(flops, bytes, threads) / 1e3);
+}
+
+}  // namespace sim
+}  // namespace zero3

@@ -1,0 +1,116 @@
+// Copyright 2026 The zero3 Authors.
+//
+// cost_model.h: what each simulated operation costs, from a HardwareProfile.
+//
+// Terms (all durations in integer nanoseconds):
+//  - kernel: max(FLOPs / (peak · efficiency), bytes / (HBM · hbm_efficiency)),
+//    at least min_kernel_us. Matmul efficiency depends on the GEMM's size
+//    (profile curve by FLOPs); attention uses attention_efficiency; other
+//    kernels are memory-bound at fp32 peak.
+//  - copy: copy_latency_us + bytes / bandwidth, with the pinned or pageable
+//    bandwidth of its direction; device-to-device copies move 2·bytes over HBM.
+//  - collective (ring): base_latency + (n−1)·step_latency +
+//    factor · bytes · (n−1)/n / busbw(bytes), factor 1 for all-gather and
+//    reduce-scatter, 2 for all-reduce, where bytes is the total size (the
+//    all-gather output, the reduce-scatter input) and busbw comes from the
+//    profile's curve at that size (nccl-tests' bus bandwidth).
+//  - host task: host_task_overhead + max(FLOPs / (threads · GFLOP/s per
+//    core), bytes / min(threads · per-thread bandwidth, per-rank bandwidth)),
+//    threads capped at the rank's cores.
+//  - host API calls: fixed costs from the host profile.
+// Explain() prints these terms for one operation, for users to check.
+// Immutable after construction; thread-safe.
+
+#ifndef ZERO3_SIM_COST_MODEL_H_
+#define ZERO3_SIM_COST_MODEL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sim/profile.pb.h"
+
+namespace zero3 {
+namespace sim {
+
+enum class ComputeClass { kMatmul, kAttention, kElementwise };
+
+struct KernelWork {
+  ComputeClass compute_class = ComputeClass::kElementwise;
+  double flops = 0;
+  double bytes = 0;  // read + written
+};
+
+enum class CopyKind {
+  kPinnedH2D,
+  kPinnedD2H,
+  kPageableH2D,
+  kPageableD2H,
+  kDeviceToDevice,
+  kHostToHost,
+};
+
+enum class CollectiveKind {
+  kAllGather,
+  kReduceScatter,
+  kAllReduce,
+  kBroadcast
+};
+
+const char* CollectiveKindName(CollectiveKind kind);
+
+class CostModel {
+ public:
+  // Fails naming the first missing or non-positive figure.
+  static absl::StatusOr<CostModel> Create(const HardwareProfile& profile);
+
+  const HardwareProfile& profile() const { return profile_; }
+
+  int64_t KernelNanos(const KernelWork& work) const;
+  int64_t CopyNanos(int64_t bytes, CopyKind kind) const;
+  // `spans_nodes`: the group crosses node boundaries.
+  int64_t CollectiveNanos(CollectiveKind kind, int64_t total_bytes, int ranks,
+                          bool spans_nodes) const;
+  int64_t HostTaskNanos(double flops, int64_t bytes, int threads) const;
+  // Host time to stage a small pageable H2D copy before the call returns.
+  int64_t StagingNanos(int64_t bytes) const;
+  // Host time cudaHostAlloc spends pinning `bytes`.
+  int64_t PinNanos(int64_t bytes) const;
+
+  int64_t launch_nanos() const { return launch_ns_; }
+  int64_t copy_call_nanos() const { return copy_call_ns_; }
+  int64_t event_call_nanos() const { return event_call_ns_; }
+  int64_t collective_call_nanos() const { return collective_call_ns_; }
+  int64_t alloc_call_nanos() const { return alloc_call_ns_; }
+
+  // Efficiency of a matmul of `flops` against peak (profile curve).
+  double MatmulEfficiency(double flops) const;
+  // Bus bandwidth in GB/s for a collective of `total_bytes`.
+  double BusBandwidthGbps(CollectiveKind kind, int64_t total_bytes,
+                          bool spans_nodes) const;
+
+  // The cost model's terms for one operation of each kind, with this
+  // profile's figures, as text.
+  std::string ExplainKernel(const KernelWork& work) const;
+  std::string ExplainCopy(int64_t bytes, CopyKind kind) const;
+  std::string ExplainCollective(CollectiveKind kind, int64_t total_bytes,
+                                int ranks, bool spans_nodes) const;
+  std::string ExplainHostTask(double flops, int64_t bytes, int threads) const;
+
+ private:
+  explicit CostModel(const HardwareProfile& profile);
+
+  HardwareProfile profile_;
+  int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,
+      alloc_call_ns_;
+};
+
+// Interpolates a curve linearly in log(size), clamping at the ends.
+double InterpolateCurve(
+    const google::protobuf::RepeatedPtrField<CurvePoint>& curve, double size);
+
+}  // namespace sim
+}  // namespace zero3
+
+#endif  // ZERO3_SIM_COST_MODEL_H_

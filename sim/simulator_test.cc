@@ -1,0 +1,446 @@
+// Copyright 2026 The zero3 Authors.
+//
+// Virtual-time semantics of the simulator. Every expected time is computed by
+// hand from the figures of testing/test_profile.h, restated in each test.
+
+#include "sim/simulator.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/runtime/runtime.h"
+#include "core/util/check.h"
+#include "core/util/status_macros.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/testing/test_profile.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace sim {
+namespace {
+
+using runtime::Buffer;
+using runtime::HostMemoryKind;
+using runtime::KernelCall;
+using runtime::Runtime;
+using runtime::TensorRef;
+using ::zero3::testing::IsOk;
+
+struct Span {
+  int64_t start = -1;
+  int64_t end = -1;
+};
+
+// The span named `name` on one of rank `pid`'s stream tracks.
+Span StreamSpan(const Trace& trace, int pid, absl::string_view name) {
+  for (const Trace::Span& s : trace.spans()) {
+    if (s.pid == pid && s.name == name &&
+        absl::StartsWith(trace.TrackName(s.pid, s.tid), "stream")) {
+      return {s.start_ns, s.end_ns};
+    }
+  }
+  ADD_FAILURE() << "no stream span named " << name;
+  return {};
+}
+
+std::unique_ptr<SimWorld> MakeWorld(int ranks, SimMode mode = SimMode::kTiming,
+                                    bool strict = false) {
+  SimOptions options;
+  options.profile = TestProfile();
+  options.world_size = ranks;
+  options.mode = mode;
+  options.trace = true;
+  options.strict = strict;
+  auto world = SimWorld::Create(options);
+  ZR_CHECK_OK(world.status());
+  return std::move(world).value();
+}
+
+// A fill of `floats` fp32 values: 4 * floats bytes written, so 4 * floats ns.
+KernelCall Fill(const Buffer& buffer, int64_t floats, std::string label) {
+  runtime::ops::Fill fill;
+  fill.args.n = floats;
+  fill.args.value = 1.0f;
+  fill.x = TensorRef::Of(buffer, runtime::DType::kF32, 0, floats);
+  return KernelCall(fill, std::move(label));
+}
+
+TEST(SimulatorTest, StreamRunsWorkInOrder) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto stream = rt.device().CreateStream("s").value();
+    Buffer buf = rt.device().Allocate(400000, "buf").value();  // host 10 us
+    EXPECT_EQ(rt.NowNanos(), 10000);
+    // Launch at 10 us + 5 us; 400000 bytes at 1 byte/ns.
+    EXPECT_OK(stream->Launch(Fill(buf, 100000, "k1")));
+    EXPECT_OK(stream->Launch(Fill(buf, 100000, "k2")));  // enqueued at 20 us
+    EXPECT_EQ(rt.NowNanos(), 20000);                     // launches do not wait
+    EXPECT_OK(stream->Synchronize());
+    EXPECT_EQ(rt.NowNanos(), 815000);  // k2 ends at 415 + 400 us
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span k1 = StreamSpan(world->trace(), 0, "k1");
+  const Span k2 = StreamSpan(world->trace(), 0, "k2");
+  EXPECT_EQ(k1.start, 15000);
+  EXPECT_EQ(k1.end, 415000);
+  EXPECT_EQ(k2.start, 415000);  // after k1, not at its enqueue time (20 us)
+  EXPECT_EQ(k2.end, 815000);
+}
+
+TEST(SimulatorTest, CrossStreamEventWait) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s1 = rt.device().CreateStream("s1").value();
+    auto s2 = rt.device().CreateStream("s2").value();
+    auto done = rt.device().CreateEvent().value();
+    Buffer dev = rt.device().Allocate(400000, "dev").value();  // 10 us
+    Buffer host =
+        rt.AllocateHost(1000, HostMemoryKind::kPinned, "host").value();
+    // 10 us allocation + 1000 bytes pinned at 1 byte/ns = 11 us.
+    EXPECT_EQ(rt.NowNanos(), 21000);
+    EXPECT_OK(s1->Launch(Fill(dev, 100000, "k")));  // [26, 426] us
+    EXPECT_OK(s1->Record(*done));                   // host 27 us
+    EXPECT_OK(s2->Wait(*done));                     // host 28 us
+    // Enqueued at 30 us, but waits for k: 1000 bytes pinned D2H at 1 B/ns.
+    EXPECT_OK(s2->Copy(host.All(), dev.Slice(0, 1000), "d2h"));
+    EXPECT_EQ(rt.NowNanos(), 30000);
+    EXPECT_OK(done->Synchronize());
+    EXPECT_EQ(rt.NowNanos(), 426000);
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span copy = StreamSpan(world->trace(), 0, "d2h");
+  EXPECT_EQ(copy.start, 426000);
+  EXPECT_EQ(copy.end, 427000);
+}
+
+TEST(SimulatorTest, PageableD2HBlocksHostAndWaitsForItsStream) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("s").value();
+    Buffer dev = rt.device().Allocate(400000, "dev").value();  // 10 us
+    Buffer host =
+        rt.AllocateHost(1000, HostMemoryKind::kPageable, "host").value();
+    EXPECT_EQ(rt.NowNanos(), 20000);               // pageable: no pinning cost
+    EXPECT_OK(s->Launch(Fill(dev, 100000, "k")));  // [25, 425] us
+    // Call at 25 us, enqueued at 27 us; starts after k; 1000 bytes at
+    // 0.5 B/ns = 2 us; the host returns only when it is done.
+    EXPECT_OK(s->Copy(host.All(), dev.Slice(0, 1000), "d2h"));
+    EXPECT_EQ(rt.NowNanos(), 427000);
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span copy = StreamSpan(world->trace(), 0, "d2h");
+  EXPECT_EQ(copy.start, 425000);
+  EXPECT_EQ(copy.end, 427000);
+  EXPECT_EQ(world->stats(0).host_blocked_ns, 427000 - 27000);
+}
+
+TEST(SimulatorTest, PageableH2DBlocksAboveStagingSizeOnly) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("s").value();
+    Buffer dev = rt.device().Allocate(400000, "dev").value();  // 10 us
+    Buffer host =
+        rt.AllocateHost(4000, HostMemoryKind::kPageable, "host").value();
+    EXPECT_OK(s->Launch(Fill(dev, 100000, "k")));  // [25, 425] us
+    // 1000 bytes <= 1024: staged at 1 B/ns (1 us) after the 2 us call, then
+    // the host returns; the DMA runs after k at the pinned 1 B/ns.
+    EXPECT_OK(s->Copy(dev.Slice(0, 1000), host.Slice(0, 1000), "small"));
+    EXPECT_EQ(rt.NowNanos(), 28000);
+    // 4000 bytes: blocks until done, at 0.25 B/ns = 16 us after "small".
+    EXPECT_OK(s->Copy(dev.Slice(0, 4000), host.All(), "large"));
+    EXPECT_EQ(rt.NowNanos(), 442000);
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span small = StreamSpan(world->trace(), 0, "small");
+  EXPECT_EQ(small.start, 425000);
+  EXPECT_EQ(small.end, 426000);
+  const Span large = StreamSpan(world->trace(), 0, "large");
+  EXPECT_EQ(large.start, 426000);
+  EXPECT_EQ(large.end, 442000);
+}
+
+TEST(SimulatorTest, PinnedD2HOverlapsKernelOnAnotherStream) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto compute = rt.device().CreateStream("compute").value();
+    auto copy = rt.device().CreateStream("copy").value();
+    Buffer dev = rt.device().Allocate(400000, "dev").value();  // 10 us
+    Buffer host =
+        rt.AllocateHost(100000, HostMemoryKind::kPinned, "host").value();
+    EXPECT_EQ(rt.NowNanos(), 120000);  // 10 us + 100 us pinning
+    EXPECT_OK(compute->Launch(Fill(dev, 100000, "k")));  // [125, 525] us
+    EXPECT_OK(copy->Copy(host.All(), dev.Slice(0, 100000), "d2h"));
+    EXPECT_EQ(rt.NowNanos(), 127000);  // the host is not blocked
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span k = StreamSpan(world->trace(), 0, "k");
+  const Span copy = StreamSpan(world->trace(), 0, "d2h");
+  EXPECT_EQ(copy.start, 127000);  // during k
+  EXPECT_EQ(copy.end, 227000);
+  EXPECT_LT(copy.end, k.end);
+}
+
+TEST(SimulatorTest, H2DAndD2HRunConcurrently) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto up = rt.device().CreateStream("up").value();
+    auto down = rt.device().CreateStream("down").value();
+    Buffer dev = rt.device().Allocate(200000, "dev").value();
+    Buffer host =
+        rt.AllocateHost(200000, HostMemoryKind::kPinned, "host").value();
+    // 10 us each allocation + 200 us pinning.
+    EXPECT_EQ(rt.NowNanos(), 220000);
+    EXPECT_OK(up->Copy(dev.Slice(0, 100000), host.Slice(0, 100000), "h2d"));
+    EXPECT_OK(down->Copy(host.Slice(100000, 100000), dev.Slice(100000, 100000),
+                         "d2h"));
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span h2d = StreamSpan(world->trace(), 0, "h2d");
+  const Span d2h = StreamSpan(world->trace(), 0, "d2h");
+  EXPECT_EQ(h2d.start, 222000);
+  EXPECT_EQ(h2d.end, 322000);
+  EXPECT_EQ(d2h.start, 224000);  // its own engine: not after h2d
+  EXPECT_EQ(d2h.end, 324000);
+}
+
+TEST(SimulatorTest, CopiesInOneDirectionShareTheLink) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto a = rt.device().CreateStream("a").value();
+    auto b = rt.device().CreateStream("b").value();
+    Buffer dev = rt.device().Allocate(200000, "dev").value();
+    Buffer host =
+        rt.AllocateHost(200000, HostMemoryKind::kPinned, "host").value();
+    // 10 us each allocation + 200 us pinning.
+    EXPECT_EQ(rt.NowNanos(), 220000);
+    EXPECT_OK(a->Copy(host.Slice(0, 100000), dev.Slice(0, 100000), "first"));
+    EXPECT_OK(b->Copy(host.Slice(100000, 100000), dev.Slice(100000, 100000),
+                      "second"));
+    return absl::OkStatus();
+  }),
+              IsOk());
+  const Span first = StreamSpan(world->trace(), 0, "first");
+  const Span second = StreamSpan(world->trace(), 0, "second");
+  EXPECT_EQ(first.start, 222000);
+  EXPECT_EQ(first.end, 322000);
+  // Ready at 224 us on its own stream, but the D2H link is busy until 322 us:
+  // the pair takes (100000 + 100000) bytes / 1 B/ns from the first start.
+  EXPECT_EQ(second.start, 322000);
+  EXPECT_EQ(second.end, 422000);
+}
+
+TEST(SimulatorTest, AllGatherStartsWhenTheLastRankArrives) {
+  auto world = MakeWorld(4, SimMode::kData);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("comm").value();
+    Buffer send = rt.device().Allocate(4000, "send").value();   // 10 us
+    Buffer recv = rt.device().Allocate(16000, "recv").value();  // 20 us
+    EXPECT_OK(s->Launch(Fill(send, 1000, "fill")));             // [25, 29] us
+    // Rank r does r * 10 us of host work (10000 r bytes at 1 B/ns) first.
+    runtime::HostTask work;
+    work.label = "work";
+    work.memory_bytes = 10000 * rt.rank();
+    EXPECT_OK(rt.RunHostTask(work));
+    // Arrives at 25 + 10 r + 5 us; rank 3 last, at 60 us.
+    EXPECT_OK(rt.world().AllGather(
+        *s, TensorRef::Of(send, runtime::DType::kF32, 0, 1000),
+        TensorRef::Of(recv, runtime::DType::kF32, 0, 4000), "ag"));
+    EXPECT_OK(s->Synchronize());
+    // Ring over 4 ranks: 3 steps x 1 us + 16000 bytes x 3/4 at 1 B/ns.
+    EXPECT_EQ(rt.NowNanos(), 60000 + 3000 + 12000);
+    if (rt.computes_values()) {
+      std::vector<float> got(4000);
+      // Values are checked by the conformance suite; here only the timing.
+    }
+    return absl::OkStatus();
+  }),
+              IsOk());
+  for (int r = 0; r < 4; ++r) {
+    const Span ag = StreamSpan(world->trace(), r, "ag");
+    EXPECT_EQ(ag.start, 60000) << "rank " << r;
+    EXPECT_EQ(ag.end, 75000) << "rank " << r;
+  }
+}
+
+TEST(SimulatorTest, HostTasksCostedFromHostProfile) {
+  auto world = MakeWorld(1);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    runtime::HostTask task;
+    task.label = "one thread";
+    task.memory_bytes = 8000;  // 1 GB/s per thread: 8 us
+    task.threads = 1;
+    EXPECT_OK(rt.RunHostTask(task));
+    EXPECT_EQ(rt.NowNanos(), 8000);
+    task.label = "four threads";
+    task.threads = 4;  // 4 x 1 GB/s, capped at 2 GB/s per rank: 4 us
+    EXPECT_OK(rt.RunHostTask(task));
+    EXPECT_EQ(rt.NowNanos(), 12000);
+    task.label = "compute bound";
+    task.memory_bytes = 0;
+    task.flops = 40000;  // 4 threads x 1 GFLOP/s: 10 us
+    EXPECT_OK(rt.RunHostTask(task));
+    EXPECT_EQ(rt.NowNanos(), 22000);
+    task.threads = 64;  // capped at the 4 cores of the rank
+    EXPECT_OK(rt.RunHostTask(task));
+    EXPECT_EQ(rt.NowNanos(), 32000);
+    return absl::OkStatus();
+  }),
+              IsOk());
+}
+
+TEST(SimulatorTest, DataModeComputesAndTimingModeDoesNot) {
+  for (SimMode mode : {SimMode::kData, SimMode::kTiming}) {
+    auto world = MakeWorld(1, mode);
+    ASSERT_THAT(world->Run([mode](Runtime& rt) -> absl::Status {
+      EXPECT_EQ(rt.computes_values(), mode == SimMode::kData);
+      auto s = rt.device().CreateStream("s").value();
+      Buffer dev = rt.device().Allocate(16, "dev").value();
+      Buffer host = rt.AllocateHost(16, HostMemoryKind::kPinned, "h").value();
+      EXPECT_OK(s->Launch(Fill(dev, 4, "fill")));
+      EXPECT_OK(s->Copy(host.All(), dev.All(), "d2h"));
+      EXPECT_OK(s->Synchronize());
+      if (mode == SimMode::kData) {
+        EXPECT_EQ(
+            host.data() != nullptr ? static_cast<float*>(host.data())[3] : 0.0f,
+            1.0f);
+      } else {
+        EXPECT_EQ(host.data(), nullptr);
+      }
+      return absl::OkStatus();
+    }),
+                IsOk());
+  }
+}
+
+TEST(SimulatorTest, DeadlockIsReportedWithTheCollective) {
+  auto world = MakeWorld(2);
+  const absl::Status status = world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("comm").value();
+    Buffer buf = rt.device().Allocate(8, "buf").value();
+    if (rt.rank() == 1) return absl::OkStatus();  // never joins
+    return rt.world().AllReduce(*s,
+                                TensorRef::Of(buf, runtime::DType::kF32, 0, 2),
+                                TensorRef::Of(buf, runtime::DType::kF32, 0, 2),
+                                runtime::ReduceOp::kSum, "lonely");
+  });
+  EXPECT_THAT(status, ::zero3::testing::StatusIs(
+                          absl::StatusCode::kAborted,
+                          ::testing::AllOf(::testing::HasSubstr("lonely"),
+                                           ::testing::HasSubstr("finished"))));
+}
+
+TEST(SimulatorTest, MismatchedCollectivesAreAnError) {
+  auto world = MakeWorld(2);
+  const absl::Status status = world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("comm").value();
+    Buffer buf = rt.device().Allocate(64, "buf").value();
+    const int64_t n = rt.rank() == 0 ? 2 : 4;
+    auto ref = TensorRef::Of(buf, runtime::DType::kF32, 0, n);
+    return rt.world().AllReduce(*s, ref, ref, runtime::ReduceOp::kSum,
+                                absl::StrCat("ar", rt.rank()));
+  });
+  EXPECT_THAT(status,
+              ::zero3::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                         ::testing::HasSubstr("mismatch")));
+}
+
+// One multi-rank scenario with copies, kernels and collectives.
+absl::Status Scenario(Runtime& rt) {
+  auto compute = rt.device().CreateStream("compute").value();
+  auto comm = rt.device().CreateStream("comm").value();
+  auto ev = rt.device().CreateEvent().value();
+  Buffer a = rt.device().Allocate(40000, "a").value();
+  Buffer b = rt.device().Allocate(40000 * rt.world_size(), "b").value();
+  Buffer h = rt.AllocateHost(40000, HostMemoryKind::kPinned, "h").value();
+  for (int step = 0; step < 3; ++step) {
+    ZR_RETURN_IF_ERROR(compute->Launch(Fill(a, 10000, "fill")));
+    ZR_RETURN_IF_ERROR(compute->Record(*ev));
+    ZR_RETURN_IF_ERROR(comm->Wait(*ev));
+    ZR_RETURN_IF_ERROR(rt.world().AllGather(
+        *comm, TensorRef::Of(a, runtime::DType::kF32, 0, 10000),
+        TensorRef::Of(b, runtime::DType::kF32, 0, 10000 * rt.world_size()),
+        "ag"));
+    ZR_RETURN_IF_ERROR(comm->Copy(h.All(), b.Slice(0, 40000), "d2h"));
+    ZR_RETURN_IF_ERROR(comm->Synchronize());
+  }
+  return absl::OkStatus();
+}
+
+std::string RunScenario(double jitter, uint64_t seed) {
+  SimOptions options;
+  options.profile = TestProfile();
+  options.world_size = 3;
+  options.trace = true;
+  options.jitter = jitter;
+  options.seed = seed;
+  auto world = SimWorld::Create(options).value();
+  ZR_CHECK_OK(world->Run(Scenario));
+  return world->trace().ToJson();
+}
+
+TEST(SimulatorTest, SameInputsGiveByteIdenticalTraces) {
+  const std::string a = RunScenario(0, 0);
+  const std::string b = RunScenario(0, 0);
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a.size(), 1000u);
+}
+
+TEST(SimulatorTest, JitterWithAFixedSeedRepeatsExactly) {
+  const std::string plain = RunScenario(0, 0);
+  const std::string a = RunScenario(0.2, 7);
+  const std::string b = RunScenario(0.2, 7);
+  const std::string c = RunScenario(0.2, 8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, plain);
+  EXPECT_NE(a, c);
+}
+
+TEST(SimulatorTest, SymmetricShortcutMatchesFullSimulation) {
+  for (int ranks : {2, 4}) {
+    SimOptions options;
+    options.profile = TestProfile();
+    options.world_size = ranks;
+    options.mode = SimMode::kTiming;
+    auto full = SimWorld::Create(options).value();
+    ASSERT_THAT(full->Run(Scenario), IsOk());
+    options.symmetric = true;
+    auto sym = SimWorld::Create(options).value();
+    ASSERT_THAT(sym->Run(Scenario), IsOk());
+    EXPECT_EQ(sym->simulated_ranks(), 1);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(full->stats(r).host_now_ns, sym->stats(0).host_now_ns);
+    }
+  }
+}
+
+TEST(SimulatorTest, CalendarsAndHistoryDoNotGrowWithRetiredOps) {
+  SimOptions options;
+  options.profile = TestProfile();
+  options.mode = SimMode::kTiming;
+  auto world = SimWorld::Create(options).value();
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("s").value();
+    Buffer dev = rt.device().Allocate(4000, "dev").value();
+    for (int i = 0; i < 20000; ++i) {
+      ZR_RETURN_IF_ERROR(s->Launch(Fill(dev, 1000, "k")));
+      if (i % 10 == 9) ZR_RETURN_IF_ERROR(s->Synchronize());
+    }
+    return absl::OkStatus();
+  }),
+              IsOk());
+  EXPECT_EQ(world->total_ops(), 20000);
+}
+
+}  // namespace
+}  // namespace sim
+}  // namespace zero3
