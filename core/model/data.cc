@@ -1,0 +1,108 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/model/data.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "core/util/random.h"
+
+namespace zero3 {
+namespace model {
+namespace {
+
+constexpr uint64_t kTokenStream = 0x746f6b656e;   // "token"
+constexpr uint64_t kOffsetStream = 0x6f6666736574;  // "offset"
+
+class Synthetic : public BatchSource {
+ public:
+  Synthetic(int64_t vocab, uint64_t seed) : vocab_(vocab), seed_(seed) {}
+  std::string description() const override {
+    return absl::StrCat("synthetic tokens (vocab ", vocab_, ", seed ", seed_,
+                        ")");
+  }
+  int64_t min_vocab() const override { return vocab_; }
+
+ protected:
+  void Sample(int64_t n, int64_t seq, int32_t* out) const override {
+    for (int64_t i = 0; i <= seq; ++i) {
+      out[i] = static_cast<int32_t>(
+          HashOf(seed_, kTokenStream, n * (seq + 1) + i) % vocab_);
+    }
+  }
+
+ private:
+  int64_t vocab_;
+  uint64_t seed_;
+};
+
+class Text : public BatchSource {
+ public:
+  Text(std::string path, std::string bytes, uint64_t seed)
+      : path_(std::move(path)), bytes_(std::move(bytes)), seed_(seed) {}
+  std::string description() const override {
+    return absl::StrCat("text file ", path_, " (", bytes_.size(), " bytes)");
+  }
+  int64_t min_vocab() const override { return 256; }
+
+ protected:
+  void Sample(int64_t n, int64_t seq, int32_t* out) const override {
+    const uint64_t windows = bytes_.size() - seq;
+    const uint64_t start = HashOf(seed_, kOffsetStream, n) % windows;
+    for (int64_t i = 0; i <= seq; ++i) {
+      out[i] = static_cast<unsigned char>(bytes_[start + i]);
+    }
+  }
+
+ private:
+  std::string path_;
+  std::string bytes_;
+  uint64_t seed_;
+};
+
+}  // namespace
+
+void BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
+                       int rank, std::vector<int32_t>* tokens,
+                       std::vector<int32_t>* targets) const {
+  tokens->resize(shape.batch * shape.seq);
+  targets->resize(shape.batch * shape.seq);
+  std::vector<int32_t> window(shape.seq + 1);
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const int64_t n =
+        ((step * shape.accumulation + micro) * shape.world + rank) *
+            shape.batch +
+        b;
+    Sample(n, shape.seq, window.data());
+    for (int64_t i = 0; i < shape.seq; ++i) {
+      (*tokens)[b * shape.seq + i] = window[i];
+      (*targets)[b * shape.seq + i] = window[i + 1];
+    }
+  }
+}
+
+std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed) {
+  return std::make_unique<Synthetic>(vocab, seed);
+}
+
+absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
+    const std::string& path, int64_t seq, uint64_t seed) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read data file ", path));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  if (static_cast<int64_t>(bytes.size()) < seq + 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data file ", path, " has ", bytes.size(),
+        " bytes; sequences of ", seq, " tokens need at least ", seq + 2));
+  }
+  return std::unique_ptr<BatchSource>(
+      std::make_unique<Text>(path, std::move(bytes), seed));
+}
+
+}  // namespace model
+}  // namespace zero3

@@ -1,0 +1,203 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/model/presets.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace zero3 {
+namespace model {
+namespace {
+
+struct Preset {
+  const char* name;
+  const char* text;
+};
+
+// Shapes from each model's config.json (Qwen/Qwen2.5-*) on Hugging Face.
+constexpr Preset kPresets[] = {
+    {"tiny", R"pb(
+       vocab_size: 259
+       hidden_size: 36
+       intermediate_size: 70
+       num_layers: 2
+       num_heads: 6
+       num_kv_heads: 2
+       rope_theta: 10000
+       tie_word_embeddings: false
+     )pb"},
+    {"tiny-tied", R"pb(
+       vocab_size: 259
+       hidden_size: 36
+       intermediate_size: 70
+       num_layers: 2
+       num_heads: 6
+       num_kv_heads: 2
+       rope_theta: 10000
+       tie_word_embeddings: true
+     )pb"},
+    // 494,032,768 parameters.
+    {"qwen2.5-0.5b", R"pb(
+       vocab_size: 151936
+       hidden_size: 896
+       intermediate_size: 4864
+       num_layers: 24
+       num_heads: 14
+       num_kv_heads: 2
+       tie_word_embeddings: true
+     )pb"},
+    // 1,543,714,304 parameters.
+    {"qwen2.5-1.5b", R"pb(
+       vocab_size: 151936
+       hidden_size: 1536
+       intermediate_size: 8960
+       num_layers: 28
+       num_heads: 12
+       num_kv_heads: 2
+       tie_word_embeddings: true
+     )pb"},
+    // 3,085,938,688 parameters.
+    {"qwen2.5-3b", R"pb(
+       vocab_size: 151936
+       hidden_size: 2048
+       intermediate_size: 11008
+       num_layers: 36
+       num_heads: 16
+       num_kv_heads: 2
+       tie_word_embeddings: true
+     )pb"},
+    // 7,615,616,512 parameters.
+    {"qwen2.5-7b", R"pb(
+       vocab_size: 152064
+       hidden_size: 3584
+       intermediate_size: 18944
+       num_layers: 28
+       num_heads: 28
+       num_kv_heads: 4
+       tie_word_embeddings: false
+     )pb"},
+};
+
+class ErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (first_.empty()) {
+      first_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ",
+                            message);
+    }
+  }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
+absl::StatusOr<ModelSpec> Parse(absl::string_view text, absl::string_view what) {
+  ModelSpec spec;
+  google::protobuf::TextFormat::Parser parser;
+  ErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), &spec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model spec ", what, ": ", errors.first()));
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::vector<std::string> PresetNames() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.push_back(p.name);
+  return names;
+}
+
+absl::Status ValidateModelSpec(const ModelSpec& s) {
+  auto positive = [](int64_t v, const char* field) -> absl::Status {
+    if (v > 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("model spec: ", field, " must be positive, got ", v));
+  };
+  for (const absl::Status& st :
+       {positive(s.vocab_size(), "vocab_size"),
+        positive(s.hidden_size(), "hidden_size"),
+        positive(s.intermediate_size(), "intermediate_size"),
+        positive(s.num_layers(), "num_layers"),
+        positive(s.num_heads(), "num_heads"),
+        positive(s.num_kv_heads(), "num_kv_heads"),
+        positive(s.head_dim(), "head_dim")}) {
+    if (!st.ok()) return st;
+  }
+  if (s.num_heads() % s.num_kv_heads() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model spec: num_heads (", s.num_heads(),
+        ") must be a multiple of num_kv_heads (", s.num_kv_heads(), ")"));
+  }
+  if (s.head_dim() % 2 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model spec: head_dim must be even for rotary embeddings, got ",
+        s.head_dim()));
+  }
+  if (!(s.rope_theta() > 0) || !(s.rms_norm_eps() > 0) || !(s.init_std() > 0)) {
+    return absl::InvalidArgumentError(
+        "model spec: rope_theta, rms_norm_eps and init_std must be positive");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ModelSpec> LoadModelSpec(absl::string_view name_or_path) {
+  ModelSpec spec;
+  bool found = false;
+  for (const Preset& p : kPresets) {
+    if (name_or_path == p.name) {
+      auto parsed = Parse(p.text, p.name);
+      if (!parsed.ok()) return parsed.status();
+      spec = *parsed;
+      spec.set_name(p.name);
+      found = true;
+    }
+  }
+  if (!found) {
+    std::ifstream in{std::string(name_or_path)};
+    if (!in) {
+      return absl::NotFoundError(absl::StrCat(
+          "unknown model '", name_or_path, "': not a preset (",
+          absl::StrJoin(PresetNames(), ", "),
+          ") and not a readable text-format ModelSpec file"));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = Parse(text.str(), name_or_path);
+    if (!parsed.ok()) return parsed.status();
+    spec = *parsed;
+    if (!spec.has_name()) spec.set_name(std::string(name_or_path));
+  }
+  if (!spec.has_head_dim() && spec.num_heads() > 0) {
+    spec.set_head_dim(spec.hidden_size() / spec.num_heads());
+  }
+  absl::Status valid = ValidateModelSpec(spec);
+  if (!valid.ok()) return valid;
+  return spec;
+}
+
+int64_t ParameterCount(const ModelSpec& s) {
+  const int64_t h = s.hidden_size(), f = s.intermediate_size();
+  const int64_t q = s.num_heads() * s.head_dim();
+  const int64_t kv = s.num_kv_heads() * s.head_dim();
+  int64_t layer = 2 * h                    // two norms
+                  + h * q + h * kv * 2     // q, k, v
+                  + q * h                  // o
+                  + 3 * h * f;             // gate, up, down
+  if (s.qkv_bias()) layer += q + 2 * kv;
+  int64_t total = s.num_layers() * layer + h + s.vocab_size() * h;
+  if (!s.tie_word_embeddings()) total += s.vocab_size() * h;
+  return total;
+}
+
+}  // namespace model
+}  // namespace zero3

@@ -1,0 +1,71 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/model/presets.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace model {
+namespace {
+
+using ::testing::HasSubstr;
+using ::zero3::testing::StatusIs;
+
+// Published parameter counts (Hugging Face model cards / safetensors
+// metadata of Qwen/Qwen2.5-*).
+TEST(PresetsTest, ParameterCountsMatchPublishedFigures) {
+  const struct {
+    const char* name;
+    int64_t count;
+  } kExpected[] = {
+      {"qwen2.5-0.5b", 494032768},
+      {"qwen2.5-1.5b", 1543714304},
+      {"qwen2.5-3b", 3085938688},
+      {"qwen2.5-7b", 7615616512},
+  };
+  for (const auto& e : kExpected) {
+    ASSERT_OK_AND_ASSIGN(ModelSpec spec, LoadModelSpec(e.name));
+    EXPECT_EQ(ParameterCount(spec), e.count) << e.name;
+  }
+}
+
+TEST(PresetsTest, TinyIsSmallAndUneven) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LoadModelSpec("tiny"));
+  EXPECT_EQ(spec.head_dim(), 6);
+  EXPECT_LT(ParameterCount(spec), 100000);
+  EXPECT_NE(spec.hidden_size() % 8, 0);  // exercises padding of shards
+}
+
+TEST(PresetsTest, SpecFromFile) {
+  const std::string path = ::testing::TempDir() + "/spec.textproto";
+  std::ofstream(path) << "vocab_size: 300 hidden_size: 64 intermediate_size: "
+                         "96 num_layers: 3 num_heads: 8 num_kv_heads: 4\n";
+  ASSERT_OK_AND_ASSIGN(ModelSpec spec, LoadModelSpec(path));
+  EXPECT_EQ(spec.head_dim(), 8);
+  EXPECT_EQ(spec.name(), path);
+}
+
+TEST(PresetsTest, ErrorsNameTheProblem) {
+  EXPECT_THAT(LoadModelSpec("qwen9"),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("qwen2.5-1.5b")));
+  const std::string path = ::testing::TempDir() + "/bad.textproto";
+  std::ofstream(path) << "vocab_size: 300\nhidden_sise: 64\n";
+  EXPECT_THAT(LoadModelSpec(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("line 2")));
+  std::ofstream(path) << "vocab_size: 300 hidden_size: 64 intermediate_size: "
+                         "96 num_layers: 3 num_heads: 6 num_kv_heads: 4\n";
+  EXPECT_THAT(LoadModelSpec(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("multiple of num_kv_heads")));
+}
+
+}  // namespace
+}  // namespace model
+}  // namespace zero3

@@ -1,0 +1,150 @@
+// Copyright 2026 The zero3 Authors.
+//
+// transformer.h: a decoder-only transformer (Qwen2/Llama family) written
+// against the runtime interface, forward and backward.
+//
+// The model is a list of parameters and a list of modules (token embedding,
+// one module per decoder layer, the head: final norm and LM head). It does not
+// own its parameters: a ParamProvider hands it each module's parameters
+// before the module runs and takes each parameter's gradient when it is
+// complete. ZeRO-3 implements the provider by gathering and releasing shards
+// (core/zero); the reference trainer (testing/) by keeping every parameter
+// resident. Both therefore run exactly the same kernels in the same order.
+//
+// The model owns its activations: one arena allocated at Create for the
+// micro-batch shape, holding what backward needs plus scratch, reused every
+// micro-step (no device allocation inside a step).
+//
+// Everything is enqueued on one compute stream, in order, so the model needs
+// no synchronization of its own. Parameters, activations and gradients use
+// one dtype (fp32, bf16 or fp16); saved statistics (RMSNorm rstd, attention
+// and loss log-sum-exp) and the loss are fp32.
+//
+// Not thread-safe; one rank's host thread drives it.
+
+#ifndef ZERO3_CORE_MODEL_TRANSFORMER_H_
+#define ZERO3_CORE_MODEL_TRANSFORMER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/model/model_spec.pb.h"
+#include "core/runtime/runtime.h"
+
+namespace zero3 {
+namespace model {
+
+using runtime::DType;
+using runtime::TensorRef;
+
+enum class Init { kNormal, kOnes, kZeros };
+
+struct ParamInfo {
+  int id = 0;  // index in params(); construction order = forward order
+  std::string name;
+  int64_t rows = 0;  // [rows, cols]; vectors have rows == 1
+  int64_t cols = 0;
+  int64_t numel() const { return rows * cols; }
+  Init init = Init::kNormal;
+  int module = 0;  // the module that owns it (the first that uses it)
+};
+
+struct ModuleInfo {
+  std::string name;
+  // Parameters the module reads, ascending ids. The head of a model with
+  // tied embeddings also lists the embedding (owned by module 0).
+  std::vector<int> params;
+};
+
+enum class Pass { kForward, kBackward };
+
+// What the model needs from whoever holds the parameters.
+class ParamProvider {
+ public:
+  virtual ~ParamProvider() = default;
+
+  // Before `module` computes in `pass`: afterwards Param(p) is readable on
+  // the compute stream for every p of the module.
+  virtual absl::Status BeginModule(int module, Pass pass) = 0;
+  // The full parameter, [rows, cols] of the model's dtype.
+  virtual TensorRef Param(int param) = 0;
+  // After `module`'s kernels are enqueued: its parameters may be released.
+  virtual absl::Status EndModule(int module, Pass pass) = 0;
+
+  // Backward only: where the gradient of `param` goes, same shape as the
+  // parameter. Its contents are unspecified until the model first writes it
+  // in this backward pass; the model overwrites it, or zero-fills before
+  // accumulating.
+  virtual absl::StatusOr<TensorRef> Grad(int param) = 0;
+  // The gradients of `params` are complete (their kernels are enqueued).
+  virtual absl::Status GradsReady(absl::Span<const int> params) = 0;
+};
+
+class Transformer {
+ public:
+  // Allocates the activation arena for micro-batches of `batch` sequences of
+  // `seq` tokens on rt's device.
+  static absl::StatusOr<std::unique_ptr<Transformer>> Create(
+      const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
+      runtime::Runtime& rt);
+  ~Transformer();
+
+  const ModelSpec& spec() const { return spec_; }
+  DType dtype() const { return dtype_; }
+  int64_t batch() const { return batch_; }
+  int64_t seq() const { return seq_; }
+  int64_t tokens() const { return batch_ * seq_; }
+  const std::vector<ParamInfo>& params() const { return params_; }
+  const std::vector<ModuleInfo>& modules() const { return modules_; }
+  int64_t activation_bytes() const { return arena_bytes_; }
+
+  // Enqueues the forward pass on `stream`. tokens and targets: int32 [B*S]
+  // device slices (a target of -1 is ignored). Writes the mean loss over
+  // counted targets to `loss` (one fp32 value on the device). grad_scale
+  // multiplies the loss gradient in Backward (loss scale and 1/accumulation).
+  absl::Status Forward(runtime::Stream& stream, ParamProvider& params,
+                       const runtime::BufferSlice& tokens,
+                       const runtime::BufferSlice& targets,
+                       const TensorRef& loss, float grad_scale);
+
+  // Enqueues the backward pass of the last Forward on `stream`.
+  absl::Status Backward(runtime::Stream& stream, ParamProvider& params);
+
+  // Floating-point operations of one forward and one backward pass.
+  double ForwardFlops() const;
+  double BackwardFlops() const;
+
+ private:
+  struct Layer;
+  Transformer(const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
+              runtime::Runtime& rt);
+  absl::Status Allocate();
+  void BuildParams();
+
+  ModelSpec spec_;
+  DType dtype_;
+  int64_t batch_, seq_;
+  runtime::Runtime& rt_;
+  std::vector<ParamInfo> params_;
+  std::vector<ModuleInfo> modules_;
+
+  // Activation arena (see transformer.cc for the layout).
+  runtime::Buffer arena_;
+  int64_t arena_bytes_ = 0;
+  struct Saved;
+  std::unique_ptr<Saved> saved_;
+  // The last forward's inputs and loss-gradient scale, for Backward.
+  runtime::BufferSlice tokens_, targets_;
+  float grad_scale_ = 1.0f;
+  bool forward_done_ = false;
+};
+
+}  // namespace model
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_MODEL_TRANSFORMER_H_
