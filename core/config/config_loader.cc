@@ -420,22 +420,18 @@ class Loader {
     if (value.is_string()) {
       const std::string& s = value.string_value();
       if (s == "auto") {
-        std::string fix;
+        std::string fix = absl::StrCat("zero3 needs ", expected, " here");
         if (IsBatchKey(path)) {
-          fix = absl::StrCat("write ", expected,
-                             ", or remove the key: zero3 derives it from the "
-                             "other batch sizes");
-        } else if (default_text.empty()) {
-          fix = absl::StrCat("write ", expected);
-        } else {
-          fix = absl::StrCat("write ", expected, " (the default is ",
-                             default_text, ")");
+          absl::StrAppend(&fix,
+                          ", or remove the key to derive it from the "
+                          "other batch sizes");
+        } else if (!default_text.empty()) {
+          absl::StrAppend(&fix, " (the default is ", default_text, ")");
         }
-        diag_.ValueError(
-            path, absl::StrCat("\"auto\" is a placeholder that the Hugging "
-                               "Face Trainer replaces before DeepSpeed reads "
-                               "the file; zero3 reads the file itself, so ",
-                               fix));
+        diag_.ValueError(path, absl::StrCat("\"auto\" is a placeholder that "
+                                            "only the Hugging Face Trainer "
+                                            "fills in; ",
+                                            fix));
         return;
       }
       double d = 0;
@@ -741,8 +737,8 @@ class Loader {
               "deprecated; read as ", pin_path, " = ", value,
               ". Write that instead",
               pin ? ""
-                  : ": DeepSpeed ignores this key, so there the config "
-                    "would pin host memory (pin_memory defaults to true)"));
+                  : "; DeepSpeed ignores this key and would pin host memory "
+                    "(its pin_memory default is true)"));
     }
     if (!any) {
       diag_.Notice(use.path,

@@ -673,15 +673,15 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
            "optimizer": {"params": {"betas": "auto"}}})",
        1,
        {"train_batch_size (line 1, column 22): \"auto\" is a placeholder that "
-        "the Hugging Face Trainer replaces before DeepSpeed reads the file; "
-        "zero3 reads the file itself, so write an integer, or remove the key",
+        "only the Hugging Face Trainer fills in; zero3 needs an integer "
+        "here, or remove the key to derive it from the other batch sizes",
         "gradient_clipping (line 1, column 51): \"auto\" is a placeholder",
-        "write a number (the default is 1.0)",
+        "zero3 needs a number here (the default is 1.0)",
         "fp16.enabled (line 2, column 32): \"auto\" is a placeholder",
-        "write true or false (the default is false)",
+        "zero3 needs true or false here (the default is false)",
         "optimizer.params.betas (line 3, column 46): \"auto\"",
-        "write an array of two numbers [beta1, beta2] (the default is "
-        "[0.9, 0.999])"}},
+        "zero3 needs an array of two numbers [beta1, beta2] here (the "
+        "default is [0.9, 0.999])"}},
       // Misplaced keys.
       {"offload section at the top level",
        R"({"offload_optimizer": {"device": "cpu"}})",
