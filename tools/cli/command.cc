@@ -3,6 +3,7 @@
 #include "tools/cli/command.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -61,6 +62,14 @@ std::string UnknownCommand(absl::string_view program,
 }
 
 }  // namespace
+
+std::string ResolveUserPath(absl::string_view path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr || *cwd == '\0') {
+    return std::string(path);
+  }
+  return absl::StrCat(cwd, "/", path);
+}
 
 int RunCommandLine(absl::string_view program,
                    absl::Span<const std::unique_ptr<Command>> commands,

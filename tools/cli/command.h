@@ -56,6 +56,13 @@ class Command {
                   std::ostream& err) = 0;
 };
 
+// A path given on the command line, made usable from the process's working
+// directory. Under `bazel run` the binary runs in its runfiles tree, not where
+// the user typed the command; Bazel says where that was in
+// BUILD_WORKING_DIRECTORY, and relative paths are resolved against it.
+// Elsewhere the path is returned unchanged.
+std::string ResolveUserPath(absl::string_view path);
+
 // Runs `program` (as invoked, "zero3") with `args` (argv without argv[0])
 // against `commands`. Returns the process exit code.
 int RunCommandLine(absl::string_view program,

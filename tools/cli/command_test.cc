@@ -2,6 +2,7 @@
 
 #include "tools/cli/command.h"
 
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -113,6 +114,15 @@ TEST(RunCommandLineTest, UsageErrorsExitTwoOnStderr) {
   r = RunZero3({"echo"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("missing argument WORD"));
+}
+
+TEST(ResolveUserPathTest, FollowsBazelRun) {
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  EXPECT_EQ(ResolveUserPath("a/b.json"), "a/b.json");
+  setenv("BUILD_WORKING_DIRECTORY", "/home/me", 1);
+  EXPECT_EQ(ResolveUserPath("a/b.json"), "/home/me/a/b.json");
+  EXPECT_EQ(ResolveUserPath("/abs/b.json"), "/abs/b.json");
+  unsetenv("BUILD_WORKING_DIRECTORY");
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ class ConfigCommand : public Command {
     config::LoadOptions options;
     options.world_size = world_size_;
     options.overrides = overrides_;
-    const std::string& path = positional[0];
+    const std::string path = ResolveUserPath(positional[0]);
     const absl::StatusOr<config::LoadedConfig> loaded =
         config::LoadConfigFile(path, options);
     if (!loaded.ok()) {
