@@ -233,7 +233,6 @@ class Diagnostics {
   }
 
   bool has_errors() const { return !errors_.empty(); }
-  const std::vector<std::string>& errors() const { return errors_; }
   std::vector<std::string>& notices() { return notices_; }
 
   absl::Status ToStatus() const {
@@ -249,11 +248,9 @@ class Diagnostics {
 };
 
 // ---------------------------------------------------------------------------
-// Field defaults as JSON, for messages ("the default is 500000000").
+// Field facts for messages.
 
-JsonValue FieldValueAsJson(const Message& msg, const FieldDescriptor* f,
-                           int index = -1);
-
+// A field's default as JSON text: "the default is 500000000".
 std::string DefaultText(const FieldDescriptor* f) {
   if (f->is_repeated()) return "[0.9, 0.999]";  // betas, the only one
   switch (f->cpp_type()) {
@@ -1209,8 +1206,9 @@ JsonValue DoubleAsJson(double v) {
   return JsonValue::Double(v);
 }
 
+// Field `f` of `msg` (element `index` of a repeated field) as JSON.
 JsonValue FieldValueAsJson(const Message& msg, const FieldDescriptor* f,
-                           int index) {
+                           int index = -1) {
   const Reflection* r = msg.GetReflection();
   const bool rep = index >= 0;
   switch (f->cpp_type()) {

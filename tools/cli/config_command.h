@@ -8,6 +8,9 @@
 // with DeepSpeed's key names and every default on stdout, and "notice: ..."
 // lines on stderr. Exit 0 when valid; exit 2 with one "error: ..." line per
 // error on stderr when not.
+//
+// The command object holds its parsed flags; like every Command it runs once,
+// on one thread.
 
 #ifndef ZERO3_TOOLS_CLI_CONFIG_COMMAND_H_
 #define ZERO3_TOOLS_CLI_CONFIG_COMMAND_H_
