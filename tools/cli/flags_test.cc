@@ -1,0 +1,149 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/cli/flags.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace cli {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::zero3::testing::IsOk;
+using ::zero3::testing::StatusIs;
+
+// A FlagSet with one flag of each kind, bound to public members.
+struct Fixture {
+  FlagSet flags{"zero3 demo", "Does a demonstration."};
+  std::string name = "x";
+  int64_t count = 1;
+  double ratio = 0.5;
+  bool verbose = false;
+  bool pinned = true;
+  std::vector<std::string> sets;
+
+  Fixture() {
+    flags.AddPositional("FILE", "input file");
+    flags.AddPositional("OUT", "output file", /*required=*/false);
+    flags.AddString("name", &name, "NAME", "a name");
+    flags.AddInt("world-size", &count, "N", "ranks");
+    flags.AddDouble("ratio", &ratio, "R", "a fraction");
+    flags.AddBool("verbose", &verbose, "say more");
+    flags.AddBool("pin", &pinned, "pin memory");
+    flags.AddRepeated("set", &sets, "KEY=VALUE", "override a key");
+  }
+};
+
+TEST(FlagSetTest, ParsesEveryForm) {
+  Fixture f;
+  const std::vector<std::string> args = {
+      "in.json",     "--name",    "abc",      "--world-size=8", "--ratio",
+      "-0.25",       "--verbose", "--no-pin", "--set",          "a.b=1",
+      "--set=c.d=e", "--",        "--literal"};
+  ASSERT_THAT(f.flags.Parse(args), IsOk());
+  EXPECT_EQ(f.name, "abc");
+  EXPECT_EQ(f.count, 8);
+  EXPECT_DOUBLE_EQ(f.ratio, -0.25);
+  EXPECT_TRUE(f.verbose);
+  EXPECT_FALSE(f.pinned);
+  EXPECT_THAT(f.sets, ElementsAre("a.b=1", "c.d=e"));
+  EXPECT_THAT(f.flags.positional(), ElementsAre("in.json", "--literal"));
+  EXPECT_FALSE(f.flags.help_requested());
+}
+
+TEST(FlagSetTest, BooleansTakeValuesOnlyAfterEquals) {
+  Fixture f;
+  ASSERT_THAT(f.flags.Parse({"--verbose=true", "--pin=false", "in"}), IsOk());
+  EXPECT_TRUE(f.verbose);
+  EXPECT_FALSE(f.pinned);
+  EXPECT_THAT(f.flags.positional(), ElementsAre("in"));
+}
+
+TEST(FlagSetTest, IntegersAsConfigsWriteThem) {
+  Fixture f;
+  ASSERT_THAT(f.flags.Parse({"in", "--world-size", "5e2"}), IsOk());
+  EXPECT_EQ(f.count, 500);
+}
+
+TEST(FlagSetTest, LastValueWins) {
+  Fixture f;
+  ASSERT_THAT(f.flags.Parse({"in", "--name=a", "--name=b"}), IsOk());
+  EXPECT_EQ(f.name, "b");
+}
+
+TEST(FlagSetTest, HelpStopsParsing) {
+  Fixture f;
+  ASSERT_THAT(f.flags.Parse({"--help", "--bogus"}), IsOk());
+  EXPECT_TRUE(f.flags.help_requested());
+  Fixture g;
+  ASSERT_THAT(g.flags.Parse({"-h"}), IsOk());
+  EXPECT_TRUE(g.flags.help_requested());
+}
+
+struct ErrorCase {
+  std::vector<std::string> args;
+  const char* message;
+};
+
+TEST(FlagSetTest, Errors) {
+  const ErrorCase cases[] = {
+      {{"in", "--wrold-size", "2"},
+       "unknown flag --wrold-size; did you mean --world-size? (zero3 demo "
+       "--help lists the flags)"},
+      {{"in", "--world_size=2"}, "did you mean --world-size?"},
+      {{"in", "--no-verbos"}, "did you mean --no-verbose?"},
+      {{"in", "--frobnicate"}, "unknown flag --frobnicate (zero3 demo"},
+      {{"in", "-v"}, "unknown flag -v; flags start with --"},
+      {{"in", "--world-size"}, "--world-size needs a value: --world-size N"},
+      {{"in", "--world-size", "two"},
+       "--world-size: expected an integer, found \"two\""},
+      {{"in", "--world-size=1.5"}, "expected an integer, found \"1.5\""},
+      {{"in", "--ratio=x"}, "--ratio: expected a number, found \"x\""},
+      {{"in", "--verbose=maybe"},
+       "--verbose: expected true or false, found \"maybe\""},
+      {{}, "missing argument FILE (usage: zero3 demo FILE [OUT] [flags])"},
+      {{"a", "b", "c"},
+       "unexpected argument \"c\": zero3 demo takes at most 2 arguments"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.message);
+    Fixture f;
+    EXPECT_THAT(
+        f.flags.Parse(c.args),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+  }
+}
+
+TEST(FlagSetTest, HelpDescribesEveryFlag) {
+  Fixture f;
+  EXPECT_EQ(f.flags.Help(),
+            "Usage: zero3 demo FILE [OUT] [flags]\n"
+            "\n"
+            "Does a demonstration.\n"
+            "\n"
+            "Arguments:\n"
+            "  FILE             input file\n"
+            "  OUT              output file\n"
+            "\n"
+            "Flags:\n"
+            "  --name NAME      a name (default: \"x\")\n"
+            "  --world-size N   ranks (default: 1)\n"
+            "  --ratio R        a fraction (default: 0.5)\n"
+            "  --verbose        say more (default: false; --no-verbose turns "
+            "it off)\n"
+            "  --pin            pin memory (default: true; --no-pin turns it "
+            "off)\n"
+            "  --set KEY=VALUE  override a key (repeatable)\n"
+            "  -h, --help       print this help and exit\n");
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace zero3

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs the zero3 binary as a user would: exit codes, and what goes to stdout
+# versus stderr.
+set -uo pipefail
+
+ZERO3=tools/zero3
+CONFIGS=testing/testdata/configs
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect CODE ARGS...: runs zero3 ARGS, checks the exit code, keeps the streams.
+expect() {
+  local want="$1"
+  shift
+  "$ZERO3" "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "zero3 $*: exit $got, want $want"
+    sed 's/^/  stderr: /' "$TMP/err" >&2
+  fi
+}
+
+expect 0 --help
+grep -q "config" "$TMP/out" || fail "--help does not list the config command"
+
+expect 0 config --help
+grep -q -- "--world-size" "$TMP/out" || fail "config --help lacks --world-size"
+
+expect 2
+expect 2 bogus
+grep -q 'unknown command "bogus"' "$TMP/err" || fail "no message for bogus"
+expect 2 config "$CONFIGS/zero3_offload.json" --bogus-flag
+grep -q "unknown flag --bogus-flag" "$TMP/err" || fail "no message for flag"
+
+# A valid config: JSON on stdout, nothing but notices on stderr.
+for f in zero3_offload.json zero3_offload.textproto legacy_cpu_offload.json \
+         hf_zero3_offload_filled.json; do
+  expect 0 config "$CONFIGS/$f"
+  head -c 1 "$TMP/out" | grep -q '{' || fail "$f: stdout is not JSON"
+  if grep -v '^notice: ' "$TMP/err" | grep -q .; then
+    fail "$f: stderr has more than notices"
+  fi
+done
+
+# The legacy opt-out survives: pin_memory false in the printed config.
+expect 0 config "$CONFIGS/legacy_cpu_offload.json"
+grep -A3 '"offload_optimizer"' "$TMP/out" | grep -q '"pin_memory": false' ||
+  fail "legacy config: offload_optimizer.pin_memory is not false"
+
+# An invalid config: nothing on stdout, every error on stderr.
+expect 2 config "$CONFIGS/hf_zero3_offload.json"
+[ -s "$TMP/out" ] && fail "invalid config: stdout is not empty"
+[ "$(grep -c '^error: ' "$TMP/err")" -eq 13 ] ||
+  fail "invalid config: want 13 error lines, got $(grep -c '^error: ' "$TMP/err")"
+
+# Malformed JSON: line and column.
+printf '{\n  "zero_optimization": {\n    "stage": 3\n    "x": 1\n  }\n}\n' \
+  >"$TMP/bad.json"
+expect 2 config "$TMP/bad.json"
+grep -q "^error: line 4, column 5: expected ',' or '}'" "$TMP/err" ||
+  fail "malformed JSON: no line and column"
+
+# The data-parallel size takes part in the batch check.
+expect 2 config "$CONFIGS/hf_zero3_offload_filled.json" --world-size 2
+expect 0 config "$CONFIGS/hf_zero3_offload_filled.json" --world-size 2 \
+  --set train_batch_size=32
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,24 @@
+// Copyright 2026 The zero3 Authors.
+//
+// zero3_main.cc: the `zero3` binary. Each subcommand lives in tools/cli/;
+// adding one is one line in kCommands below (plus its dependency in
+// tools/BUILD.bazel).
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/cli/command.h"
+#include "tools/cli/config_command.h"
+
+int main(int argc, char** argv) {
+  using ::zero3::cli::Command;
+  std::vector<std::unique_ptr<Command>> commands;
+  // The subcommands, in the order `zero3 --help` lists them.
+  commands.push_back(zero3::cli::NewConfigCommand());
+
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return zero3::cli::RunCommandLine("zero3", commands, args, std::cout,
+                                    std::cerr);
+}
