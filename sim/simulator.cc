@@ -147,6 +147,10 @@ class SimStream final : public runtime::Stream {
   absl::string_view name() const override { return name_; }
   absl::Status Copy(const BufferSlice& dst, const BufferSlice& src,
                     absl::string_view label) override;
+  absl::Status Copy2D(const BufferSlice& dst, int64_t dst_pitch,
+                      const BufferSlice& src, int64_t src_pitch,
+                      int64_t row_bytes, int64_t rows,
+                      absl::string_view label) override;
   absl::Status Memset(const BufferSlice& dst, uint8_t value,
                       absl::string_view label) override;
   absl::Status Launch(const KernelCall& call) override;
@@ -474,6 +478,60 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
                                         : "copy ",
                                     label));
     if (!r->strict()) r->HostJoin(agent_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
+                               const BufferSlice& src, int64_t src_pitch,
+                               int64_t row_bytes, int64_t rows,
+                               absl::string_view label) {
+  SimRank* r = rank_;
+  if (runtime::IsHost(dst.space()) || runtime::IsHost(src.space())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy2d '", label, "': device-to-device only"));
+  }
+  if (rows < 0 || row_bytes < 0 || row_bytes > dst_pitch ||
+      row_bytes > src_pitch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copy2d '", label, "': row of ", row_bytes,
+        " bytes does not fit pitches ", src_pitch, " / ", dst_pitch));
+  }
+  if (rows > 0 && ((rows - 1) * dst_pitch + row_bytes > dst.bytes() ||
+                   (rows - 1) * src_pitch + row_bytes > src.bytes())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copy2d '", label, "': ", rows, " rows do not fit the slices"));
+  }
+  r->HostCost(r->cost().copy_call_nanos());
+  ++r->ops_;
+  const int64_t bytes = rows * row_bytes;
+  const int64_t duration =
+      r->Jitter(r->cost().CopyNanos(bytes, CopyKind::kDeviceToDevice));
+  const int64_t ready = std::max(r->now_, tail_ns_);
+  const int64_t start = r->compute_.EarliestStart(ready, duration);
+  r->compute_.Reserve(start, duration);
+  tail_ns_ = start + duration;
+  r->busy_until_ = std::max(r->busy_until_, tail_ns_);
+  r->Span(track_, label, start, tail_ns_, bytes, "copy");
+  r->Span(kComputeTrack, label, start, tail_ns_, bytes, "copy");
+  r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
+  if (r->detect()) {
+    std::vector<runtime::Access> accesses;
+    accesses.reserve(2 * rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      accesses.push_back({src.Sub(i * src_pitch, row_bytes), false});
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      accesses.push_back({dst.Sub(i * dst_pitch, row_bytes), true});
+    }
+    r->StreamAccesses(*this, accesses, label, start, tail_ns_);
+  }
+  if (r->data_mode()) {
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memmove(static_cast<char*>(dst.data()) + i * dst_pitch,
+                   static_cast<const char*>(src.data()) + i * src_pitch,
+                   row_bytes);
+    }
   }
   return absl::OkStatus();
 }

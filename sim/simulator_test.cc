@@ -272,6 +272,39 @@ TEST(SimulatorTest, AllGatherStartsWhenTheLastRankArrives) {
   }
 }
 
+TEST(SimulatorTest, Copy2DMovesRowsBetweenPitches) {
+  auto world = MakeWorld(1, SimMode::kData);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("s").value();
+    Buffer src = rt.device().Allocate(6 * 4, "src").value();
+    Buffer dst = rt.device().Allocate(16 * 4, "dst").value();
+    Buffer host = rt.AllocateHost(16 * 4, HostMemoryKind::kPinned, "h").value();
+    float* h = static_cast<float*>(host.data());
+    runtime::HostTask fill;
+    fill.label = "fill";
+    fill.writes = {host.All()};
+    fill.run = [h] {
+      for (int i = 0; i < 6; ++i) h[i] = static_cast<float>(i + 1);
+      return absl::OkStatus();
+    };
+    EXPECT_OK(rt.RunHostTask(fill));
+    EXPECT_OK(s->Copy(src.All(), host.Slice(0, 24), "h2d"));
+    EXPECT_OK(s->Memset(dst.All(), 0, "zero"));
+    // Two rows of 3 floats, packed in src, 8 floats apart in dst.
+    EXPECT_OK(s->Copy2D(dst.All(), 32, src.All(), 12, 12, 2, "2d"));
+    EXPECT_OK(s->Copy(host.All(), dst.All(), "d2h"));
+    EXPECT_OK(s->Synchronize());
+    const std::vector<float> got(h, h + 16);
+    EXPECT_THAT(got, ::testing::ElementsAre(1, 2, 3, 0, 0, 0, 0, 0, 4, 5, 6, 0,
+                                            0, 0, 0, 0));
+    EXPECT_FALSE(
+        s->Copy2D(dst.All(), 32, src.All(), 12, 12, 3, "too many").ok());
+    return absl::OkStatus();
+  }),
+              IsOk());
+  EXPECT_TRUE(world->races().empty());
+}
+
 TEST(SimulatorTest, HostTasksCostedFromHostProfile) {
   auto world = MakeWorld(1);
   ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {

@@ -52,6 +52,14 @@ class Stream {
   virtual absl::Status Copy(const BufferSlice& dst, const BufferSlice& src,
                             absl::string_view label) = 0;
 
+  // Copies `rows` rows of `row_bytes` bytes: row i goes from byte
+  // i * src_pitch of src to byte i * dst_pitch of dst (cudaMemcpy2DAsync).
+  // Both slices must cover their last row. Device-to-device only.
+  virtual absl::Status Copy2D(const BufferSlice& dst, int64_t dst_pitch,
+                              const BufferSlice& src, int64_t src_pitch,
+                              int64_t row_bytes, int64_t rows,
+                              absl::string_view label) = 0;
+
   // Sets every byte of dst to `value`.
   virtual absl::Status Memset(const BufferSlice& dst, uint8_t value,
                               absl::string_view label) = 0;
