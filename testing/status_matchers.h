@@ -121,11 +121,12 @@ IsOkAndHolds(InnerMatcher inner) {
 #define ZR_TESTING_CONCAT_(a, b) ZR_TESTING_CONCAT_INNER_(a, b)
 
 // Asserts that `expr` (a StatusOr) is OK and moves its value into `lhs`.
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL_(ZR_TESTING_CONCAT_(zr_test_so_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(so, lhs, expr)  \
-  auto so = (expr);                                \
-  ASSERT_TRUE(so.ok()) << so.status();             \
+#define ASSERT_OK_AND_ASSIGN(lhs, expr)                                      \
+  ASSERT_OK_AND_ASSIGN_IMPL_(ZR_TESTING_CONCAT_(zr_test_so_, __LINE__), lhs, \
+                             expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL_(so, lhs, expr) \
+  auto so = (expr);                               \
+  ASSERT_TRUE(so.ok()) << so.status();            \
   lhs = std::move(so).value()
 
 #define ASSERT_OK(expr) ASSERT_THAT(expr, ::zero3::testing::IsOk())

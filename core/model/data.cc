@@ -12,7 +12,7 @@ namespace zero3 {
 namespace model {
 namespace {
 
-constexpr uint64_t kTokenStream = 0x746f6b656e;   // "token"
+constexpr uint64_t kTokenStream = 0x746f6b656e;     // "token"
 constexpr uint64_t kOffsetStream = 0x6f6666736574;  // "offset"
 
 class Synthetic : public BatchSource {
@@ -97,8 +97,8 @@ absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
   std::string bytes = ss.str();
   if (static_cast<int64_t>(bytes.size()) < seq + 2) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "data file ", path, " has ", bytes.size(),
-        " bytes; sequences of ", seq, " tokens need at least ", seq + 2));
+        "data file ", path, " has ", bytes.size(), " bytes; sequences of ", seq,
+        " tokens need at least ", seq + 2));
   }
   return std::unique_ptr<BatchSource>(
       std::make_unique<Text>(path, std::move(bytes), seed));

@@ -97,7 +97,8 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string first_;
 };
 
-absl::StatusOr<ModelSpec> Parse(absl::string_view text, absl::string_view what) {
+absl::StatusOr<ModelSpec> Parse(absl::string_view text,
+                                absl::string_view what) {
   ModelSpec spec;
   google::protobuf::TextFormat::Parser parser;
   ErrorCollector errors;
@@ -165,10 +166,10 @@ absl::StatusOr<ModelSpec> LoadModelSpec(absl::string_view name_or_path) {
   if (!found) {
     std::ifstream in{std::string(name_or_path)};
     if (!in) {
-      return absl::NotFoundError(absl::StrCat(
-          "unknown model '", name_or_path, "': not a preset (",
-          absl::StrJoin(PresetNames(), ", "),
-          ") and not a readable text-format ModelSpec file"));
+      return absl::NotFoundError(
+          absl::StrCat("unknown model '", name_or_path, "': not a preset (",
+                       absl::StrJoin(PresetNames(), ", "),
+                       ") and not a readable text-format ModelSpec file"));
     }
     std::stringstream text;
     text << in.rdbuf();
@@ -189,10 +190,10 @@ int64_t ParameterCount(const ModelSpec& s) {
   const int64_t h = s.hidden_size(), f = s.intermediate_size();
   const int64_t q = s.num_heads() * s.head_dim();
   const int64_t kv = s.num_kv_heads() * s.head_dim();
-  int64_t layer = 2 * h                    // two norms
-                  + h * q + h * kv * 2     // q, k, v
-                  + q * h                  // o
-                  + 3 * h * f;             // gate, up, down
+  int64_t layer = 2 * h                 // two norms
+                  + h * q + h * kv * 2  // q, k, v
+                  + q * h               // o
+                  + 3 * h * f;          // gate, up, down
   if (s.qkv_bias()) layer += q + 2 * kv;
   int64_t total = s.num_layers() * layer + h + s.vocab_size() * h;
   if (!s.tie_word_embeddings()) total += s.vocab_size() * h;

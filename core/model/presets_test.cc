@@ -52,13 +52,11 @@ TEST(PresetsTest, SpecFromFile) {
 
 TEST(PresetsTest, ErrorsNameTheProblem) {
   EXPECT_THAT(LoadModelSpec("qwen9"),
-              StatusIs(absl::StatusCode::kNotFound,
-                       HasSubstr("qwen2.5-1.5b")));
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("qwen2.5-1.5b")));
   const std::string path = ::testing::TempDir() + "/bad.textproto";
   std::ofstream(path) << "vocab_size: 300\nhidden_sise: 64\n";
-  EXPECT_THAT(LoadModelSpec(path),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("line 2")));
+  EXPECT_THAT(LoadModelSpec(path), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("line 2")));
   std::ofstream(path) << "vocab_size: 300 hidden_size: 64 intermediate_size: "
                          "96 num_layers: 3 num_heads: 6 num_kv_heads: 4\n";
   EXPECT_THAT(LoadModelSpec(path),

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/kernels/op_args.h"
 #include "core/util/check.h"
+#include "core/util/random.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -77,6 +78,20 @@ LayerIds IdsOf(const ModelSpec& s, int64_t l) {
 
 }  // namespace
 
+float InitialValue(const ModelSpec& spec, const ParamInfo& param, uint64_t seed,
+                   int64_t index) {
+  switch (param.init) {
+    case Init::kOnes:
+      return 1.0f;
+    case Init::kZeros:
+      return 0.0f;
+    case Init::kNormal:
+      break;
+  }
+  return static_cast<float>(
+      spec.init_std() * NormalOf(seed, static_cast<uint64_t>(param.id), index));
+}
+
 Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
                          int64_t seq, runtime::Runtime& rt)
     : spec_(spec), dtype_(dtype), batch_(batch), seq_(seq), rt_(rt) {}
@@ -89,9 +104,9 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
     const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
     runtime::Runtime& rt) {
   if (batch <= 0 || seq <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "micro-batch must be at least 1 sequence of 1 token, got ", batch,
-        " x ", seq));
+    return absl::InvalidArgumentError(
+        absl::StrCat("micro-batch must be at least 1 sequence of 1 token, got ",
+                     batch, " x ", seq));
   }
   std::unique_ptr<Transformer> t(new Transformer(spec, dtype, batch, seq, rt));
   t->BuildParams();
@@ -208,9 +223,12 @@ absl::Status Transformer::Allocate() {
   (void)esize;
 
   arena_bytes_ = layout.size();
-  ZR_ASSIGN_OR_RETURN(arena_, rt_.device().Allocate(arena_bytes_, "activations"));
+  ZR_ASSIGN_OR_RETURN(arena_,
+                      rt_.device().Allocate(arena_bytes_, "activations"));
   for (const Pending& p : pending) {
-    *p.ref = TensorRef::Of(arena_, p.dtype, p.offset, p.elements);
+    // Arena offsets are 256-byte aligned, so a whole number of elements.
+    *p.ref = TensorRef::Of(arena_, p.dtype, p.offset / k::DTypeSize(p.dtype),
+                           p.elements);
   }
   return absl::OkStatus();
 }
@@ -285,9 +303,9 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
   const ModelSpec& s = spec_;
   const int64_t t = this->tokens();
   if (tokens.bytes() < t * 4 || targets.bytes() < t * 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "forward needs ", t, " int32 tokens and targets, got ",
-        tokens.bytes() / 4, " and ", targets.bytes() / 4));
+    return absl::InvalidArgumentError(
+        absl::StrCat("forward needs ", t, " int32 tokens and targets, got ",
+                     tokens.bytes() / 4, " and ", targets.bytes() / 4));
   }
   const int64_t h = s.hidden_size(), f = s.intermediate_size();
   const int64_t q = s.num_heads() * s.head_dim();
@@ -468,9 +486,8 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
     ZR_ASSIGN_OR_RETURN(TensorRef g_lm, pp.Grad(lm));
     ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, v, 0.0f),
                                 sv.logits, sv.hf, g_lm, "lm_head bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, v),
-                                sv.logits, pp.Param(lm), sv.dh,
-                                "lm_head bwd input"));
+    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, v), sv.logits,
+                                pp.Param(lm), sv.dh, "lm_head bwd input"));
     ZR_ASSIGN_OR_RETURN(TensorRef g_norm, pp.Grad(norm));
     ZR_RETURN_IF_ERROR(o.Zero(g_norm, "norm bwd zero"));
     ops::RmsNormBackward nb;
@@ -652,7 +669,8 @@ double Transformer::ForwardFlops() const {
   const double h = s.hidden_size(), f = s.intermediate_size();
   const double q = s.num_heads() * s.head_dim();
   const double kv = s.num_kv_heads() * s.head_dim();
-  const double per_layer_gemm = 2 * t * (h * q + 2 * h * kv + q * h + 3 * h * f);
+  const double per_layer_gemm =
+      2 * t * (h * q + 2 * h * kv + q * h + 3 * h * f);
   const double attention = 2.0 * batch_ * s.num_heads() * seq_ * seq_ *
                            s.head_dim();  // causal: half of 4·B·H·S²·D
   return s.num_layers() * (per_layer_gemm + attention) +

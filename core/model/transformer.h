@@ -63,6 +63,13 @@ struct ModuleInfo {
 
 enum class Pass { kForward, kBackward };
 
+// The initial value of element `index` (row-major) of parameter `param`:
+// N(0, init_std) for matrices, 1 for norm weights, 0 for biases. A pure
+// function of its arguments, so every rank initializes its own shard and
+// agrees with every other rank and with the reference trainer.
+float InitialValue(const ModelSpec& spec, const ParamInfo& param, uint64_t seed,
+                   int64_t index);
+
 // What the model needs from whoever holds the parameters.
 class ParamProvider {
  public:

@@ -127,11 +127,12 @@ struct TensorRef {
     ZR_CHECK_EQ(slice.bytes() % kernels::DTypeSize(dtype), 0)
         << "slice is not a whole number of " << kernels::DTypeName(dtype);
   }
-  // The first `elements` values of `dtype` starting at byte `offset`.
-  static TensorRef Of(const Buffer& buffer, DType dtype, int64_t offset,
+  // Elements [first, first + elements) of a buffer seen as an array of
+  // `dtype`.
+  static TensorRef Of(const Buffer& buffer, DType dtype, int64_t first,
                       int64_t elements) {
-    return TensorRef(buffer.Slice(offset, elements * kernels::DTypeSize(dtype)),
-                     dtype);
+    const int64_t size = kernels::DTypeSize(dtype);
+    return TensorRef(buffer.Slice(first * size, elements * size), dtype);
   }
 
   int64_t elements() const { return slice.bytes() / kernels::DTypeSize(dtype); }

@@ -1,0 +1,516 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/engine/engine.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/kernels/dtype.h"
+#include "core/kernels/reference.h"
+#include "core/util/check.h"
+#include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
+
+namespace zero3 {
+namespace engine {
+
+using runtime::Buffer;
+using runtime::DType;
+using runtime::HostMemoryKind;
+using runtime::HostTask;
+using runtime::KernelCall;
+using runtime::TensorRef;
+using zero::Sync;
+namespace ops = runtime::ops;
+
+namespace {
+
+// Ask the runtime for all of the rank's cores; the simulator caps this at
+// the profile's cores_per_rank.
+constexpr int kAllCores = 1 << 16;
+
+HostMemoryKind PinnedIf(bool pinned) {
+  return pinned ? HostMemoryKind::kPinned : HostMemoryKind::kPageable;
+}
+
+}  // namespace
+
+Engine::Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
+               const model::BatchSource* data, runtime::Runtime& rt)
+    : spec_(spec), options_(options), data_(data), rt_(rt) {}
+
+Engine::~Engine() = default;
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
+    const model::ModelSpec& spec, const zero::ZeroOptions& options,
+    const model::BatchSource* data, runtime::Runtime& rt) {
+  if (data == nullptr) return absl::InvalidArgumentError("no data source");
+  if (data->min_vocab() > spec.vocab_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the data (", data->description(), ") needs a vocabulary of ",
+        data->min_vocab(), " tokens; model ", spec.name(), " has ",
+        spec.vocab_size()));
+  }
+  if (options.accumulation < 1) {
+    return absl::InvalidArgumentError("gradient accumulation must be >= 1");
+  }
+  std::unique_ptr<Engine> e(new Engine(spec, options, data, rt));
+  ZR_RETURN_IF_ERROR(e->Init());
+  return e;
+}
+
+absl::Status Engine::Init() {
+  runtime::Device& dev = rt_.device();
+  const DType dtype = options_.dtype;
+  ZR_ASSIGN_OR_RETURN(compute_, dev.CreateStream("compute"));
+  if (options_.overlap_comm) {
+    ZR_ASSIGN_OR_RETURN(gather_, dev.CreateStream("all-gather"));
+    ZR_ASSIGN_OR_RETURN(reduce_, dev.CreateStream("reduce"));
+  }
+  ZR_ASSIGN_OR_RETURN(
+      model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
+                                         options_.seq, rt_));
+  std::vector<int64_t> numels;
+  for (const model::ParamInfo& p : model_->params())
+    numels.push_back(p.numel());
+  layout_ =
+      std::make_unique<zero::ShardLayout>(numels, rt_.world_size(), rt_.rank());
+  sub_groups_ = layout_->SubGroups(options_.sub_group_size);
+
+  ctx_.rt = &rt_;
+  ctx_.compute = compute_.get();
+  ctx_.gather = options_.overlap_comm ? gather_.get() : compute_.get();
+  ctx_.reduce = options_.overlap_comm ? reduce_.get() : compute_.get();
+  ctx_.layout = layout_.get();
+  ctx_.options = &options_;
+  ctx_.dtype = dtype;
+
+  if (dtype == DType::kF16) {
+    scaler_ = options_.static_loss_scale > 0
+                  ? zero::LossScaler::Static(options_.static_loss_scale)
+                  : zero::LossScaler::Dynamic(options_.initial_scale_power,
+                                              options_.loss_scale_window,
+                                              options_.hysteresis,
+                                              options_.consecutive_hysteresis,
+                                              options_.min_loss_scale);
+  }
+
+  const int64_t total = std::max<int64_t>(1, layout_->total());
+  const int64_t esize = kernels::DTypeSize(dtype);
+  if (options_.offload_param) {
+    ZR_ASSIGN_OR_RETURN(
+        shard_,
+        rt_.AllocateHost(total * esize, PinnedIf(options_.param_pin_memory),
+                         "host parameter shard"));
+  } else {
+    ZR_ASSIGN_OR_RETURN(shard_, dev.Allocate(total * esize, "parameter shard"));
+  }
+  if (options_.offload_optimizer) {
+    // As in DeepSpeed, the master and moments are plain host memory: only
+    // buffers that copies touch need pinning.
+    ZR_ASSIGN_OR_RETURN(master_,
+                        rt_.AllocateHost(total * 4, HostMemoryKind::kPageable,
+                                         "fp32 master (host)"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_,
+                        rt_.AllocateHost(total * 4, HostMemoryKind::kPageable,
+                                         "adam exp_avg (host)"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
+                        rt_.AllocateHost(total * 4, HostMemoryKind::kPageable,
+                                         "adam exp_avg_sq (host)"));
+    if (!options_.offload_param) {
+      ZR_ASSIGN_OR_RETURN(
+          staging_, rt_.AllocateHost(total * esize,
+                                     PinnedIf(options_.optimizer_pin_memory),
+                                     "parameter write-back staging"));
+    }
+  } else {
+    ZR_ASSIGN_OR_RETURN(master_, dev.Allocate(total * 4, "fp32 master"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_, dev.Allocate(total * 4, "adam exp_avg"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
+                        dev.Allocate(total * 4, "adam exp_avg_sq"));
+  }
+  const int64_t t = model_->tokens();
+  ZR_ASSIGN_OR_RETURN(
+      input_host_,
+      rt_.AllocateHost(2 * t * 4, HostMemoryKind::kPinned, "input staging"));
+  ZR_ASSIGN_OR_RETURN(input_device_, dev.Allocate(2 * t * 4, "inputs"));
+  ZR_ASSIGN_OR_RETURN(loss_device_, dev.Allocate(4, "loss"));
+  ZR_ASSIGN_OR_RETURN(
+      loss_host_, rt_.AllocateHost(4, HostMemoryKind::kPinned, "loss (host)"));
+  ZR_ASSIGN_OR_RETURN(loss_copied_, dev.CreateEvent());
+  ZR_ASSIGN_OR_RETURN(updated_, dev.CreateEvent());
+
+  ZR_ASSIGN_OR_RETURN(coordinator_,
+                      zero::ParamCoordinator::Create(
+                          ctx_, model_->modules(),
+                          TensorRef::Of(shard_, dtype, 0, layout_->total())));
+  ZR_ASSIGN_OR_RETURN(reducer_,
+                      zero::GradReducer::Create(ctx_, model_->modules()));
+  return InitParameters();
+}
+
+absl::Status Engine::InitParameters() {
+  const DType dtype = options_.dtype;
+  const int64_t total = layout_->total();
+  runtime::Device& dev = rt_.device();
+  // The initial fp32 master: this rank's elements of every parameter, rounded
+  // through the working dtype as DeepSpeed's master starts from the rounded
+  // low-precision values; padding is zero.
+  Buffer host_master = master_;
+  Buffer temp;
+  if (!options_.offload_optimizer) {
+    ZR_ASSIGN_OR_RETURN(temp, rt_.AllocateHost(std::max<int64_t>(1, total) * 4,
+                                               HostMemoryKind::kPinned,
+                                               "initial master staging"));
+    host_master = temp;
+  }
+  HostTask init;
+  init.label = "initialize parameters";
+  init.writes = {host_master.All()};
+  init.memory_bytes = total * 4;
+  init.run = [&]() -> absl::Status {
+    float* m = static_cast<float*>(host_master.data());
+    for (const model::ParamInfo& p : model_->params()) {
+      const zero::ParamShard& s = layout_->param(p.id);
+      const int64_t valid = layout_->ValidElements(p.id);
+      const int64_t first = rt_.rank() * s.partition;
+      for (int64_t i = 0; i < s.partition; ++i) {
+        float v = i < valid
+                      ? model::InitialValue(spec_, p, options_.seed, first + i)
+                      : 0.0f;
+        if (dtype != DType::kF32) {
+          kernels::StoreFromFloat(dtype, v, &v, 0);
+          v = kernels::LoadAsFloat(dtype, &v, 0);
+        }
+        m[s.offset + i] = v;
+      }
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(init));
+
+  // Moments start at zero: host buffers are zero-filled; device ones are
+  // filled here.
+  if (!options_.offload_optimizer) {
+    ZR_RETURN_IF_ERROR(compute_->Copy(master_.All(), temp.All(), "master H2D"));
+    for (const Buffer* b : {&exp_avg_, &exp_avg_sq_}) {
+      ZR_RETURN_IF_ERROR(compute_->Memset(b->All(), 0, "zero adam moments"));
+    }
+    ops::Cast cast;
+    cast.args.n = total;
+    cast.args.src = DType::kF32;
+    cast.args.dst = dtype;
+    cast.src = TensorRef::Of(master_, DType::kF32, 0, total);
+    cast.dst = TensorRef::Of(shard_, dtype, 0, total);
+    ZR_RETURN_IF_ERROR(
+        compute_->Launch(KernelCall(cast, "initial working shard")));
+    ZR_RETURN_IF_ERROR(compute_->Synchronize());
+    ZR_RETURN_IF_ERROR(rt_.FreeHost(temp));
+  } else {
+    const Buffer& target = options_.offload_param ? shard_ : staging_;
+    HostTask cast;
+    cast.label = "initial working shard";
+    cast.reads = {master_.All()};
+    cast.writes = {target.All()};
+    cast.memory_bytes = total * (4 + kernels::DTypeSize(dtype));
+    cast.run = [&]() -> absl::Status {
+      kernels::CastArgs a;
+      a.n = total;
+      a.src = DType::kF32;
+      a.dst = dtype;
+      kernels::Cast(a, master_.data(), target.data());
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
+    if (!options_.offload_param) {
+      ZR_RETURN_IF_ERROR(
+          compute_->Copy(shard_.All(), staging_.All(), "initial shard H2D"));
+      ZR_RETURN_IF_ERROR(compute_->Synchronize());
+    }
+  }
+  (void)dev;
+  return absl::OkStatus();
+}
+
+// ParamProvider -------------------------------------------------------------
+
+absl::Status Engine::BeginModule(int module, model::Pass pass) {
+  ZR_RETURN_IF_ERROR(coordinator_->BeginModule(module, pass));
+  if (pass == model::Pass::kBackward) {
+    ZR_RETURN_IF_ERROR(reducer_->BeginModule(module));
+  }
+  return absl::OkStatus();
+}
+
+TensorRef Engine::Param(int param) { return coordinator_->Param(param); }
+
+absl::Status Engine::EndModule(int module, model::Pass pass) {
+  return coordinator_->EndModule(module, pass);
+}
+
+absl::StatusOr<TensorRef> Engine::Grad(int param) {
+  return reducer_->Grad(param);
+}
+
+absl::Status Engine::GradsReady(absl::Span<const int> params) {
+  return reducer_->GradsReady(params);
+}
+
+// Step ----------------------------------------------------------------------
+
+absl::StatusOr<StepStats> Engine::Step() {
+  StepStats stats;
+  stats.step = step_;
+  stats.loss_scale = scaler_.scale();
+  const int a = options_.accumulation;
+  const int64_t t = model_->tokens();
+  stats.tokens = t * a;
+  const model::BatchShape shape{options_.micro_batch, options_.seq, a,
+                                rt_.world_size()};
+  const runtime::BufferSlice tokens_dev = input_device_.Slice(0, t * 4);
+  const runtime::BufferSlice targets_dev = input_device_.Slice(t * 4, t * 4);
+  const int64_t step_start = rt_.NowNanos();
+  double loss_sum = 0;
+  coordinator_->StartStep();
+  for (int micro = 0; micro < a; ++micro) {
+    const int64_t t0 = rt_.NowNanos();
+    HostTask fill;
+    fill.label = absl::StrCat("fill inputs ", micro);
+    fill.writes = {input_host_.All()};
+    fill.memory_bytes = 2 * t * 4;
+    fill.run = [&, micro]() -> absl::Status {
+      std::vector<int32_t> tokens, targets;
+      data_->Fill(shape, step_, micro, rt_.rank(), &tokens, &targets);
+      std::memcpy(input_host_.data(), tokens.data(), t * 4);
+      std::memcpy(static_cast<char*>(input_host_.data()) + t * 4,
+                  targets.data(), t * 4);
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(fill));
+    ZR_RETURN_IF_ERROR(
+        compute_->Copy(input_device_.All(), input_host_.All(), "inputs H2D"));
+    const float grad_scale = static_cast<float>(scaler_.scale() / a);
+    const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
+    ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, tokens_dev,
+                                       targets_dev, loss, grad_scale));
+    ZR_RETURN_IF_ERROR(
+        compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
+    ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
+    if (options_.syncs.enabled(Sync::kLossRead)) {
+      ZR_RETURN_IF_ERROR(loss_copied_->Synchronize());
+    }
+    HostTask read;
+    read.label = "read loss";
+    read.reads = {loss_host_.All()};
+    read.run = [&]() -> absl::Status {
+      loss_sum += *static_cast<const float*>(loss_host_.data());
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+    const int64_t t1 = rt_.NowNanos();
+    rt_.MarkSpan("FWD", t0, t1);
+    stats.fwd_ns += t1 - t0;
+
+    ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, micro == a - 1));
+    ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
+    ZR_RETURN_IF_ERROR(reducer_->EndBackward());
+    const int64_t t2 = rt_.NowNanos();
+    rt_.MarkSpan("BWD", t1, t2);
+    stats.bwd_ns += t2 - t1;
+  }
+  stats.loss = rt_.computes_values() ? loss_sum / a
+                                     : std::numeric_limits<double>::quiet_NaN();
+
+  const int64_t t3 = rt_.NowNanos();
+  double norm_squared = 1.0;
+  HostTask read_norm;
+  read_norm.label = "read grad norm";
+  read_norm.reads = {reducer_->host_norm_squared().slice};
+  read_norm.run = [&]() -> absl::Status {
+    norm_squared = *reducer_->host_norm_squared().slice.As<float>();
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read_norm));
+  ZR_RETURN_IF_ERROR(Update(norm_squared, &stats));
+  const int64_t t4 = rt_.NowNanos();
+  rt_.MarkSpan("STEP", t3, t4);
+  stats.step_ns = t4 - t3;
+  stats.total_ns = t4 - step_start;
+  ++step_;
+  return stats;
+}
+
+absl::Status Engine::Update(double norm_squared, StepStats* stats) {
+  const double scale = scaler_.scale();
+  const double total_norm = std::sqrt(norm_squared);
+  stats->grad_norm = rt_.computes_values()
+                         ? total_norm / scale
+                         : std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(norm_squared)) {
+    stats->skipped = true;
+    if (options_.dtype == DType::kF16 && scaler_.dynamic()) {
+      scaler_.Update(true);
+      stats->skip_reason = absl::StrFormat(
+          "gradient overflow at loss scale %g; step skipped, loss scale now %g",
+          scale, scaler_.scale());
+    } else {
+      // DeepSpeed's ZeRO-3 applies such a step in bf16 (NaN norms become -1
+      // and the NaN gradients reach Adam); we skip it and say so.
+      stats->skip_reason =
+          "non-finite gradient norm; step skipped (parameters unchanged)";
+    }
+    return coordinator_->AfterUpdate(nullptr);
+  }
+  // DeepSpeed's unscale_and_clip: one factor for both.
+  double combined = scale;
+  if (options_.gradient_clipping > 0) {
+    const double clip =
+        ((total_norm / scale) + 1e-6) / options_.gradient_clipping;
+    if (clip > 1) combined = clip * scale;
+  }
+  const float grad_scale = static_cast<float>(1.0 / combined);
+  ++adam_step_;
+  kernels::AdamWArgs args;
+  args.step = adam_step_;
+  args.lr = options_.lr;
+  args.beta1 = options_.beta1;
+  args.beta2 = options_.beta2;
+  args.eps = options_.eps;
+  args.weight_decay = options_.weight_decay;
+  args.bias_correction = options_.bias_correction;
+  args.adamw_mode = options_.adamw_mode;
+  const DType dtype = options_.dtype;
+  const int64_t esize = kernels::DTypeSize(dtype);
+
+  if (options_.offload_optimizer) {
+    if (options_.offload_param &&
+        options_.syncs.enabled(Sync::kParamOffloadBeforeUpdate)) {
+      ZR_RETURN_IF_ERROR(coordinator_->last_gather_event().Synchronize());
+    }
+    const TensorRef grads = reducer_->host_partition();
+    const Buffer& lp = options_.offload_param ? shard_ : staging_;
+    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+    for (size_t g = 0; g < sub_groups_.size(); ++g) {
+      const zero::ParamRange& r = sub_groups_[g];
+      const int64_t n = r.elements;
+      if (n == 0) continue;
+      const runtime::BufferSlice m = master_.Slice(r.offset * 4, n * 4);
+      const runtime::BufferSlice m1 = exp_avg_.Slice(r.offset * 4, n * 4);
+      const runtime::BufferSlice m2 = exp_avg_sq_.Slice(r.offset * 4, n * 4);
+      const runtime::BufferSlice gs = grads.slice.Sub(r.offset * 4, n * 4);
+      HostTask adam;
+      adam.label = absl::StrCat("adamw sub-group ", g);
+      adam.reads = {gs};
+      adam.writes = {m, m1, m2};
+      adam.flops = 15.0 * n;
+      adam.memory_bytes = 28 * n;
+      adam.threads = options_.optimizer_threads > 0 ? options_.optimizer_threads
+                                                    : kAllCores;
+      adam.run = [&, n]() -> absl::Status {
+        kernels::AdamWArgs a = args;
+        a.n = n;
+        zero::HostAdamWStep(a, grad_scale, m.As<float>(), gs.As<float>(),
+                            m1.As<float>(), m2.As<float>(), threads);
+        return absl::OkStatus();
+      };
+      ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
+      const runtime::BufferSlice out = lp.Slice(r.offset * esize, n * esize);
+      HostTask cast;
+      cast.label = absl::StrCat("cast sub-group ", g);
+      cast.reads = {m};
+      cast.writes = {out};
+      cast.memory_bytes = n * (4 + esize);
+      cast.threads = adam.threads;
+      cast.run = [&, n]() -> absl::Status {
+        kernels::CastArgs c;
+        c.n = n;
+        c.src = DType::kF32;
+        c.dst = dtype;
+        kernels::Cast(c, m.data(), out.data());
+        return absl::OkStatus();
+      };
+      ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
+      if (!options_.offload_param) {
+        ZR_RETURN_IF_ERROR(
+            compute_->Copy(shard_.Slice(r.offset * esize, n * esize), out,
+                           absl::StrCat("param H2D sub-group ", g)));
+      }
+    }
+  } else {
+    const TensorRef grads = reducer_->device_partition();
+    for (size_t g = 0; g < sub_groups_.size(); ++g) {
+      const zero::ParamRange& r = sub_groups_[g];
+      if (r.elements == 0) continue;
+      const TensorRef gs = grads.Elements(r.offset, r.elements);
+      if (grad_scale != 1.0f) {
+        ops::Scale sc;
+        sc.args.n = r.elements;
+        sc.args.alpha = grad_scale;
+        sc.x = gs;
+        ZR_RETURN_IF_ERROR(compute_->Launch(
+            KernelCall(sc, absl::StrCat("unscale/clip sub-group ", g))));
+      }
+      ops::AdamW adam;
+      adam.args = args;
+      adam.args.n = r.elements;
+      adam.params = TensorRef::Of(master_, DType::kF32, r.offset, r.elements);
+      adam.grads = gs;
+      adam.exp_avg = TensorRef::Of(exp_avg_, DType::kF32, r.offset, r.elements);
+      adam.exp_avg_sq =
+          TensorRef::Of(exp_avg_sq_, DType::kF32, r.offset, r.elements);
+      ZR_RETURN_IF_ERROR(compute_->Launch(
+          KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
+    }
+    ops::Cast cast;
+    cast.args.n = layout_->total();
+    cast.args.src = DType::kF32;
+    cast.args.dst = dtype;
+    cast.src = TensorRef::Of(master_, DType::kF32, 0, layout_->total());
+    cast.dst = TensorRef::Of(shard_, dtype, 0, layout_->total());
+    ZR_RETURN_IF_ERROR(compute_->Launch(KernelCall(cast, "new working shard")));
+  }
+  scaler_.Update(false);
+  if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
+  ZR_RETURN_IF_ERROR(compute_->Record(*updated_));
+  return coordinator_->AfterUpdate(updated_.get());
+}
+
+absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  const zero::ParamShard& s = layout_->param(param);
+  const int64_t valid = layout_->ValidElements(param);
+  std::vector<float> out(valid);
+  if (valid == 0) return out;
+  ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  Buffer host = master_;
+  Buffer temp;
+  if (!options_.offload_optimizer) {
+    ZR_ASSIGN_OR_RETURN(temp,
+                        rt_.AllocateHost(valid * 4, HostMemoryKind::kPinned,
+                                         "master readback"));
+    ZR_RETURN_IF_ERROR(compute_->Copy(
+        temp.All(), master_.Slice(s.offset * 4, valid * 4), "master D2H"));
+    ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  }
+  HostTask read;
+  read.label = "read master";
+  read.reads = {options_.offload_optimizer
+                    ? master_.Slice(s.offset * 4, valid * 4)
+                    : temp.All()};
+  read.run = [&]() -> absl::Status {
+    std::memcpy(out.data(), read.reads[0].data(), valid * 4);
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  if (temp.valid()) ZR_RETURN_IF_ERROR(rt_.FreeHost(temp));
+  (void)host;
+  return out;
+}
+
+}  // namespace engine
+}  // namespace zero3

@@ -1,0 +1,123 @@
+// Copyright 2026 The zero3 Authors.
+//
+// engine.h: one rank's ZeRO-3 training engine.
+//
+// The Engine owns the model (core/model), the parameter coordinator and the
+// gradient reducer (core/zero), the optimizer state and the streams, all on
+// one Runtime. Step() runs one optimizer step: for each micro-step of the
+// accumulation window a forward pass (whose end is the host reading the
+// loss), a backward pass (whose end, at the window's boundary, is the host
+// synchronizing with the reduce stream: grad-offload-before-step), then the
+// update: the global gradient norm, clipping and loss-scale handling, AdamW
+// on the fp32 master shards - on the host per sub-group with
+// offload_optimizer, else on the device - and the new working shards.
+//
+// Every rank runs the same code; ranks meet only in collectives.
+// Not thread-safe: one rank's host thread drives it.
+
+#ifndef ZERO3_CORE_ENGINE_ENGINE_H_
+#define ZERO3_CORE_ENGINE_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model/data.h"
+#include "core/model/model_spec.pb.h"
+#include "core/model/transformer.h"
+#include "core/runtime/runtime.h"
+#include "core/zero/grad_reducer.h"
+#include "core/zero/loss_scaler.h"
+#include "core/zero/options.h"
+#include "core/zero/param_coordinator.h"
+#include "core/zero/shard_layout.h"
+
+namespace zero3 {
+namespace engine {
+
+struct StepStats {
+  int64_t step = 0;
+  // Mean loss over this rank's micro-batches; NaN when the runtime computes
+  // no values.
+  double loss = 0;
+  int64_t fwd_ns = 0;
+  int64_t bwd_ns = 0;
+  int64_t step_ns = 0;
+  int64_t total_ns = 0;
+  bool skipped = false;
+  std::string skip_reason;
+  // The global gradient norm after unscaling, before clipping.
+  double grad_norm = 0;
+  double loss_scale = 1;
+  int64_t tokens = 0;  // trained on by this rank in this step
+};
+
+class Engine : private model::ParamProvider {
+ public:
+  // `data` must outlive the engine.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(
+      const model::ModelSpec& spec, const zero::ZeroOptions& options,
+      const model::BatchSource* data, runtime::Runtime& rt);
+  ~Engine() override;
+
+  absl::StatusOr<StepStats> Step();
+
+  // This rank's fp32 master values of `param`: its partition without the
+  // padding. Synchronizes; for tests and checkpoints (data mode only).
+  absl::StatusOr<std::vector<float>> MasterParam(int param);
+
+  const model::Transformer& model() const { return *model_; }
+  const zero::ShardLayout& layout() const { return *layout_; }
+  const zero::ZeroOptions& options() const { return options_; }
+  int64_t steps_done() const { return step_; }
+
+ private:
+  Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
+         const model::BatchSource* data, runtime::Runtime& rt);
+  absl::Status Init();
+  absl::Status InitParameters();
+  absl::Status Update(double norm_squared, StepStats* stats);
+
+  // model::ParamProvider
+  absl::Status BeginModule(int module, model::Pass pass) override;
+  runtime::TensorRef Param(int param) override;
+  absl::Status EndModule(int module, model::Pass pass) override;
+  absl::StatusOr<runtime::TensorRef> Grad(int param) override;
+  absl::Status GradsReady(absl::Span<const int> params) override;
+
+  model::ModelSpec spec_;
+  zero::ZeroOptions options_;
+  const model::BatchSource* data_;
+  runtime::Runtime& rt_;
+
+  std::unique_ptr<runtime::Stream> compute_, gather_, reduce_;
+  std::unique_ptr<model::Transformer> model_;
+  std::unique_ptr<zero::ShardLayout> layout_;
+  zero::ZeroContext ctx_;
+  std::unique_ptr<zero::ParamCoordinator> coordinator_;
+  std::unique_ptr<zero::GradReducer> reducer_;
+  zero::LossScaler scaler_ = zero::LossScaler::Static(1);
+  std::vector<zero::ParamRange> sub_groups_;
+
+  // Working shard (model dtype): device, or host with offload_param.
+  runtime::Buffer shard_;
+  // fp32 master and Adam moments: host with offload_optimizer, else device.
+  runtime::Buffer master_, exp_avg_, exp_avg_sq_;
+  // Host staging of the new working shard for the H2D write-back.
+  runtime::Buffer staging_;
+  // Inputs: pinned host staging and the device copy, tokens then targets.
+  runtime::Buffer input_host_, input_device_;
+  runtime::Buffer loss_device_, loss_host_;
+  std::unique_ptr<runtime::Event> loss_copied_, updated_;
+
+  int64_t step_ = 0;       // optimizer steps taken (including skipped)
+  int64_t adam_step_ = 0;  // steps applied (AdamW's t)
+};
+
+// The engine options a resolved configuration asks for (see core/config).
+}  // namespace engine
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ENGINE_ENGINE_H_

@@ -1,0 +1,38 @@
+// Copyright 2026 The zero3 Authors.
+//
+// context.h: what the ZeRO-3 components of one rank share.
+//
+// The streams: model kernels run on `compute`; parameter all-gathers (and
+// the copies that feed them) on `gather`; gradient bucketing, reduce-scatter,
+// partition accumulation and the gradient copies to the host on `reduce`.
+// Without overlap_comm all three are the compute stream, as in DeepSpeed.
+// Nothing here is owned; the engine owns all of it and outlives the
+// components. Not thread-safe.
+
+#ifndef ZERO3_CORE_ZERO_CONTEXT_H_
+#define ZERO3_CORE_ZERO_CONTEXT_H_
+
+#include "core/runtime/runtime.h"
+#include "core/zero/options.h"
+#include "core/zero/shard_layout.h"
+
+namespace zero3 {
+namespace zero {
+
+struct ZeroContext {
+  runtime::Runtime* rt = nullptr;
+  runtime::Stream* compute = nullptr;
+  runtime::Stream* gather = nullptr;
+  runtime::Stream* reduce = nullptr;
+  const ShardLayout* layout = nullptr;
+  const ZeroOptions* options = nullptr;
+  runtime::DType dtype = runtime::DType::kF32;
+
+  bool sync(Sync s) const { return options->syncs.enabled(s); }
+  int world() const { return layout->world(); }
+};
+
+}  // namespace zero
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ZERO_CONTEXT_H_

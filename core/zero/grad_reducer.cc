@@ -1,0 +1,333 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/zero/grad_reducer.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/util/check.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace zero {
+
+using runtime::DType;
+using runtime::HostMemoryKind;
+using runtime::KernelCall;
+using runtime::TensorRef;
+namespace ops = runtime::ops;
+
+GradReducer::GradReducer(const ZeroContext& ctx) : ctx_(ctx) {}
+
+absl::StatusOr<std::unique_ptr<GradReducer>> GradReducer::Create(
+    const ZeroContext& ctx, const std::vector<model::ModuleInfo>& modules) {
+  std::unique_ptr<GradReducer> r(new GradReducer(ctx));
+  ZR_RETURN_IF_ERROR(r->Init(modules));
+  return r;
+}
+
+absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
+  const ShardLayout& layout = *ctx_.layout;
+  const int n = layout.num_params();
+  const int64_t esize = kernels::DTypeSize(ctx_.dtype);
+  runtime::Device& dev = ctx_.rt->device();
+
+  // Parameters used by more than one module keep a buffer of their own.
+  std::vector<int> uses(n, 0);
+  for (const model::ModuleInfo& m : modules) {
+    for (int p : m.params) ++uses[p];
+  }
+  shared_.assign(n, -1);
+  slot_offset_.assign(n, 0);
+  for (const model::ModuleInfo& m : modules) {
+    int64_t offset = 0;
+    for (int p : m.params) {
+      if (uses[p] > 1) continue;
+      slot_offset_[p] = offset;
+      offset += layout.param(p).padded;
+    }
+    slot_elements_ = std::max(slot_elements_, offset);
+  }
+  for (int p = 0; p < n; ++p) {
+    if (uses[p] <= 1) continue;
+    shared_[p] = static_cast<int>(dedicated_.size());
+    dedicated_.emplace_back();
+    Slot& s = dedicated_.back();
+    ZR_ASSIGN_OR_RETURN(
+        s.buffer, dev.Allocate(layout.param(p).padded * esize,
+                               absl::StrCat("gradient of shared param ", p)));
+    ZR_ASSIGN_OR_RETURN(s.copied_out, dev.CreateEvent());
+  }
+  for (Slot& s : slots_) {
+    ZR_ASSIGN_OR_RETURN(
+        s.buffer, dev.Allocate(std::max<int64_t>(1, slot_elements_) * esize,
+                               "gradient slot"));
+    ZR_ASSIGN_OR_RETURN(s.copied_out, dev.CreateEvent());
+  }
+
+  buckets_ = layout.Buckets(ctx_.options->reduce_bucket_size);
+  bucket_of_.assign(n, -1);
+  offset_in_bucket_.assign(n, 0);
+  int64_t max_row = 1;
+  for (int b = 0; b < static_cast<int>(buckets_.size()); ++b) {
+    const ParamRange& r = buckets_[b];
+    for (int p = r.first; p <= r.last; ++p) {
+      bucket_of_[p] = b;
+      offset_in_bucket_[p] = layout.param(p).offset - r.offset;
+    }
+    max_row = std::max(max_row, r.elements);
+  }
+  const int w = layout.world();
+  ZR_ASSIGN_OR_RETURN(bucket_,
+                      dev.Allocate(max_row * w * esize, "reduce bucket"));
+  ZR_ASSIGN_OR_RETURN(reduced_,
+                      dev.Allocate(max_row * esize, "reduced bucket chunk"));
+  ZR_ASSIGN_OR_RETURN(partition_,
+                      dev.Allocate(std::max<int64_t>(1, layout.total()) * 4,
+                                   "gradient partition (fp32)"));
+  ZR_ASSIGN_OR_RETURN(norm_device_, dev.Allocate(4, "gradient norm squared"));
+  ZR_ASSIGN_OR_RETURN(norm_host_,
+                      ctx_.rt->AllocateHost(4, HostMemoryKind::kPinned,
+                                            "gradient norm squared (host)"));
+  if (ctx_.options->offload_optimizer) {
+    ZR_ASSIGN_OR_RETURN(
+        host_partition_,
+        ctx_.rt->AllocateHost(std::max<int64_t>(1, layout.total()) * 4,
+                              ctx_.options->optimizer_pin_memory
+                                  ? HostMemoryKind::kPinned
+                                  : HostMemoryKind::kPageable,
+                              "host fp32 gradients"));
+  }
+  ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
+  return absl::OkStatus();
+}
+
+TensorRef GradReducer::device_partition() const {
+  return TensorRef::Of(partition_, DType::kF32, 0, ctx_.layout->total());
+}
+TensorRef GradReducer::host_partition() const {
+  return TensorRef::Of(host_partition_, DType::kF32, 0, ctx_.layout->total());
+}
+TensorRef GradReducer::host_norm_squared() const {
+  return TensorRef::Of(norm_host_, DType::kF32, 0, 1);
+}
+bool GradReducer::host_buffer_pinned() const {
+  return host_partition_.space() == runtime::MemorySpace::kPinnedHost;
+}
+
+absl::Status GradReducer::BeginBackward(int micro, bool boundary) {
+  ZR_CHECK(!in_backward_) << "BeginBackward twice";
+  in_backward_ = true;
+  micro_ = micro;
+  boundary_ = boundary;
+  next_param_ = ctx_.layout->num_params() - 1;
+  next_bucket_ = 0;
+  modules_seen_ = 0;
+  if (boundary_) {
+    ops::Fill zero;
+    zero.args.n = 1;
+    zero.x = TensorRef::Of(norm_device_, DType::kF32, 0, 1);
+    ZR_RETURN_IF_ERROR(ctx_.reduce->Launch(KernelCall(zero, "zero grad norm")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradReducer::WaitSlot(Slot& slot) {
+  if (slot.pending) {
+    if (ctx_.sync(Sync::kGradSlotReuse)) {
+      ZR_RETURN_IF_ERROR(ctx_.compute->Wait(*slot.copied_out));
+    }
+    slot.pending = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradReducer::BeginModule(int module) {
+  current_slot_ = modules_seen_++ % 2;
+  slot_waited_ = false;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TensorRef> GradReducer::Grad(int param) {
+  const ParamShard& s = ctx_.layout->param(param);
+  if (shared_[param] >= 0) {
+    Slot& slot = dedicated_[shared_[param]];
+    ZR_RETURN_IF_ERROR(WaitSlot(slot));
+    return TensorRef::Of(slot.buffer, ctx_.dtype, 0, s.numel);
+  }
+  Slot& slot = slots_[current_slot_];
+  if (!slot_waited_) {
+    ZR_RETURN_IF_ERROR(WaitSlot(slot));
+    slot_waited_ = true;
+  }
+  return TensorRef::Of(slot.buffer, ctx_.dtype, slot_offset_[param], s.numel);
+}
+
+absl::Status GradReducer::GradsReady(absl::Span<const int> params) {
+  const ShardLayout& layout = *ctx_.layout;
+  const int64_t esize = kernels::DTypeSize(ctx_.dtype);
+  std::vector<int> order(params.begin(), params.end());
+  std::sort(order.rbegin(), order.rend());
+  // Backward leaves the padding tail of each gradient unwritten; it must be
+  // zero before the tail is reduced into the last ranks' partitions.
+  bool uses_slot = false;
+  for (int p : order) {
+    const ParamShard& s = layout.param(p);
+    TensorRef g;
+    if (shared_[p] >= 0) {
+      g = TensorRef::Of(dedicated_[shared_[p]].buffer, ctx_.dtype, 0, s.padded);
+    } else {
+      uses_slot = true;
+      g = TensorRef::Of(slots_[current_slot_].buffer, ctx_.dtype,
+                        slot_offset_[p], s.padded);
+    }
+    if (s.padded > s.numel) {
+      ZR_RETURN_IF_ERROR(
+          ctx_.compute->Memset(g.Elements(s.numel, s.padded - s.numel).slice, 0,
+                               absl::StrCat("zero gradient padding ", p)));
+    }
+  }
+  ZR_RETURN_IF_ERROR(ctx_.compute->Record(*ready_));
+  if (ctx_.sync(Sync::kGradsReadyBeforeReduce)) {
+    ZR_RETURN_IF_ERROR(ctx_.reduce->Wait(*ready_));
+  }
+  const int w = layout.world();
+  for (int p : order) {
+    if (p != next_param_) {
+      return absl::InternalError(absl::StrCat(
+          "gradient of parameter ", p, " ready out of order: expected ",
+          next_param_, " (gradients must complete in descending id order)"));
+    }
+    --next_param_;
+    const ParamShard& s = layout.param(p);
+    const int b = bucket_of_[p];
+    const ParamRange& bucket = buckets_[b];
+    const runtime::Buffer& src = shared_[p] >= 0 ? dedicated_[shared_[p]].buffer
+                                                 : slots_[current_slot_].buffer;
+    const int64_t src_offset = shared_[p] >= 0 ? 0 : slot_offset_[p];
+    // Row r of the gradient (elements [r·P, (r+1)·P)) goes to row r of the
+    // bucket, at this parameter's offset within the bucket's rows.
+    ZR_RETURN_IF_ERROR(ctx_.reduce->Copy2D(
+        bucket_.Slice(offset_in_bucket_[p] * esize,
+                      ((w - 1) * bucket.elements + s.partition) * esize),
+        bucket.elements * esize,
+        src.Slice(src_offset * esize, s.padded * esize), s.partition * esize,
+        s.partition * esize, w, absl::StrCat("bucket param ", p)));
+    if (p == bucket.first) ZR_RETURN_IF_ERROR(Flush(b));
+  }
+  if (uses_slot) {
+    ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*slots_[current_slot_].copied_out));
+    slots_[current_slot_].pending = true;
+  }
+  for (int p : order) {
+    if (shared_[p] >= 0) {
+      Slot& slot = dedicated_[shared_[p]];
+      ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*slot.copied_out));
+      slot.pending = true;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradReducer::Flush(int b) {
+  ZR_CHECK_EQ(b, next_bucket_) << "buckets flush in order";
+  ++next_bucket_;
+  const ShardLayout& layout = *ctx_.layout;
+  const ParamRange& bucket = buckets_[b];
+  const int w = layout.world();
+  runtime::Stream& s = *ctx_.reduce;
+  const TensorRef all =
+      TensorRef::Of(bucket_, ctx_.dtype, 0, bucket.elements * w);
+  TensorRef mine = TensorRef::Of(reduced_, ctx_.dtype, 0, bucket.elements);
+  if (w > 1) {
+    // Average as DeepSpeed does: divide each rank's contribution by W, then
+    // sum.
+    ops::Scale scale;
+    scale.args.n = all.elements();
+    scale.args.alpha = 1.0f / static_cast<float>(w);
+    scale.x = all;
+    ZR_RETURN_IF_ERROR(
+        s.Launch(KernelCall(scale, absl::StrCat("pre-divide bucket ", b))));
+    ZR_RETURN_IF_ERROR(ctx_.rt->world().ReduceScatter(
+        s, all, mine, absl::StrCat("reduce-scatter bucket ", b)));
+  } else {
+    mine = all;
+  }
+  const TensorRef part =
+      TensorRef::Of(partition_, DType::kF32, bucket.offset, bucket.elements);
+  if (micro_ == 0) {
+    ops::Cast cast;
+    cast.args.n = bucket.elements;
+    cast.args.src = ctx_.dtype;
+    cast.args.dst = DType::kF32;
+    cast.src = mine;
+    cast.dst = part;
+    ZR_RETURN_IF_ERROR(
+        s.Launch(KernelCall(cast, absl::StrCat("partition = bucket ", b))));
+  } else {
+    ops::Accumulate acc;
+    acc.args.n = bucket.elements;
+    acc.x = mine;
+    acc.y = part;
+    ZR_RETURN_IF_ERROR(
+        s.Launch(KernelCall(acc, absl::StrCat("partition += bucket ", b))));
+  }
+  if (!boundary_) return absl::OkStatus();
+
+  ops::SumSquares norm;
+  norm.args.n = bucket.elements;
+  norm.x = part;
+  norm.out = TensorRef::Of(norm_device_, DType::kF32, 0, 1);
+  norm.accumulate = true;
+  ZR_RETURN_IF_ERROR(
+      s.Launch(KernelCall(norm, absl::StrCat("norm of bucket ", b))));
+
+  if (!ctx_.options->offload_optimizer) return absl::OkStatus();
+  const TensorRef host =
+      host_partition().Elements(bucket.offset, bucket.elements);
+  if (ctx_.options->grad_offload == GradOffload::kAsync) {
+    ZR_RETURN_IF_ERROR(
+        s.Copy(host.slice, part.slice, absl::StrCat("grad D2H bucket ", b)));
+  } else {
+    // DeepSpeed before 2026: fp32_grad.copy_(grad) per parameter, which is a
+    // copy followed by a synchronize of the current (reduce) stream.
+    for (int p = bucket.last; p >= bucket.first; --p) {
+      const ParamShard& ps = layout.param(p);
+      const int64_t at = ps.offset - bucket.offset;
+      ZR_RETURN_IF_ERROR(s.Copy(host.Elements(at, ps.partition).slice,
+                                part.Elements(at, ps.partition).slice,
+                                absl::StrCat("grad D2H param ", p)));
+      ZR_RETURN_IF_ERROR(s.Synchronize());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradReducer::EndBackward() {
+  ZR_CHECK(in_backward_) << "EndBackward without BeginBackward";
+  in_backward_ = false;
+  if (next_param_ != -1 || next_bucket_ != static_cast<int>(buckets_.size())) {
+    return absl::InternalError(absl::StrCat(
+        "backward ended with gradients missing: next expected parameter ",
+        next_param_, ", ", buckets_.size() - next_bucket_,
+        " buckets not reduced"));
+  }
+  if (!boundary_) return absl::OkStatus();
+  runtime::Stream& s = *ctx_.reduce;
+  const TensorRef norm = TensorRef::Of(norm_device_, DType::kF32, 0, 1);
+  if (ctx_.world() > 1) {
+    ZR_RETURN_IF_ERROR(ctx_.rt->world().AllReduce(
+        s, norm, norm, runtime::ReduceOp::kSum, "all-reduce grad norm"));
+  }
+  ZR_RETURN_IF_ERROR(
+      s.Copy(norm_host_.All(), norm_device_.All(), "grad norm D2H"));
+  // The synchronization that makes the asynchronous gradient copies (and the
+  // norm) safe for the host to read.
+  if (ctx_.sync(Sync::kGradOffloadBeforeStep)) {
+    ZR_RETURN_IF_ERROR(s.Synchronize());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace zero
+}  // namespace zero3

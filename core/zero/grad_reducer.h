@@ -1,0 +1,121 @@
+// Copyright 2026 The zero3 Authors.
+//
+// grad_reducer.h: from the gradients backward produces to this rank's fp32
+// gradient partition (and, with offload_optimizer, to host memory).
+//
+// Backward writes each module's gradients into one of two device slots
+// (double-buffered; a parameter used by several modules, such as a tied
+// embedding, gets a buffer of its own). When a module's gradients are ready,
+// the reduce stream waits for them (grads-ready-before-reduce) and copies
+// each one, as W rows of its partition size, into the reduction bucket,
+// which holds its parameters rank-major. A slot is overwritten only after
+// the reduce stream has copied it out (grad-slot-reuse).
+//
+// Buckets are planned once, in the order gradients become ready (descending
+// parameter ids), reduce_bucket_size elements each. When a bucket's last
+// gradient is in, the bucket is divided by W (DeepSpeed pre-divides),
+// reduce-scattered, and this rank's chunk - a contiguous range of the flat
+// partition layout - is copied (first micro-step) or added (later ones) into
+// the fp32 gradient partition on the device. Keeping the accumulator on the
+// device, rather than on the host as DeepSpeed does, saves a D2H and an H2D
+// per micro-step.
+//
+// At the accumulation boundary each bucket's partition range also adds its
+// sum of squares to a device norm accumulator and, with offload_optimizer,
+// is copied to the host fp32 gradient buffer: asynchronously when that
+// buffer is pinned, blocking the host when it is pageable (the driver stages
+// it), or - grad_offload: blocking, DeepSpeed's old behaviour - one
+// blocking copy per parameter followed by a stream synchronize. At the end
+// of the boundary backward the norm is all-reduced and copied to the host,
+// and the host waits for the reduce stream: the grad-offload-before-step
+// synchronization, the one point that makes the asynchronous copies safe to
+// read.
+//
+// Owns the slots, bucket buffers, device partition, host gradient buffer and
+// events. Not thread-safe.
+
+#ifndef ZERO3_CORE_ZERO_GRAD_REDUCER_H_
+#define ZERO3_CORE_ZERO_GRAD_REDUCER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/model/transformer.h"
+#include "core/runtime/runtime.h"
+#include "core/zero/context.h"
+
+namespace zero3 {
+namespace zero {
+
+class GradReducer {
+ public:
+  static absl::StatusOr<std::unique_ptr<GradReducer>> Create(
+      const ZeroContext& ctx, const std::vector<model::ModuleInfo>& modules);
+
+  // Starts a backward pass; `micro` counts from 0 within the accumulation
+  // window; `boundary` is its last micro-step.
+  absl::Status BeginBackward(int micro, bool boundary);
+  absl::Status BeginModule(int module);
+  absl::StatusOr<runtime::TensorRef> Grad(int param);
+  absl::Status GradsReady(absl::Span<const int> params);
+  // Flushes what is left, and at the boundary finishes the norm and
+  // synchronizes the host with the reduce stream.
+  absl::Status EndBackward();
+
+  // fp32 [layout.total()]: the accumulated gradient partition, on the device.
+  runtime::TensorRef device_partition() const;
+  // fp32 [layout.total()] in host memory (offload_optimizer only).
+  runtime::TensorRef host_partition() const;
+  // One fp32 value in pinned host memory: the global sum of squares of the
+  // gradient after the boundary backward.
+  runtime::TensorRef host_norm_squared() const;
+  bool host_buffer_pinned() const;
+
+ private:
+  struct Slot {
+    runtime::Buffer buffer;
+    std::unique_ptr<runtime::Event> copied_out;
+    bool pending = false;  // copied_out was recorded and not yet waited on
+  };
+
+  explicit GradReducer(const ZeroContext& ctx);
+  absl::Status Init(const std::vector<model::ModuleInfo>& modules);
+  absl::Status Flush(int bucket);
+  absl::Status WaitSlot(Slot& slot);
+
+  ZeroContext ctx_;
+  std::vector<ParamRange> buckets_;        // in readiness order
+  std::vector<int> bucket_of_;             // per parameter
+  std::vector<int64_t> offset_in_bucket_;  // per parameter, within a row
+  int next_param_ = 0;  // the next parameter expected ready (descending)
+  int next_bucket_ = 0;
+
+  Slot slots_[2];
+  int64_t slot_elements_ = 0;
+  std::vector<int64_t> slot_offset_;  // per parameter (non-shared)
+  std::vector<int> shared_;           // per parameter: index into dedicated_
+  std::vector<Slot> dedicated_;
+  int current_slot_ = 0;
+  int modules_seen_ = 0;
+  bool slot_waited_ = false;
+
+  runtime::Buffer bucket_;
+  runtime::Buffer reduced_;  // this rank's chunk of a bucket
+  runtime::Buffer partition_;
+  runtime::Buffer host_partition_;
+  runtime::Buffer norm_device_;
+  runtime::Buffer norm_host_;
+  std::unique_ptr<runtime::Event> ready_;
+
+  int micro_ = 0;
+  bool boundary_ = false;
+  bool in_backward_ = false;
+};
+
+}  // namespace zero
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ZERO_GRAD_REDUCER_H_

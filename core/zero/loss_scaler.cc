@@ -1,0 +1,51 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/zero/loss_scaler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zero3 {
+namespace zero {
+
+LossScaler LossScaler::Static(double scale) {
+  LossScaler s;
+  s.scale_ = scale;
+  return s;
+}
+
+LossScaler LossScaler::Dynamic(int initial_power, int64_t window,
+                               int hysteresis, bool consecutive_hysteresis,
+                               double min_scale) {
+  LossScaler s;
+  s.dynamic_ = true;
+  s.scale_ = std::ldexp(1.0, initial_power);
+  s.window_ = std::max<int64_t>(1, window);
+  s.hysteresis_ = std::max(1, hysteresis);
+  s.cur_hysteresis_ = s.hysteresis_;
+  s.consecutive_hysteresis_ = consecutive_hysteresis;
+  s.min_scale_ = min_scale;
+  return s;
+}
+
+void LossScaler::Update(bool overflow) {
+  if (!dynamic_) return;
+  if (overflow) {
+    if (hysteresis_ == 1 || cur_hysteresis_ == 1) {
+      scale_ = std::max(scale_ / 2, min_scale_);
+    } else {
+      --cur_hysteresis_;
+    }
+    last_overflow_ = iteration_;
+  } else {
+    if (consecutive_hysteresis_) cur_hysteresis_ = hysteresis_;
+    if ((iteration_ - last_overflow_) % window_ == 0) {
+      if (!consecutive_hysteresis_) cur_hysteresis_ = hysteresis_;
+      scale_ *= 2;
+    }
+  }
+  ++iteration_;
+}
+
+}  // namespace zero
+}  // namespace zero3

@@ -1,0 +1,78 @@
+// Copyright 2026 The zero3 Authors.
+//
+// options.h: everything the ZeRO-3 engine can be told, as plain data.
+//
+// core/engine fills this from a resolved configuration (DeepSpeed's keys);
+// tests fill it directly. Defaults are DeepSpeed's.
+
+#ifndef ZERO3_CORE_ZERO_OPTIONS_H_
+#define ZERO3_CORE_ZERO_OPTIONS_H_
+
+#include <cstdint>
+
+#include "core/kernels/dtype.h"
+#include "core/zero/sync_points.h"
+
+namespace zero3 {
+namespace zero {
+
+enum class GradOffload {
+  // One asynchronous copy per bucket on the reduce stream, ordered before
+  // the optimizer by the end-of-backward synchronize.
+  kAsync,
+  // DeepSpeed before 2026: a blocking copy per parameter (copy, then
+  // synchronize the reduce stream), for comparison.
+  kBlocking,
+};
+
+struct ZeroOptions {
+  kernels::DType dtype = kernels::DType::kF32;
+  int64_t micro_batch = 1;
+  int64_t seq = 16;
+  int accumulation = 1;
+
+  // Clip the global gradient norm to this; 0 disables.
+  double gradient_clipping = 1.0;
+
+  // fp16 loss scaling (dtype kF16 only): static_loss_scale > 0 is static,
+  // 0 is dynamic starting at 2^initial_scale_power.
+  double static_loss_scale = 0;
+  int initial_scale_power = 16;
+  int loss_scale_window = 1000;
+  int hysteresis = 2;
+  bool consecutive_hysteresis = false;
+  double min_loss_scale = 1;
+
+  // AdamW, DeepSpeed cpu_adam's math.
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  bool adamw_mode = true;
+  bool bias_correction = true;
+
+  bool overlap_comm = true;
+  int64_t reduce_bucket_size = 500000000;
+  int64_t prefetch_bucket_size = 50000000;
+  int64_t param_persistence_threshold = 100000;
+  int64_t max_live_parameters = 1000000000;
+  int64_t max_reuse_distance = 1000000000;
+  int64_t sub_group_size = 1000000000;
+
+  bool offload_optimizer = false;
+  bool optimizer_pin_memory = true;
+  bool offload_param = false;
+  bool param_pin_memory = true;
+  GradOffload grad_offload = GradOffload::kAsync;
+  // Host threads for the optimizer step; 0 means all of the rank's cores.
+  int optimizer_threads = 0;
+
+  uint64_t seed = 0;
+  SyncPoints syncs;
+};
+
+}  // namespace zero
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ZERO_OPTIONS_H_

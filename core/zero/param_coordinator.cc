@@ -1,0 +1,215 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/zero/param_coordinator.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/util/check.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace zero {
+
+using runtime::TensorRef;
+
+ParamCoordinator::ParamCoordinator(
+    const ZeroContext& ctx, const std::vector<model::ModuleInfo>& modules,
+    const TensorRef& shard)
+    : ctx_(ctx), modules_(modules), shard_(shard) {}
+
+absl::StatusOr<std::unique_ptr<ParamCoordinator>> ParamCoordinator::Create(
+    const ZeroContext& ctx, const std::vector<model::ModuleInfo>& modules,
+    const TensorRef& shard) {
+  std::unique_ptr<ParamCoordinator> c(
+      new ParamCoordinator(ctx, modules, shard));
+  ZR_RETURN_IF_ERROR(c->Init());
+  return c;
+}
+
+absl::Status ParamCoordinator::Init() {
+  const ShardLayout& layout = *ctx_.layout;
+  params_.resize(layout.num_params());
+  int64_t max_partition = 0;
+  for (int p = 0; p < layout.num_params(); ++p) {
+    ParamState& s = params_[p];
+    s.numel = layout.param(p).numel;
+    s.persistent = s.numel <= ctx_.options->param_persistence_threshold;
+    ZR_ASSIGN_OR_RETURN(s.gathered, ctx_.rt->device().CreateEvent());
+    max_partition = std::max(max_partition, layout.param(p).partition);
+  }
+  module_numel_.resize(modules_.size());
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    for (int p : modules_[m].params) module_numel_[m] += params_[p].numel;
+  }
+  ZR_ASSIGN_OR_RETURN(last_gather_, ctx_.rt->device().CreateEvent());
+  if (ctx_.options->offload_param) {
+    ZR_ASSIGN_OR_RETURN(staging_,
+                        ctx_.rt->device().Allocate(
+                            max_partition * kernels::DTypeSize(ctx_.dtype),
+                            "offloaded shard staging"));
+  }
+  return absl::OkStatus();
+}
+
+TensorRef ParamCoordinator::Param(int param) const {
+  const ParamState& s = params_[param];
+  ZR_CHECK(s.state == State::kAvailable)
+      << "parameter " << param << " used outside BeginModule/EndModule";
+  return TensorRef::Of(s.block->buffer, ctx_.dtype, 0, s.numel);
+}
+
+absl::StatusOr<ParamCoordinator::Block*> ParamCoordinator::TakeBlock(
+    int64_t elements) {
+  std::vector<Block*>& free = free_blocks_[elements];
+  if (!free.empty()) {
+    Block* b = free.back();
+    free.pop_back();
+    return b;
+  }
+  auto block = std::make_unique<Block>();
+  ZR_ASSIGN_OR_RETURN(
+      block->buffer,
+      ctx_.rt->device().Allocate(elements * kernels::DTypeSize(ctx_.dtype),
+                                 "gathered parameter"));
+  ZR_ASSIGN_OR_RETURN(block->released, ctx_.rt->device().CreateEvent());
+  blocks_.push_back(std::move(block));
+  return blocks_.back().get();
+}
+
+absl::Status ParamCoordinator::Gather(int p) {
+  ParamState& s = params_[p];
+  if (s.state != State::kReleased) return absl::OkStatus();
+  const ParamShard& shard = ctx_.layout->param(p);
+  ZR_ASSIGN_OR_RETURN(Block * block, TakeBlock(shard.padded));
+  runtime::Stream& g = *ctx_.gather;
+  if (block->used && ctx_.sync(Sync::kParamBufferReuse)) {
+    ZR_RETURN_IF_ERROR(g.Wait(*block->released));
+  }
+  if (pending_update_ != nullptr) {
+    if (ctx_.sync(Sync::kParamsUpdatedBeforeGather)) {
+      ZR_RETURN_IF_ERROR(g.Wait(*pending_update_));
+    }
+    pending_update_ = nullptr;
+  }
+  TensorRef send = shard_.Elements(shard.offset, shard.partition);
+  if (ctx_.options->offload_param) {
+    // The partition lives in host memory: bring it over on the same stream
+    // as the all-gather, so stream order alone protects the staging buffer.
+    const TensorRef staged =
+        TensorRef::Of(staging_, ctx_.dtype, 0, shard.partition);
+    ZR_RETURN_IF_ERROR(g.Copy(staged.slice, send.slice,
+                              absl::StrCat("param ", p, " shard H2D")));
+    send = staged;
+  }
+  const TensorRef recv =
+      TensorRef::Of(block->buffer, ctx_.dtype, 0, shard.padded);
+  ZR_RETURN_IF_ERROR(ctx_.rt->world().AllGather(
+      g, send, recv, absl::StrCat("all-gather param ", p)));
+  ZR_RETURN_IF_ERROR(g.Record(*s.gathered));
+  ZR_RETURN_IF_ERROR(g.Record(*last_gather_));
+  block->used = true;
+  s.block = block;
+  s.state = State::kInflight;
+  gathered_ += shard.padded;
+  peak_gathered_ = std::max(peak_gathered_, gathered_);
+  return absl::OkStatus();
+}
+
+absl::Status ParamCoordinator::Release(int p) {
+  ParamState& s = params_[p];
+  if (s.state == State::kReleased) return absl::OkStatus();
+  // Kernels that read the buffer were enqueued on the compute stream before
+  // this point; the next gather into the block waits for this record.
+  ZR_RETURN_IF_ERROR(ctx_.compute->Record(*s.block->released));
+  const int64_t padded = ctx_.layout->param(p).padded;
+  free_blocks_[padded].push_back(s.block);
+  s.block = nullptr;
+  s.state = State::kReleased;
+  gathered_ -= padded;
+  return absl::OkStatus();
+}
+
+void ParamCoordinator::StartStep() {
+  if (!trace_.empty() && !trace_complete_) trace_complete_ = true;
+  position_ = 0;
+}
+
+absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
+  const Visit visit{module, pass};
+  if (trace_complete_) {
+    if (position_ >= trace_.size() || !(trace_[position_] == visit)) {
+      // The module order changed: record it again, without prefetching.
+      trace_complete_ = false;
+      trace_.clear();
+    }
+  }
+  if (!trace_complete_) {
+    trace_.push_back(visit);
+    position_ = trace_.size() - 1;
+  }
+  const std::vector<int>& params = modules_[module].params;
+  for (int p : params) ZR_RETURN_IF_ERROR(Gather(p));
+  for (int p : params) {
+    ParamState& s = params_[p];
+    if (s.state == State::kInflight) {
+      if (ctx_.sync(Sync::kGatherBeforeCompute)) {
+        ZR_RETURN_IF_ERROR(ctx_.compute->Wait(*s.gathered));
+      }
+      s.state = State::kAvailable;
+    }
+  }
+  if (trace_complete_) ZR_RETURN_IF_ERROR(Prefetch());
+  return absl::OkStatus();
+}
+
+absl::Status ParamCoordinator::Prefetch() {
+  const ZeroOptions& o = *ctx_.options;
+  if (o.prefetch_bucket_size <= 0) return absl::OkStatus();
+  const int64_t budget =
+      std::min(o.max_live_parameters - gathered_, o.prefetch_bucket_size);
+  int64_t prefetching = 0;
+  for (size_t i = position_ + 1; i < trace_.size() && prefetching < budget;
+       ++i) {
+    for (int p : modules_[trace_[i].module].params) {
+      if (prefetching >= budget) break;
+      if (params_[p].state != State::kReleased) continue;
+      ZR_RETURN_IF_ERROR(Gather(p));
+      prefetching += ctx_.layout->param(p).padded;
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool ParamCoordinator::ReusedSoon(int p) const {
+  if (!trace_complete_) return false;
+  int64_t distance = 0;
+  for (size_t i = position_ + 1; i < trace_.size(); ++i) {
+    if (distance >= ctx_.options->max_reuse_distance) return false;
+    const std::vector<int>& params = modules_[trace_[i].module].params;
+    if (std::find(params.begin(), params.end(), p) != params.end()) return true;
+    distance += module_numel_[trace_[i].module];
+  }
+  return false;
+}
+
+absl::Status ParamCoordinator::EndModule(int module, model::Pass pass) {
+  for (int p : modules_[module].params) {
+    const ParamState& s = params_[p];
+    if (s.persistent || ReusedSoon(p)) continue;
+    ZR_RETURN_IF_ERROR(Release(p));
+  }
+  ++position_;
+  return absl::OkStatus();
+}
+
+absl::Status ParamCoordinator::AfterUpdate(runtime::Event* updated) {
+  for (int p = 0; p < static_cast<int>(params_.size()); ++p) {
+    ZR_RETURN_IF_ERROR(Release(p));
+  }
+  pending_update_ = updated;
+  return absl::OkStatus();
+}
+
+}  // namespace zero
+}  // namespace zero3

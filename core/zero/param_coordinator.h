@@ -1,0 +1,123 @@
+// Copyright 2026 The zero3 Authors.
+//
+// param_coordinator.h: gathers parameters before modules use them and
+// releases them after, as DeepSpeed's PartitionedParameterCoordinator.
+//
+// Each parameter lives as this rank's partition in a flat working shard
+// (device memory, or host memory with offload_param). Before a module runs,
+// its parameters are all-gathered on the gather stream into full buffers
+// (W partitions back to back, so the first numel elements are the
+// parameter), and the compute stream waits for them (gather-before-compute).
+// After the module, a parameter is released unless it is persistent (numel
+// at or under the persistence threshold: gathered once per step), or used
+// again within max_reuse_distance elements of the recorded module order.
+//
+// Trace and prefetch: the order of module visits of the first step is
+// recorded; from the second step on, entering a module prefetches the
+// parameters of the modules that follow, up to prefetch_bucket_size elements
+// in flight and max_live_parameters gathered. A step that departs from the
+// recorded order re-records.
+//
+// Buffers: gathered buffers come from a pool keyed by size and are never
+// freed during training. Releasing one records an event on the compute
+// stream; the next all-gather into it waits for that event
+// (param-buffer-reuse), so reuse is event-ordered, not host-synchronized.
+//
+// Owns the pool, its events and the per-parameter state. Not thread-safe.
+
+#ifndef ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_
+#define ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/model/transformer.h"
+#include "core/runtime/runtime.h"
+#include "core/zero/context.h"
+
+namespace zero3 {
+namespace zero {
+
+class ParamCoordinator {
+ public:
+  // `shard`: the flat working shard, layout->total() elements of the model
+  // dtype, on the device, or on the host with offload_param.
+  static absl::StatusOr<std::unique_ptr<ParamCoordinator>> Create(
+      const ZeroContext& ctx, const std::vector<model::ModuleInfo>& modules,
+      const runtime::TensorRef& shard);
+
+  absl::Status BeginModule(int module, model::Pass pass);
+  runtime::TensorRef Param(int param) const;
+  absl::Status EndModule(int module, model::Pass pass);
+
+  // At the start of each optimizer step's first forward.
+  void StartStep();
+  // After the optimizer updated the shard: releases every gathered
+  // parameter; the next gathers wait for `updated` (recorded on the stream
+  // that wrote the shard) when it is not null.
+  absl::Status AfterUpdate(runtime::Event* updated);
+
+  // Largest number of parameter elements gathered at once.
+  int64_t peak_gathered_elements() const { return peak_gathered_; }
+  // The event recorded after the last all-gather (reads of the shard).
+  runtime::Event& last_gather_event() { return *last_gather_; }
+
+ private:
+  enum class State { kReleased, kInflight, kAvailable };
+  struct Block {
+    runtime::Buffer buffer;
+    std::unique_ptr<runtime::Event> released;
+    bool used = false;
+  };
+  struct ParamState {
+    State state = State::kReleased;
+    Block* block = nullptr;
+    std::unique_ptr<runtime::Event> gathered;
+    bool persistent = false;
+    int64_t numel = 0;
+  };
+
+  ParamCoordinator(const ZeroContext& ctx,
+                   const std::vector<model::ModuleInfo>& modules,
+                   const runtime::TensorRef& shard);
+  absl::Status Init();
+  absl::Status Gather(int p);
+  absl::Status Release(int p);
+  absl::StatusOr<Block*> TakeBlock(int64_t elements);
+  bool ReusedSoon(int p) const;
+  absl::Status Prefetch();
+
+  ZeroContext ctx_;
+  std::vector<model::ModuleInfo> modules_;
+  runtime::TensorRef shard_;
+  std::vector<ParamState> params_;
+  std::map<int64_t, std::vector<Block*>> free_blocks_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  runtime::Buffer staging_;  // device copy of host shards (offload_param)
+  std::unique_ptr<runtime::Event> last_gather_;
+  runtime::Event* pending_update_ = nullptr;
+
+  // Module-visit trace.
+  struct Visit {
+    int module;
+    model::Pass pass;
+    friend bool operator==(const Visit& a, const Visit& b) {
+      return a.module == b.module && a.pass == b.pass;
+    }
+  };
+  std::vector<Visit> trace_;
+  bool trace_complete_ = false;
+  size_t position_ = 0;  // index of the current visit in trace_
+  std::vector<int64_t> module_numel_;
+
+  int64_t gathered_ = 0;  // elements gathered or in flight
+  int64_t peak_gathered_ = 0;
+};
+
+}  // namespace zero
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_

@@ -1,0 +1,76 @@
+// Copyright 2026 The zero3 Authors.
+//
+// sync_points.h: the named synchronizations the ZeRO-3 engine relies on.
+//
+// Every synchronization that makes the engine correct — every event wait,
+// stream synchronize or event synchronize that orders two streams, or a
+// stream and the host — has a name here and is guarded by SyncPoints at its
+// one place in the code. `zero3 train --drop-sync NAME` removes one, so a
+// user (and a test) can watch the simulator's race detector report the race
+// it prevents. Stream order within one stream is not listed: it cannot be
+// removed.
+
+#ifndef ZERO3_CORE_ZERO_SYNC_POINTS_H_
+#define ZERO3_CORE_ZERO_SYNC_POINTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace zero3 {
+namespace zero {
+
+enum class Sync {
+  // Host waits for the reduce stream at the end of backward: the gradient
+  // D2H copies into host memory, and the gradient norm, are complete before
+  // the host optimizer reads them. DeepSpeed's reduce-stream synchronize at
+  // the end of every backward.
+  kGradOffloadBeforeStep,
+  // The compute stream waits for a module's all-gathers before its kernels
+  // read the gathered parameters.
+  kGatherBeforeCompute,
+  // The all-gather stream waits until the kernels that read a gathered
+  // buffer are done before gathering another parameter into it.
+  kParamBufferReuse,
+  // The reduce stream waits for a module's backward kernels before copying
+  // its gradients into the reduction bucket.
+  kGradsReadyBeforeReduce,
+  // The compute stream waits for the reduce stream to finish copying a
+  // gradient slot out before backward writes new gradients into it.
+  kGradSlotReuse,
+  // The all-gather stream waits for the optimizer's update of the working
+  // shards before gathering them in the next step.
+  kParamsUpdatedBeforeGather,
+  // Host waits for the copy of the loss to host memory before reading it.
+  // Because it waits for everything before it on the compute stream, it also
+  // orders the host's refills of the pinned input and parameter staging
+  // buffers after the copies that read them.
+  kLossRead,
+  // With offload_param: host waits for the all-gather stream's copies out of
+  // the host parameter shards before the optimizer overwrites them.
+  kParamOffloadBeforeUpdate,
+};
+
+absl::string_view SyncName(Sync sync);
+absl::string_view SyncDescription(Sync sync);
+std::vector<Sync> AllSyncs();
+// By name; the error lists the names and suggests the nearest.
+absl::StatusOr<Sync> ParseSync(absl::string_view name);
+
+class SyncPoints {
+ public:
+  bool enabled(Sync sync) const;
+  void Drop(Sync sync);
+  // Names of dropped syncs, for messages.
+  std::vector<std::string> dropped() const;
+
+ private:
+  unsigned dropped_ = 0;
+};
+
+}  // namespace zero
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ZERO_SYNC_POINTS_H_

@@ -1,0 +1,125 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "testing/equivalence.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/util/status_macros.h"
+#include "testing/reference_trainer.h"
+
+namespace zero3 {
+namespace testing {
+
+absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
+                                  const zero::ZeroOptions& options, int world,
+                                  int steps, const model::BatchSource& data,
+                                  sim::SimOptions sim) {
+  sim.world_size = world;
+  sim.mode = sim::SimMode::kData;
+  sim.symmetric = false;
+  ZR_ASSIGN_OR_RETURN(auto simulated, sim::SimWorld::Create(sim));
+  std::vector<std::vector<double>> losses(world);
+  std::vector<std::vector<std::vector<float>>> shards(world);
+  std::vector<engine::StepStats> rank0;
+  ZR_RETURN_IF_ERROR(simulated->Run([&](runtime::Runtime& rt) -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(auto e,
+                        engine::Engine::Create(spec, options, &data, rt));
+    for (int s = 0; s < steps; ++s) {
+      ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
+      losses[rt.rank()].push_back(stats.loss);
+      if (rt.rank() == 0) rank0.push_back(stats);
+    }
+    for (int p = 0; p < e->layout().num_params(); ++p) {
+      ZR_ASSIGN_OR_RETURN(std::vector<float> shard, e->MasterParam(p));
+      shards[rt.rank()].push_back(std::move(shard));
+    }
+    return absl::OkStatus();
+  }));
+  RunResult result;
+  for (int s = 0; s < steps; ++s) {
+    double sum = 0;
+    for (int r = 0; r < world; ++r) sum += losses[r][s];
+    result.losses.push_back(sum / world);
+  }
+  const size_t num_params = shards[0].size();
+  for (size_t p = 0; p < num_params; ++p) {
+    std::vector<float> full;
+    for (int r = 0; r < world; ++r) {
+      full.insert(full.end(), shards[r][p].begin(), shards[r][p].end());
+    }
+    result.params.push_back(std::move(full));
+  }
+  for (const sim::RaceReport& r : simulated->races()) {
+    result.races.push_back(r.message);
+  }
+  result.rank0 = std::move(rank0);
+  return result;
+}
+
+absl::StatusOr<RunResult> RunReference(const model::ModelSpec& spec,
+                                       const zero::ZeroOptions& options,
+                                       int world, int steps,
+                                       const model::BatchSource& data,
+                                       const sim::HardwareProfile& profile) {
+  sim::SimOptions o;
+  o.profile = profile;
+  o.world_size = 1;
+  o.mode = sim::SimMode::kData;
+  ZR_ASSIGN_OR_RETURN(auto simulated, sim::SimWorld::Create(o));
+  RunResult result;
+  ZR_RETURN_IF_ERROR(simulated->Run([&](runtime::Runtime& rt) -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(
+        auto t, ReferenceTrainer::Create(spec, options, world, &data, rt));
+    for (int s = 0; s < steps; ++s) {
+      ZR_ASSIGN_OR_RETURN(ReferenceStep step, t->Step());
+      result.losses.push_back(step.loss);
+    }
+    for (int p = 0; p < t->num_params(); ++p)
+      result.params.push_back(t->master(p));
+    return absl::OkStatus();
+  }));
+  for (const sim::RaceReport& r : simulated->races()) {
+    result.races.push_back(r.message);
+  }
+  return result;
+}
+
+Difference Compare(const RunResult& got, const RunResult& reference) {
+  Difference d;
+  const size_t steps = std::min(got.losses.size(), reference.losses.size());
+  for (size_t s = 0; s < steps; ++s) {
+    const double ref = reference.losses[s];
+    const double rel =
+        std::abs(got.losses[s] - ref) / std::max(std::abs(ref), 1e-30);
+    if (!(rel <= d.loss)) {
+      d.loss = rel;
+      d.worst_step = static_cast<int>(s);
+    }
+  }
+  const size_t params = std::min(got.params.size(), reference.params.size());
+  for (size_t p = 0; p < params; ++p) {
+    const std::vector<float>& a = got.params[p];
+    const std::vector<float>& b = reference.params[p];
+    if (a.size() != b.size()) {
+      d.param = std::numeric_limits<double>::infinity();
+      d.worst_param = static_cast<int>(p);
+      continue;
+    }
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+      scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+    }
+    const double rel = diff / std::max(scale, 1e-30);
+    if (!(rel <= d.param)) {
+      d.param = rel;
+      d.worst_param = static_cast<int>(p);
+    }
+  }
+  return d;
+}
+
+}  // namespace testing
+}  // namespace zero3

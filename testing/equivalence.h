@@ -1,0 +1,60 @@
+// Copyright 2026 The zero3 Authors.
+//
+// equivalence.h: run ZeRO-3 on simulated ranks and the reference trainer on
+// the same model and data, and measure how far apart they are.
+//
+// Used by the equivalence tests and by `zero3 train --check-reference`.
+
+#ifndef ZERO3_TESTING_EQUIVALENCE_H_
+#define ZERO3_TESTING_EQUIVALENCE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/engine/engine.h"
+#include "core/model/data.h"
+#include "core/model/model_spec.pb.h"
+#include "core/zero/options.h"
+#include "sim/simulator.h"
+
+namespace zero3 {
+namespace testing {
+
+struct RunResult {
+  std::vector<double> losses;  // per step, mean over ranks
+  // Full fp32 master of every parameter after the last step.
+  std::vector<std::vector<float>> params;
+  std::vector<std::string> races;        // race reports
+  std::vector<engine::StepStats> rank0;  // rank 0's step stats
+};
+
+// ZeRO-3 on `world` simulated ranks (data mode; `sim` supplies the profile
+// and detector settings; its world_size and mode are overridden).
+absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
+                                  const zero::ZeroOptions& options, int world,
+                                  int steps, const model::BatchSource& data,
+                                  sim::SimOptions sim);
+
+// The reference trainer on the global batch of `world` ranks.
+absl::StatusOr<RunResult> RunReference(const model::ModelSpec& spec,
+                                       const zero::ZeroOptions& options,
+                                       int world, int steps,
+                                       const model::BatchSource& data,
+                                       const sim::HardwareProfile& profile);
+
+struct Difference {
+  // Largest |a - b| / |b| of the per-step loss.
+  double loss = 0;
+  // Largest over parameters of max|a - b| / max|b| (per tensor).
+  double param = 0;
+  int worst_param = -1;
+  int worst_step = -1;
+};
+
+Difference Compare(const RunResult& got, const RunResult& reference);
+
+}  // namespace testing
+}  // namespace zero3
+
+#endif  // ZERO3_TESTING_EQUIVALENCE_H_

@@ -1,0 +1,248 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "testing/reference_trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/kernels/dtype.h"
+#include "core/kernels/reference.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace testing {
+
+using runtime::DType;
+using runtime::HostMemoryKind;
+using runtime::TensorRef;
+
+namespace {
+
+float Round(DType dtype, float v) {
+  if (dtype == DType::kF32) return v;
+  float out;
+  kernels::StoreFromFloat(dtype, v, &out, 0);
+  return kernels::LoadAsFloat(dtype, &out, 0);
+}
+
+}  // namespace
+
+ReferenceTrainer::ReferenceTrainer(const model::ModelSpec& spec,
+                                   const zero::ZeroOptions& options, int world,
+                                   const model::BatchSource* data,
+                                   runtime::Runtime& rt)
+    : spec_(spec), options_(options), world_(world), data_(data), rt_(rt) {}
+
+ReferenceTrainer::~ReferenceTrainer() = default;
+
+absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
+    const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
+    const model::BatchSource* data, runtime::Runtime& rt) {
+  if (!rt.computes_values()) {
+    return absl::FailedPreconditionError(
+        "the reference trainer needs a runtime that computes values");
+  }
+  std::unique_ptr<ReferenceTrainer> t(
+      new ReferenceTrainer(spec, options, world, data, rt));
+  ZR_RETURN_IF_ERROR(t->Init());
+  return t;
+}
+
+absl::Status ReferenceTrainer::Init() {
+  const DType dtype = options_.dtype;
+  ZR_ASSIGN_OR_RETURN(stream_, rt_.device().CreateStream("reference"));
+  ZR_ASSIGN_OR_RETURN(
+      model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
+                                         options_.seq, rt_));
+  int64_t largest = 1;
+  for (const model::ParamInfo& p : model_->params()) {
+    const int64_t bytes = p.numel() * kernels::DTypeSize(dtype);
+    largest = std::max(largest, p.numel());
+    ZR_ASSIGN_OR_RETURN(
+        runtime::Buffer param,
+        rt_.device().Allocate(bytes, absl::StrCat("ref ", p.name)));
+    ZR_ASSIGN_OR_RETURN(
+        runtime::Buffer grad,
+        rt_.device().Allocate(bytes, absl::StrCat("ref grad ", p.name)));
+    params_.push_back(param);
+    grads_.push_back(grad);
+    std::vector<float> init(p.numel());
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      init[i] = Round(dtype, model::InitialValue(spec_, p, options_.seed, i));
+    }
+    master_.push_back(init);
+    m_.emplace_back(p.numel(), 0.0f);
+    v_.emplace_back(p.numel(), 0.0f);
+    acc_.emplace_back(p.numel(), 0.0f);
+  }
+  ZR_ASSIGN_OR_RETURN(
+      host_,
+      rt_.AllocateHost(largest * 4, HostMemoryKind::kPinned, "ref staging"));
+  const int64_t t = model_->tokens();
+  ZR_ASSIGN_OR_RETURN(
+      inputs_host_,
+      rt_.AllocateHost(2 * t * 4, HostMemoryKind::kPinned, "ref inputs host"));
+  ZR_ASSIGN_OR_RETURN(inputs_, rt_.device().Allocate(2 * t * 4, "ref inputs"));
+  ZR_ASSIGN_OR_RETURN(loss_, rt_.device().Allocate(4, "ref loss"));
+  ZR_ASSIGN_OR_RETURN(loss_host_, rt_.AllocateHost(4, HostMemoryKind::kPinned,
+                                                   "ref loss host"));
+  return UploadParams();
+}
+
+// Host work here is plain code on host buffers the reference has
+// synchronized; each access still goes through a HostTask so that the race
+// detector sees the reference obey the same rules as the engine.
+absl::Status ReferenceTrainer::UploadParams() {
+  const DType dtype = options_.dtype;
+  for (size_t p = 0; p < params_.size(); ++p) {
+    const int64_t n = static_cast<int64_t>(master_[p].size());
+    const int64_t bytes = n * kernels::DTypeSize(dtype);
+    runtime::HostTask cast;
+    cast.label = "ref cast params";
+    cast.writes = {host_.Slice(0, bytes)};
+    cast.run = [&]() -> absl::Status {
+      kernels::CastArgs a;
+      a.n = n;
+      a.src = DType::kF32;
+      a.dst = dtype;
+      kernels::Cast(a, master_[p].data(), host_.data());
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
+    ZR_RETURN_IF_ERROR(stream_->Copy(params_[p].All(), host_.Slice(0, bytes),
+                                     "ref params H2D"));
+    ZR_RETURN_IF_ERROR(stream_->Synchronize());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReferenceTrainer::BeginModule(int, model::Pass) {
+  return absl::OkStatus();
+}
+TensorRef ReferenceTrainer::Param(int param) {
+  return TensorRef::Of(params_[param], options_.dtype, 0,
+                       model_->params()[param].numel());
+}
+absl::Status ReferenceTrainer::EndModule(int, model::Pass) {
+  return absl::OkStatus();
+}
+absl::StatusOr<TensorRef> ReferenceTrainer::Grad(int param) {
+  return TensorRef::Of(grads_[param], options_.dtype, 0,
+                       model_->params()[param].numel());
+}
+absl::Status ReferenceTrainer::GradsReady(absl::Span<const int>) {
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
+  const DType dtype = options_.dtype;
+  const int a_steps = options_.accumulation;
+  const int64_t t = model_->tokens();
+  const model::BatchShape shape{options_.micro_batch, options_.seq, a_steps,
+                                world_};
+  const int num_params = static_cast<int>(params_.size());
+  const float inv_world = 1.0f / static_cast<float>(world_);
+  ReferenceStep result;
+  double loss_sum = 0;
+  for (int micro = 0; micro < a_steps; ++micro) {
+    std::vector<std::vector<float>> rank_sum(num_params);
+    for (int p = 0; p < num_params; ++p)
+      rank_sum[p].assign(master_[p].size(), 0.0f);
+    for (int rank = 0; rank < world_; ++rank) {
+      runtime::HostTask fill;
+      fill.label = "ref inputs";
+      fill.writes = {inputs_host_.All()};
+      fill.run = [&]() -> absl::Status {
+        std::vector<int32_t> tokens, targets;
+        data_->Fill(shape, step_, micro, rank, &tokens, &targets);
+        std::memcpy(inputs_host_.data(), tokens.data(), t * 4);
+        std::memcpy(static_cast<char*>(inputs_host_.data()) + t * 4,
+                    targets.data(), t * 4);
+        return absl::OkStatus();
+      };
+      ZR_RETURN_IF_ERROR(rt_.RunHostTask(fill));
+      ZR_RETURN_IF_ERROR(
+          stream_->Copy(inputs_.All(), inputs_host_.All(), "ref inputs H2D"));
+      ZR_RETURN_IF_ERROR(model_->Forward(
+          *stream_, *this, inputs_.Slice(0, t * 4), inputs_.Slice(t * 4, t * 4),
+          TensorRef::Of(loss_, DType::kF32, 0, 1), 1.0f / a_steps));
+      ZR_RETURN_IF_ERROR(model_->Backward(*stream_, *this));
+      ZR_RETURN_IF_ERROR(
+          stream_->Copy(loss_host_.All(), loss_.All(), "ref loss D2H"));
+      ZR_RETURN_IF_ERROR(stream_->Synchronize());
+      runtime::HostTask read;
+      read.label = "ref read loss";
+      read.reads = {loss_host_.All()};
+      read.run = [&]() -> absl::Status {
+        loss_sum += *static_cast<const float*>(loss_host_.data());
+        return absl::OkStatus();
+      };
+      ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+      for (int p = 0; p < num_params; ++p) {
+        const int64_t n = static_cast<int64_t>(master_[p].size());
+        const int64_t bytes = n * kernels::DTypeSize(dtype);
+        ZR_RETURN_IF_ERROR(stream_->Copy(host_.Slice(0, bytes), grads_[p].All(),
+                                         "ref grad D2H"));
+        ZR_RETURN_IF_ERROR(stream_->Synchronize());
+        runtime::HostTask sum;
+        sum.label = "ref sum over ranks";
+        sum.reads = {host_.Slice(0, bytes)};
+        sum.run = [&]() -> absl::Status {
+          for (int64_t i = 0; i < n; ++i) {
+            const float g = kernels::LoadAsFloat(dtype, host_.data(), i);
+            // Each rank's share, as the engine's pre-divide in `dtype`.
+            rank_sum[p][i] += world_ > 1 ? Round(dtype, g * inv_world) : g;
+          }
+          return absl::OkStatus();
+        };
+        ZR_RETURN_IF_ERROR(rt_.RunHostTask(sum));
+      }
+    }
+    for (int p = 0; p < num_params; ++p) {
+      for (size_t i = 0; i < acc_[p].size(); ++i) {
+        const float reduced = Round(dtype, rank_sum[p][i]);
+        acc_[p][i] = micro == 0 ? reduced : acc_[p][i] + reduced;
+      }
+    }
+  }
+  result.loss = loss_sum / (a_steps * world_);
+
+  double norm_squared = 0;
+  for (const auto& g : acc_) {
+    for (float x : g) norm_squared += static_cast<double>(x) * x;
+  }
+  const double norm = std::sqrt(norm_squared);
+  result.grad_norm = norm;
+  double combined = 1.0;
+  if (options_.gradient_clipping > 0) {
+    const double clip = (norm + 1e-6) / options_.gradient_clipping;
+    if (clip > 1) combined = clip;
+  }
+  const float grad_scale = static_cast<float>(1.0 / combined);
+  ++step_;
+  for (int p = 0; p < num_params; ++p) {
+    std::vector<float> g = acc_[p];
+    if (grad_scale != 1.0f) {
+      for (float& x : g) x *= grad_scale;
+    }
+    kernels::AdamWArgs args;
+    args.n = static_cast<int64_t>(g.size());
+    args.step = step_;
+    args.lr = options_.lr;
+    args.beta1 = options_.beta1;
+    args.beta2 = options_.beta2;
+    args.eps = options_.eps;
+    args.weight_decay = options_.weight_decay;
+    args.bias_correction = options_.bias_correction;
+    args.adamw_mode = options_.adamw_mode;
+    kernels::AdamWStep(args, master_[p].data(), g.data(), m_[p].data(),
+                       v_[p].data());
+  }
+  ZR_RETURN_IF_ERROR(UploadParams());
+  return result;
+}
+
+}  // namespace testing
+}  // namespace zero3

@@ -1,0 +1,84 @@
+// Copyright 2026 The zero3 Authors.
+//
+// reference_trainer.h: the oracle. The same model on one device, no
+// sharding, no offload, plain AdamW.
+//
+// It trains on exactly the global batch a ZeRO-3 run of `world` ranks sees
+// (every rank's micro-batches, core/model/data.h) and averages gradients in
+// the same order the engine does: for each micro-step, the sum over ranks of
+// each rank's gradient divided by the world size, rounded to the working
+// dtype as a reduce-scatter in that dtype would be, then accumulated in fp32
+// over micro-steps. With fp32 the engine must therefore match it to
+// rounding; what remains is the order of the gradient-norm sum.
+//
+// Every parameter stays resident; gradients go to per-parameter buffers; the
+// reduction, clipping and AdamW (core/kernels AdamWStep) run on the host in
+// plain loops. Not thread-safe.
+
+#ifndef ZERO3_TESTING_REFERENCE_TRAINER_H_
+#define ZERO3_TESTING_REFERENCE_TRAINER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model/data.h"
+#include "core/model/model_spec.pb.h"
+#include "core/model/transformer.h"
+#include "core/runtime/runtime.h"
+#include "core/zero/options.h"
+
+namespace zero3 {
+namespace testing {
+
+struct ReferenceStep {
+  double loss = 0;       // mean over all ranks' micro-batches
+  double grad_norm = 0;  // global norm before clipping
+};
+
+class ReferenceTrainer : private model::ParamProvider {
+ public:
+  // Uses the model, batch, precision, clipping and AdamW settings of
+  // `options`, and trains the global batch of `world` ranks on `rt` (one
+  // device that computes values).
+  static absl::StatusOr<std::unique_ptr<ReferenceTrainer>> Create(
+      const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
+      const model::BatchSource* data, runtime::Runtime& rt);
+  ~ReferenceTrainer() override;
+
+  absl::StatusOr<ReferenceStep> Step();
+
+  // The fp32 master of each parameter, [numel].
+  const std::vector<float>& master(int param) const { return master_[param]; }
+  int num_params() const { return static_cast<int>(master_.size()); }
+
+ private:
+  ReferenceTrainer(const model::ModelSpec& spec,
+                   const zero::ZeroOptions& options, int world,
+                   const model::BatchSource* data, runtime::Runtime& rt);
+  absl::Status Init();
+  absl::Status UploadParams();
+
+  absl::Status BeginModule(int, model::Pass) override;
+  runtime::TensorRef Param(int param) override;
+  absl::Status EndModule(int, model::Pass) override;
+  absl::StatusOr<runtime::TensorRef> Grad(int param) override;
+  absl::Status GradsReady(absl::Span<const int>) override;
+
+  model::ModelSpec spec_;
+  zero::ZeroOptions options_;
+  int world_;
+  const model::BatchSource* data_;
+  runtime::Runtime& rt_;
+  std::unique_ptr<runtime::Stream> stream_;
+  std::unique_ptr<model::Transformer> model_;
+  std::vector<runtime::Buffer> params_, grads_;
+  runtime::Buffer host_, inputs_host_, inputs_, loss_, loss_host_;
+  std::vector<std::vector<float>> master_, m_, v_, acc_;
+  int64_t step_ = 0;
+};
+
+}  // namespace testing
+}  // namespace zero3
+
+#endif  // ZERO3_TESTING_REFERENCE_TRAINER_H_
