@@ -386,10 +386,6 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   const int64_t esize = kernels::DTypeSize(dtype);
 
   if (options_.offload_optimizer) {
-    if (options_.offload_param &&
-        options_.syncs.enabled(Sync::kParamOffloadBeforeUpdate)) {
-      ZR_RETURN_IF_ERROR(coordinator_->last_gather_event().Synchronize());
-    }
     const TensorRef grads = reducer_->host_partition();
     const Buffer& lp = options_.offload_param ? shard_ : staging_;
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);

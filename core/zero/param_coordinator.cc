@@ -42,7 +42,6 @@ absl::Status ParamCoordinator::Init() {
   for (size_t m = 0; m < modules_.size(); ++m) {
     for (int p : modules_[m].params) module_numel_[m] += params_[p].numel;
   }
-  ZR_ASSIGN_OR_RETURN(last_gather_, ctx_.rt->device().CreateEvent());
   if (ctx_.options->offload_param) {
     ZR_ASSIGN_OR_RETURN(staging_,
                         ctx_.rt->device().Allocate(
@@ -107,7 +106,6 @@ absl::Status ParamCoordinator::Gather(int p) {
   ZR_RETURN_IF_ERROR(ctx_.rt->world().AllGather(
       g, send, recv, absl::StrCat("all-gather param ", p)));
   ZR_RETURN_IF_ERROR(g.Record(*s.gathered));
-  ZR_RETURN_IF_ERROR(g.Record(*last_gather_));
   block->used = true;
   s.block = block;
   s.state = State::kInflight;

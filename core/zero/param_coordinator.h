@@ -62,8 +62,6 @@ class ParamCoordinator {
 
   // Largest number of parameter elements gathered at once.
   int64_t peak_gathered_elements() const { return peak_gathered_; }
-  // The event recorded after the last all-gather (reads of the shard).
-  runtime::Event& last_gather_event() { return *last_gather_; }
 
  private:
   enum class State { kReleased, kInflight, kAvailable };
@@ -97,7 +95,6 @@ class ParamCoordinator {
   std::map<int64_t, std::vector<Block*>> free_blocks_;
   std::vector<std::unique_ptr<Block>> blocks_;
   runtime::Buffer staging_;  // device copy of host shards (offload_param)
-  std::unique_ptr<runtime::Event> last_gather_;
   runtime::Event* pending_update_ = nullptr;
 
   // Module-visit trace.

@@ -38,9 +38,6 @@ constexpr Entry kEntries[] = {
      "step's gathers"},
     {Sync::kLossRead, "loss-read",
      "host waits for the loss copy before reading the loss"},
-    {Sync::kParamOffloadBeforeUpdate, "param-offload-before-update",
-     "host waits for copies out of offloaded parameter shards before "
-     "updating them"},
 };
 
 const Entry& EntryOf(Sync sync) {

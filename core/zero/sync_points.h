@@ -48,10 +48,12 @@ enum class Sync {
   // orders the host's refills of the pinned input and parameter staging
   // buffers after the copies that read them.
   kLossRead,
-  // With offload_param: host waits for the all-gather stream's copies out of
-  // the host parameter shards before the optimizer overwrites them.
-  kParamOffloadBeforeUpdate,
 };
+// Not listed because it needs no synchronization of its own: with
+// offload_param, the optimizer overwrites the host parameter shards after
+// grad-offload-before-step, which already orders the host after every
+// all-gather of the step (each gather is waited on by the compute stream
+// before the module's backward, which the reduce stream waits on).
 
 absl::string_view SyncName(Sync sync);
 absl::string_view SyncDescription(Sync sync);
