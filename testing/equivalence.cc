@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "core/util/status_macros.h"
@@ -58,11 +59,11 @@ absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
   return result;
 }
 
-absl::StatusOr<RunResult> RunReference(const model::ModelSpec& spec,
-                                       const zero::ZeroOptions& options,
-                                       int world, int steps,
-                                       const model::BatchSource& data,
-                                       const sim::HardwareProfile& profile) {
+absl::StatusOr<RunResult> RunReference(
+    const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
+    int steps, const model::BatchSource& data,
+    const sim::HardwareProfile& profile,
+    std::vector<std::vector<std::vector<float>>>* params_by_step) {
   sim::SimOptions o;
   o.profile = profile;
   o.world_size = 1;
@@ -75,6 +76,12 @@ absl::StatusOr<RunResult> RunReference(const model::ModelSpec& spec,
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(ReferenceStep step, t->Step());
       result.losses.push_back(step.loss);
+      if (params_by_step != nullptr) {
+        params_by_step->emplace_back();
+        for (int p = 0; p < t->num_params(); ++p) {
+          params_by_step->back().push_back(t->master(p));
+        }
+      }
     }
     for (int p = 0; p < t->num_params(); ++p)
       result.params.push_back(t->master(p));
@@ -98,27 +105,36 @@ Difference Compare(const RunResult& got, const RunResult& reference) {
       d.worst_step = static_cast<int>(s);
     }
   }
-  const size_t params = std::min(got.params.size(), reference.params.size());
-  for (size_t p = 0; p < params; ++p) {
-    const std::vector<float>& a = got.params[p];
-    const std::vector<float>& b = reference.params[p];
-    if (a.size() != b.size()) {
-      d.param = std::numeric_limits<double>::infinity();
-      d.worst_param = static_cast<int>(p);
-      continue;
+  d.param = ParamDifference(got.params, reference.params, &d.worst_param);
+  return d;
+}
+
+double ParamDifference(const std::vector<std::vector<float>>& got,
+                       const std::vector<std::vector<float>>& reference,
+                       int* worst) {
+  double worst_rel = 0;
+  if (worst != nullptr) *worst = -1;
+  if (got.size() != reference.size()) {
+    return std::numeric_limits<double>::infinity();
+  }
+  for (size_t p = 0; p < got.size(); ++p) {
+    const std::vector<float>& a = got[p];
+    const std::vector<float>& b = reference[p];
+    double rel = std::numeric_limits<double>::infinity();
+    if (a.size() == b.size()) {
+      double diff = 0, scale = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+        scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+      }
+      rel = diff / std::max(scale, 1e-30);
     }
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
-      scale = std::max(scale, std::abs(static_cast<double>(b[i])));
-    }
-    const double rel = diff / std::max(scale, 1e-30);
-    if (!(rel <= d.param)) {
-      d.param = rel;
-      d.worst_param = static_cast<int>(p);
+    if (!(rel <= worst_rel)) {
+      worst_rel = rel;
+      if (worst != nullptr) *worst = static_cast<int>(p);
     }
   }
-  return d;
+  return worst_rel;
 }
 
 }  // namespace testing

@@ -36,12 +36,19 @@ absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
                                   int steps, const model::BatchSource& data,
                                   sim::SimOptions sim);
 
-// The reference trainer on the global batch of `world` ranks.
-absl::StatusOr<RunResult> RunReference(const model::ModelSpec& spec,
-                                       const zero::ZeroOptions& options,
-                                       int world, int steps,
-                                       const model::BatchSource& data,
-                                       const sim::HardwareProfile& profile);
+// The reference trainer on the global batch of `world` ranks. With
+// `params_by_step`, also every parameter after every step.
+absl::StatusOr<RunResult> RunReference(
+    const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
+    int steps, const model::BatchSource& data,
+    const sim::HardwareProfile& profile,
+    std::vector<std::vector<std::vector<float>>>* params_by_step = nullptr);
+
+// Relative difference of parameter tensors: max|a - b| / max|b|, the largest
+// over tensors, and which tensor.
+double ParamDifference(const std::vector<std::vector<float>>& got,
+                       const std::vector<std::vector<float>>& reference,
+                       int* worst = nullptr);
 
 struct Difference {
   // Largest |a - b| / |b| of the per-step loss.

@@ -70,6 +70,35 @@ expect 2 config "$CONFIGS/hf_zero3_offload_filled.json" --world-size 2
 expect 0 config "$CONFIGS/hf_zero3_offload_filled.json" --world-size 2 \
   --set train_batch_size=32
 
+# zero3 train: the default run (tiny model, 2 simulated ranks, CPU offload).
+expect 0 train --steps 3
+grep -q "^step 3/3  loss " "$TMP/out" || fail "train: no step lines"
+grep -q "start-up: pinned host memory" "$TMP/out" || fail "train: no start-up pinned line"
+grep -q "race detector: 0 races found" "$TMP/out" || fail "train: races in the default run"
+
+expect 0 train --drop-sync list
+grep -q "^grad-offload-before-step" "$TMP/out" || fail "drop-sync list lacks grad-offload-before-step"
+
+# Dropping the pre-step synchronization: the race report names the host
+# gradient buffer and the D2H copy, and the exit status says so.
+expect 1 train --steps 2 --drop-sync grad-offload-before-step
+grep -q "race on 'host fp32 gradients'.*grad D2H" "$TMP/out" ||
+  fail "drop-sync: no report naming the host gradients and the D2H copy"
+
+expect 2 train --drop-sync grad-offload-befor-step
+grep -q "did you mean 'grad-offload-before-step'" "$TMP/err" || fail "drop-sync: no suggestion"
+
+expect 0 train --steps 3 --ranks 3 --check-reference
+grep -q "check-reference: largest relative difference .* OK" "$TMP/out" ||
+  fail "check-reference did not pass"
+
+expect 0 train --model qwen2.5-0.5b --ranks 4 --mode timing --steps 1 --seq 256 \
+  --trace "$TMP/trace.json"
+grep -q '"traceEvents"' "$TMP/trace.json" || fail "no trace written"
+
+expect 2 train --mode timing --check-reference
+expect 2 train --model nonexistent
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -330,9 +330,14 @@ absl::StatusOr<StepStats> Engine::Step() {
   read_norm.label = "read grad norm";
   read_norm.reads = {reducer_->host_norm_squared().slice};
   read_norm.run = [&]() -> absl::Status {
-    norm_squared = *reducer_->host_norm_squared().slice.As<float>();
+    const float* pairs = reducer_->host_norm_squared().slice.As<float>();
+    norm_squared = 0;
+    for (int r = 0; r < rt_.world_size(); ++r) {
+      norm_squared += static_cast<double>(pairs[2 * r]) + pairs[2 * r + 1];
+    }
     return absl::OkStatus();
   };
+
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read_norm));
   ZR_RETURN_IF_ERROR(Update(norm_squared, &stats));
   const int64_t t4 = rt_.NowNanos();

@@ -94,14 +94,18 @@ absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  std::string bytes = ss.str();
+  return TextBatchesFromBytes(path, ss.str(), seq, seed);
+}
+
+absl::StatusOr<std::unique_ptr<BatchSource>> TextBatchesFromBytes(
+    const std::string& name, std::string bytes, int64_t seq, uint64_t seed) {
   if (static_cast<int64_t>(bytes.size()) < seq + 2) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "data file ", path, " has ", bytes.size(), " bytes; sequences of ", seq,
+        "data ", name, " has ", bytes.size(), " bytes; sequences of ", seq,
         " tokens need at least ", seq + 2));
   }
   return std::unique_ptr<BatchSource>(
-      std::make_unique<Text>(path, std::move(bytes), seed));
+      std::make_unique<Text>(name, std::move(bytes), seed));
 }
 
 }  // namespace model

@@ -54,6 +54,14 @@ std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed);
 absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
     const std::string& path, int64_t seq, uint64_t seed);
 
+// The same over bytes already in memory; `name` describes them.
+absl::StatusOr<std::unique_ptr<BatchSource>> TextBatchesFromBytes(
+    const std::string& name, std::string bytes, int64_t seq, uint64_t seed);
+
+// The same over bytes already in memory; `name` describes them.
+absl::StatusOr<std::unique_ptr<BatchSource>> TextBatchesFromBytes(
+    const std::string& name, std::string bytes, int64_t seq, uint64_t seed);
+
 }  // namespace model
 }  // namespace zero3
 

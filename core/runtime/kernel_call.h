@@ -119,9 +119,13 @@ struct Cast {  // args.src / args.dst must match the tensors' dtypes
   kernels::CastArgs args;
   TensorRef src, dst;
 };
-struct SumSquares {  // out: one fp32 value; accumulates when `accumulate`
+// The sum of squares of x, kept in double precision as two fp32 values,
+// out = [hi, lo] with hi + lo the double sum: gradient norms must not depend
+// on how the sum is split across buckets and ranks beyond double rounding.
+// Accumulates into out when `accumulate`.
+struct SumSquares {
   kernels::ReduceArgs args;
-  TensorRef x, out;
+  TensorRef x, out;  // out: two fp32 values
   bool accumulate = false;
 };
 struct AdamW {  // all fp32; params and moments updated in place

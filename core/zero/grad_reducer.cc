@@ -85,10 +85,16 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
   ZR_ASSIGN_OR_RETURN(partition_,
                       dev.Allocate(std::max<int64_t>(1, layout.total()) * 4,
                                    "gradient partition (fp32)"));
-  ZR_ASSIGN_OR_RETURN(norm_device_, dev.Allocate(4, "gradient norm squared"));
-  ZR_ASSIGN_OR_RETURN(norm_host_,
-                      ctx_.rt->AllocateHost(4, HostMemoryKind::kPinned,
-                                            "gradient norm squared (host)"));
+  // Each rank's sum of squares as [hi, lo] (see ops::SumSquares), and
+  // every rank's, gathered: summing them on the host in double keeps the
+  // norm independent of the sharding up to double rounding.
+  ZR_ASSIGN_OR_RETURN(norm_device_, dev.Allocate(8, "gradient norm squared"));
+  ZR_ASSIGN_OR_RETURN(norm_gathered_, dev.Allocate(8 * layout.world(),
+                                                   "gathered norm squared"));
+  ZR_ASSIGN_OR_RETURN(
+      norm_host_,
+      ctx_.rt->AllocateHost(8 * layout.world(), HostMemoryKind::kPinned,
+                            "gradient norm squared (host)"));
   if (ctx_.options->offload_optimizer) {
     ZR_ASSIGN_OR_RETURN(
         host_partition_,
@@ -109,7 +115,7 @@ TensorRef GradReducer::host_partition() const {
   return TensorRef::Of(host_partition_, DType::kF32, 0, ctx_.layout->total());
 }
 TensorRef GradReducer::host_norm_squared() const {
-  return TensorRef::Of(norm_host_, DType::kF32, 0, 1);
+  return TensorRef::Of(norm_host_, DType::kF32, 0, 2 * ctx_.world());
 }
 bool GradReducer::host_buffer_pinned() const {
   return host_partition_.space() == runtime::MemorySpace::kPinnedHost;
@@ -125,8 +131,8 @@ absl::Status GradReducer::BeginBackward(int micro, bool boundary) {
   modules_seen_ = 0;
   if (boundary_) {
     ops::Fill zero;
-    zero.args.n = 1;
-    zero.x = TensorRef::Of(norm_device_, DType::kF32, 0, 1);
+    zero.args.n = 2;
+    zero.x = TensorRef::Of(norm_device_, DType::kF32, 0, 2);
     ZR_RETURN_IF_ERROR(ctx_.reduce->Launch(KernelCall(zero, "zero grad norm")));
   }
   return absl::OkStatus();
@@ -277,7 +283,7 @@ absl::Status GradReducer::Flush(int b) {
   ops::SumSquares norm;
   norm.args.n = bucket.elements;
   norm.x = part;
-  norm.out = TensorRef::Of(norm_device_, DType::kF32, 0, 1);
+  norm.out = TensorRef::Of(norm_device_, DType::kF32, 0, 2);
   norm.accumulate = true;
   ZR_RETURN_IF_ERROR(
       s.Launch(KernelCall(norm, absl::StrCat("norm of bucket ", b))));
@@ -314,13 +320,16 @@ absl::Status GradReducer::EndBackward() {
   }
   if (!boundary_) return absl::OkStatus();
   runtime::Stream& s = *ctx_.reduce;
-  const TensorRef norm = TensorRef::Of(norm_device_, DType::kF32, 0, 1);
+  const TensorRef norm = TensorRef::Of(norm_device_, DType::kF32, 0, 2);
+  const runtime::Buffer* all = &norm_device_;
   if (ctx_.world() > 1) {
-    ZR_RETURN_IF_ERROR(ctx_.rt->world().AllReduce(
-        s, norm, norm, runtime::ReduceOp::kSum, "all-reduce grad norm"));
+    ZR_RETURN_IF_ERROR(ctx_.rt->world().AllGather(
+        s, norm,
+        TensorRef::Of(norm_gathered_, DType::kF32, 0, 2 * ctx_.world()),
+        "all-gather grad norm"));
+    all = &norm_gathered_;
   }
-  ZR_RETURN_IF_ERROR(
-      s.Copy(norm_host_.All(), norm_device_.All(), "grad norm D2H"));
+  ZR_RETURN_IF_ERROR(s.Copy(norm_host_.All(), all->All(), "grad norm D2H"));
   // The synchronization that makes the asynchronous gradient copies (and the
   // norm) safe for the host to read.
   if (ctx_.sync(Sync::kGradOffloadBeforeStep)) {

@@ -69,8 +69,9 @@ class GradReducer {
   runtime::TensorRef device_partition() const;
   // fp32 [layout.total()] in host memory (offload_optimizer only).
   runtime::TensorRef host_partition() const;
-  // One fp32 value in pinned host memory: the global sum of squares of the
-  // gradient after the boundary backward.
+  // Pinned host memory holding every rank's sum of squares of its gradient
+  // partition after the boundary backward: W pairs [hi, lo] of fp32 whose
+  // double sums add up to the global sum of squares.
   runtime::TensorRef host_norm_squared() const;
   bool host_buffer_pinned() const;
 
@@ -107,6 +108,7 @@ class GradReducer {
   runtime::Buffer partition_;
   runtime::Buffer host_partition_;
   runtime::Buffer norm_device_;
+  runtime::Buffer norm_gathered_;
   runtime::Buffer norm_host_;
   std::unique_ptr<runtime::Event> ready_;
 

@@ -305,13 +305,20 @@ absl::Status ExecuteReference(const KernelCall& call) {
           k::Cast(a, o.src.slice.data(), o.dst.slice.data());
         } else if constexpr (std::is_same_v<T, ops::SumSquares>) {
           c.Need(o.x, a.n, "x");
-          c.Need(o.out, 1, "out");
+          c.Need(o.out, 2, "out");
           if (!c.status().ok()) return;
-          F32 out(o.out, o.accumulate);
-          const double sum = k::SumSquares(a, o.x.dtype, o.x.slice.data());
-          const double base = o.accumulate ? out.get()[0] : 0.0;
-          out.get()[0] = static_cast<float>(base + sum);
-          out.Commit();
+          if (o.out.dtype != k::DType::kF32) {
+            result = absl::InvalidArgumentError(absl::StrCat(
+                call.label, ": sum_squares writes two fp32 values"));
+            return;
+          }
+          float* out = o.out.slice.template As<float>();
+          const double base =
+              o.accumulate ? static_cast<double>(out[0]) + out[1] : 0.0;
+          const double total =
+              base + k::SumSquares(a, o.x.dtype, o.x.slice.data());
+          out[0] = static_cast<float>(total);
+          out[1] = static_cast<float>(total - static_cast<double>(out[0]));
         } else if constexpr (std::is_same_v<T, ops::AdamW>) {
           for (const TensorRef* t :
                {&o.params, &o.grads, &o.exp_avg, &o.exp_avg_sq}) {

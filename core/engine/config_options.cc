@@ -1,0 +1,76 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/engine/config_options.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace zero3 {
+namespace engine {
+
+absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
+                                                    int64_t seq,
+                                                    uint64_t seed) {
+  zero::ZeroOptions o;
+  if (seq < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sequence length must be at least 1, got ", seq));
+  }
+  o.seq = seq;
+  o.seed = seed;
+  o.dtype = c.bf16().enabled()   ? kernels::DType::kBF16
+            : c.fp16().enabled() ? kernels::DType::kF16
+                                 : kernels::DType::kF32;
+  o.micro_batch = c.train_micro_batch_size_per_gpu();
+  o.accumulation = static_cast<int>(c.gradient_accumulation_steps());
+  o.gradient_clipping = c.gradient_clipping();
+
+  const config::Fp16& f = c.fp16();
+  o.static_loss_scale = f.loss_scale();
+  o.initial_scale_power = f.initial_scale_power();
+  o.loss_scale_window = static_cast<int>(f.loss_scale_window());
+  o.hysteresis = f.hysteresis();
+  o.consecutive_hysteresis = f.consecutive_hysteresis();
+  o.min_loss_scale = static_cast<double>(f.min_loss_scale());
+
+  const config::AdamParams& a = c.optimizer().params();
+  o.lr = static_cast<float>(a.lr());
+  if (a.betas_size() == 2) {
+    o.beta1 = static_cast<float>(a.betas(0));
+    o.beta2 = static_cast<float>(a.betas(1));
+  }
+  o.eps = static_cast<float>(a.eps());
+  o.weight_decay = static_cast<float>(a.weight_decay());
+  o.bias_correction = a.bias_correction();
+  // As DeepSpeed: "Adam" with adam_w_mode (the default) is AdamW too.
+  o.adamw_mode =
+      absl::AsciiStrToLower(c.optimizer().type()) == "adamw" || a.adam_w_mode();
+
+  const config::ZeroOptimization& z = c.zero_optimization();
+  o.overlap_comm = z.overlap_comm();
+  o.reduce_bucket_size = z.reduce_bucket_size();
+  o.prefetch_bucket_size = z.stage3_prefetch_bucket_size();
+  o.param_persistence_threshold = z.stage3_param_persistence_threshold();
+  o.max_live_parameters = z.stage3_max_live_parameters();
+  o.max_reuse_distance = z.stage3_max_reuse_distance();
+  o.sub_group_size = z.sub_group_size();
+  // The loader has already turned nvme into cpu, with a notice.
+  o.offload_optimizer = z.offload_optimizer().device() != "none";
+  o.optimizer_pin_memory = z.offload_optimizer().pin_memory();
+  o.offload_param = z.offload_param().device() != "none";
+  o.param_pin_memory = z.offload_param().pin_memory();
+  if (o.offload_param && !o.offload_optimizer) {
+    return absl::InvalidArgumentError(
+        "zero_optimization.offload_param needs "
+        "zero_optimization.offload_optimizer.device \"cpu\" in zero3 (the "
+        "host keeps the fp32 master that the offloaded shards come from)");
+  }
+  o.grad_offload = c.zero3().grad_offload() == "blocking"
+                       ? zero::GradOffload::kBlocking
+                       : zero::GradOffload::kAsync;
+  o.optimizer_threads = c.zero3().optimizer_threads();
+  return o;
+}
+
+}  // namespace engine
+}  // namespace zero3

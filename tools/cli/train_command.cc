@@ -1,0 +1,399 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/cli/train_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/config/config_loader.h"
+#include "core/engine/config_options.h"
+#include "core/engine/engine.h"
+#include "core/model/data.h"
+#include "core/model/presets.h"
+#include "core/runtime/pinned_memory.h"
+#include "core/zero/sync_points.h"
+#include "sim/profiles.h"
+#include "sim/simulator.h"
+#include "testing/equivalence.h"
+#include "testing/testdata/text/corpus.h"
+
+namespace zero3 {
+namespace cli {
+namespace {
+
+using runtime::FormatBytes;
+
+// Tolerances of --check-reference (the equivalence tests state why).
+constexpr double kFp32Tolerance = 1e-5;
+constexpr double kLowPrecisionTolerance = 2e-2;
+
+std::string Ms(int64_t ns) { return absl::StrFormat("%.3f ms", ns / 1e6); }
+
+class TrainCommand : public Command {
+ public:
+  absl::string_view name() const override { return "train"; }
+
+  absl::string_view summary() const override {
+    return "train a model with ZeRO-3 (by default: the tiny model on 2 "
+           "simulated ranks with CPU optimizer offload)";
+  }
+
+  absl::string_view description() const override {
+    return "Trains a decoder-only transformer with ZeRO stage 3 on the "
+           "chosen backend. Each step prints the loss (averaged over ranks), "
+           "the FWD, BWD and STEP times (virtual time on the simulator) and "
+           "tokens/s; the run ends with pinned host memory, device memory "
+           "and, on the simulator, every race the race detector found. The "
+           "exit status is 1 if it found any, or if --check-reference finds "
+           "a difference above tolerance (1e-5 in fp32, 2e-2 in bf16/fp16). "
+           "Without --config, the configuration is zero3's defaults (which "
+           "are DeepSpeed's) with zero_optimization.offload_optimizer.device "
+           "= cpu and a micro-batch of 4.";
+  }
+
+  void DefineFlags(FlagSet& flags) override {
+    flags.AddString("backend", &backend_, "NAME",
+                    "sim (the simulated device) or cuda (GPUs)");
+    flags.AddString(
+        "model", &model_, "NAME|FILE",
+        absl::StrCat("a preset (", absl::StrJoin(model::PresetNames(), ", "),
+                     ") or a text-format ModelSpec file"));
+    flags.AddString("config", &config_, "FILE",
+                    "a DeepSpeed JSON or zero3 text-format configuration");
+    flags.AddRepeated("set", &overrides_, "KEY=VALUE",
+                      "override a configuration key (DeepSpeed's dotted "
+                      "names), e.g. zero3.grad_offload=blocking");
+    flags.AddInt("ranks", &ranks_, "N", "data-parallel ranks (simulated)");
+    flags.AddInt("steps", &steps_, "N", "optimizer steps");
+    flags.AddInt("seq", &seq_, "N", "tokens per sequence");
+    flags.AddString("data", &data_, "corpus|synthetic|FILE",
+                    "training text: the built-in corpus, seeded random "
+                    "tokens, or a text file read as bytes");
+    flags.AddInt("seed", &seed_, "N", "seed for initialization and data");
+    flags.AddString("hardware", &hardware_, "NAME|FILE",
+                    absl::StrCat("simulator hardware profile (",
+                                 absl::StrJoin(sim::ProfileNames(), ", "),
+                                 ") or a profile file"));
+    flags.AddString("mode", &mode_, "data|timing",
+                    "simulator mode: data computes real values; timing only "
+                    "costs them (any model size)");
+    flags.AddString("trace", &trace_, "FILE",
+                    "write a Chrome trace (Perfetto, chrome://tracing)");
+    flags.AddBool("check-reference", &check_reference_,
+                  "also train the unsharded reference and compare every step");
+    flags.AddRepeated("drop-sync", &drop_sync_, "NAME",
+                      "remove one of the engine's synchronizations to see "
+                      "what it protects; 'list' lists them");
+    flags.AddBool("strict", &strict_,
+                  "race detection treats pageable copies as asynchronous");
+    flags.AddDouble("jitter", &jitter_, "X",
+                    "perturb every simulated cost by up to +-X (e.g. 0.1)");
+    flags.AddBool("symmetric", &symmetric_,
+                  "timing mode: simulate rank 0 only (ranks are symmetric)");
+  }
+
+  int Run(const std::vector<std::string>& positional, std::ostream& out,
+          std::ostream& err) override {
+    if (std::find(drop_sync_.begin(), drop_sync_.end(), "list") !=
+        drop_sync_.end()) {
+      for (zero::Sync s : zero::AllSyncs()) {
+        out << absl::StrFormat("%-30s %s\n", zero::SyncName(s),
+                               zero::SyncDescription(s));
+      }
+      return kExitOk;
+    }
+    absl::Status status = Train(out, err);
+    if (!status.ok()) {
+      err << "error: " << status.message() << "\n";
+      return status.code() == absl::StatusCode::kInvalidArgument ||
+                     status.code() == absl::StatusCode::kNotFound
+                 ? kExitUsage
+                 : kExitFailure;
+    }
+    return exit_code_;
+  }
+
+ private:
+  absl::Status Train(std::ostream& out, std::ostream& err);
+
+  std::string backend_ = "sim";
+  std::string model_ = "tiny";
+  std::string config_;
+  std::vector<std::string> overrides_;
+  int64_t ranks_ = 2;
+  int64_t steps_ = 100;
+  int64_t seq_ = 64;
+  std::string data_ = "corpus";
+  int64_t seed_ = 0;
+  std::string hardware_ = "h200_sxm";
+  std::string mode_ = "data";
+  std::string trace_;
+  bool check_reference_ = false;
+  std::vector<std::string> drop_sync_;
+  bool strict_ = false;
+  double jitter_ = 0;
+  bool symmetric_ = false;
+  int exit_code_ = kExitOk;
+};
+
+absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
+  if (backend_ == "cuda") {
+    return absl::UnimplementedError(
+        "the cuda backend is not in this build; use --backend sim");
+  }
+  if (backend_ != "sim") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend must be sim or cuda, got '", backend_, "'"));
+  }
+  if (mode_ != "data" && mode_ != "timing") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode must be data or timing, got '", mode_, "'"));
+  }
+  const bool data_mode = mode_ == "data";
+  if (ranks_ < 1 || steps_ < 1) {
+    return absl::InvalidArgumentError("--ranks and --steps must be at least 1");
+  }
+  if (check_reference_ && !data_mode) {
+    return absl::InvalidArgumentError(
+        "--check-reference compares values: it needs --mode data");
+  }
+  if (symmetric_ && data_mode) {
+    return absl::InvalidArgumentError("--symmetric needs --mode timing");
+  }
+
+  // Configuration.
+  config::LoadOptions load;
+  load.world_size = ranks_;
+  absl::StatusOr<config::LoadedConfig> loaded;
+  if (config_.empty()) {
+    load.overrides = {"zero_optimization.stage=3",
+                      "zero_optimization.offload_optimizer.device=cpu",
+                      "train_micro_batch_size_per_gpu=4"};
+    load.overrides.insert(load.overrides.end(), overrides_.begin(),
+                          overrides_.end());
+    loaded = config::DefaultConfig(load);
+  } else {
+    load.overrides = overrides_;
+    loaded = config::LoadConfigFile(ResolveUserPath(config_), load);
+  }
+  if (!loaded.ok()) return loaded.status();
+  for (const std::string& n : loaded->notices) err << "notice: " << n << "\n";
+  absl::StatusOr<zero::ZeroOptions> options = engine::OptionsFromConfig(
+      loaded->config, seq_, static_cast<uint64_t>(seed_));
+  if (!options.ok()) return options.status();
+  for (const std::string& name : drop_sync_) {
+    absl::StatusOr<zero::Sync> s = zero::ParseSync(name);
+    if (!s.ok()) return s.status();
+    options->syncs.Drop(*s);
+    err << "notice: dropping synchronization " << name << " ("
+        << zero::SyncDescription(*s) << ")\n";
+  }
+
+  // Model, data, hardware.
+  absl::StatusOr<model::ModelSpec> spec =
+      model::LoadModelSpec(model::PresetNames().end() !=
+                                   std::find(model::PresetNames().begin(),
+                                             model::PresetNames().end(), model_)
+                               ? model_
+                               : ResolveUserPath(model_));
+  if (!spec.ok()) return spec.status();
+  std::unique_ptr<model::BatchSource> data;
+  if (data_ == "synthetic") {
+    data = model::SyntheticBatches(spec->vocab_size(),
+                                   static_cast<uint64_t>(seed_));
+  } else {
+    absl::StatusOr<std::unique_ptr<model::BatchSource>> text =
+        data_ == "corpus"
+            ? model::TextBatchesFromBytes(
+                  "built-in corpus",
+                  std::string(testdata::kCorpus, testdata::kCorpusSize), seq_,
+                  static_cast<uint64_t>(seed_))
+            : model::TextBatches(ResolveUserPath(data_), seq_,
+                                 static_cast<uint64_t>(seed_));
+    if (!text.ok()) return text.status();
+    data = std::move(*text);
+  }
+  absl::StatusOr<sim::HardwareProfile> profile =
+      sim::LoadProfile(sim::ProfileNames().end() !=
+                               std::find(sim::ProfileNames().begin(),
+                                         sim::ProfileNames().end(), hardware_)
+                           ? hardware_
+                           : ResolveUserPath(hardware_));
+  if (!profile.ok()) return profile.status();
+
+  sim::SimOptions so;
+  so.profile = *profile;
+  so.world_size = static_cast<int>(ranks_);
+  so.mode = data_mode ? sim::SimMode::kData : sim::SimMode::kTiming;
+  so.strict = strict_;
+  so.jitter = jitter_;
+  so.seed = static_cast<uint64_t>(seed_);
+  so.trace = !trace_.empty();
+  so.symmetric = symmetric_;
+  absl::StatusOr<std::unique_ptr<sim::SimWorld>> world =
+      sim::SimWorld::Create(so);
+  if (!world.ok()) return world.status();
+  const int simulated = (*world)->simulated_ranks();
+
+  const double params = static_cast<double>(model::ParameterCount(*spec));
+  out << absl::StrFormat(
+      "zero3 train: model %s (%.3g M parameters), %d ranks, %s on %s (%s "
+      "mode), micro-batch %d x %d tokens, accumulation %d, %s, optimizer %s\n",
+      spec->name(), params / 1e6, ranks_, "ZeRO-3", profile->name(), mode_,
+      options->micro_batch, options->seq, options->accumulation,
+      kernels::DTypeName(options->dtype),
+      options->offload_optimizer
+          ? absl::StrCat(
+                "on the host (",
+                options->optimizer_pin_memory ? "pinned" : "pageable", ", ",
+                options->grad_offload == zero::GradOffload::kAsync ? "async"
+                                                                   : "blocking",
+                " gradient offload)")
+          : std::string("on the device"));
+  out.flush();
+
+  // Per-step results, gathered from the ranks as they finish each step.
+  struct StepRow {
+    double loss_sum = 0;
+    int ranks = 0;
+    engine::StepStats rank0;
+    int64_t total_ns = 0;
+    std::vector<std::vector<std::vector<float>>> shards;  // [rank][param]
+  };
+  std::vector<StepRow> rows(steps_);
+  for (StepRow& r : rows) r.shards.resize(simulated);
+  std::vector<int> param_count(1, 0);
+  std::vector<std::string> param_names;
+  runtime::PinnedMemoryStats pinned0;
+  runtime::MemoryStats device0;
+  int64_t activation_bytes = 0;
+
+  absl::Status run = (*world)->Run([&](runtime::Runtime& rt) -> absl::Status {
+    absl::StatusOr<std::unique_ptr<engine::Engine>> e =
+        engine::Engine::Create(*spec, *options, data.get(), rt);
+    if (!e.ok()) return e.status();
+    if (rt.rank() == 0) {
+      out << "start-up: " << rt.pinned_memory().Summary() << " (rank 0); "
+          << "device memory "
+          << FormatBytes(rt.device().memory_stats().bytes_in_use)
+          << " in use\n";
+      param_count[0] = (*e)->layout().num_params();
+      for (const model::ParamInfo& p : (*e)->model().params()) {
+        param_names.push_back(p.name);
+      }
+      activation_bytes = (*e)->model().activation_bytes();
+    }
+    for (int64_t s = 0; s < steps_; ++s) {
+      absl::StatusOr<engine::StepStats> stats = (*e)->Step();
+      if (!stats.ok()) return stats.status();
+      StepRow& row = rows[s];
+      if (check_reference_) {
+        for (int p = 0; p < (*e)->layout().num_params(); ++p) {
+          absl::StatusOr<std::vector<float>> shard = (*e)->MasterParam(p);
+          if (!shard.ok()) return shard.status();
+          row.shards[rt.rank()].push_back(std::move(*shard));
+        }
+      }
+      row.loss_sum += stats->loss;
+      row.total_ns = std::max(row.total_ns, stats->total_ns);
+      if (rt.rank() == 0) row.rank0 = *stats;
+      if (++row.ranks == simulated) {
+        const engine::StepStats& r0 = row.rank0;
+        const double tokens = static_cast<double>(r0.tokens) * ranks_;
+        out << absl::StrFormat(
+            "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  "
+            "total %s  %.0f tokens/s%s\n",
+            static_cast<int>(std::to_string(steps_).size()), s + 1, steps_,
+            data_mode ? absl::StrFormat("%.4f", row.loss_sum / simulated)
+                      : std::string("-"),
+            Ms(r0.fwd_ns), Ms(r0.bwd_ns), Ms(r0.step_ns), Ms(row.total_ns),
+            tokens / (row.total_ns / 1e9),
+            r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]")
+                       : std::string());
+        out.flush();
+      }
+    }
+    if (rt.rank() == 0) {
+      pinned0 = rt.pinned_memory().stats();
+      device0 = rt.device().memory_stats();
+    }
+    return absl::OkStatus();
+  });
+  if (!run.ok()) return run;
+
+  out << "end: pinned host memory " << FormatBytes(pinned0.bytes_in_use)
+      << " in use, peak " << FormatBytes(pinned0.peak_bytes) << " in "
+      << pinned0.allocations << " allocations; device memory peak "
+      << FormatBytes(device0.peak_bytes_in_use) << " (activations "
+      << FormatBytes(activation_bytes) << ") (rank 0)\n";
+  if (!trace_.empty()) {
+    const std::string path = ResolveUserPath(trace_);
+    absl::Status written = (*world)->trace().WriteFile(path);
+    if (!written.ok()) return written;
+    out << "trace written to " << path << "\n";
+  }
+  const std::vector<sim::RaceReport> races = (*world)->races();
+  out << "race detector: " << races.size()
+      << (races.size() == 1 ? " race" : " races") << " found\n";
+  for (const sim::RaceReport& r : races) out << "  " << r.message << "\n";
+  if (!races.empty()) exit_code_ = kExitFailure;
+
+  if (check_reference_) {
+    std::vector<std::vector<std::vector<float>>> by_step;
+    absl::StatusOr<testing::RunResult> ref = testing::RunReference(
+        *spec, *options, static_cast<int>(ranks_), static_cast<int>(steps_),
+        *data, *profile, &by_step);
+    if (!ref.ok()) return ref.status();
+    const double tolerance = options->dtype == kernels::DType::kF32
+                                 ? kFp32Tolerance
+                                 : kLowPrecisionTolerance;
+    double worst = 0;
+    for (int64_t s = 0; s < steps_; ++s) {
+      std::vector<std::vector<float>> full(param_count[0]);
+      for (int p = 0; p < param_count[0]; ++p) {
+        for (int r = 0; r < simulated; ++r) {
+          const std::vector<float>& shard = rows[s].shards[r][p];
+          full[p].insert(full[p].end(), shard.begin(), shard.end());
+        }
+      }
+      int worst_param = -1;
+      const double dp =
+          testing::ParamDifference(full, by_step[s], &worst_param);
+      const double loss = rows[s].loss_sum / simulated;
+      const double dl = std::abs(loss - ref->losses[s]) /
+                        std::max(std::abs(ref->losses[s]), 1e-30);
+      worst = std::max({worst, dp, dl});
+      out << absl::StrFormat(
+          "check step %d: loss %.6f vs reference %.6f (relative difference "
+          "%.2e); parameters max relative difference %.2e%s\n",
+          s + 1, loss, ref->losses[s], dl, dp,
+          worst_param >= 0 && dp > 0
+              ? absl::StrCat(" (", param_names[worst_param], ")")
+              : std::string());
+    }
+    const bool ok = worst <= tolerance;
+    out << absl::StrFormat(
+        "check-reference: largest relative difference %.2e, tolerance %.0e: "
+        "%s\n",
+        worst, tolerance, ok ? "OK" : "ABOVE TOLERANCE");
+    if (!ok) exit_code_ = kExitFailure;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::unique_ptr<Command> NewTrainCommand() {
+  return std::make_unique<TrainCommand>();
+}
+
+}  // namespace cli
+}  // namespace zero3
