@@ -77,6 +77,7 @@ class SimWorld::Impl {
   // collective has been completed (by the last arriving rank).
   struct Arrival {
     SimRank* rank = nullptr;
+    int position = 0;  // the rank's index in the group
     SimStream* stream = nullptr;
     CollectiveKind kind;
     TensorRef send, recv;
@@ -85,7 +86,13 @@ class SimWorld::Impl {
     std::string label;
     int64_t ready_ns = 0;
   };
-  absl::Status Collective(Arrival arrival);
+  // `group` from GroupOf().
+  absl::Status Collective(int group, Arrival arrival);
+  // The group of these world ranks (sorted, unique), created on first use.
+  int GroupOf(const std::vector<int>& members);
+  const std::vector<int>& GroupMembers(int group) const {
+    return groups_[group]->members;
+  }
 
   bool record_activity() const { return record_activity_; }
   void set_record_activity(bool on) { record_activity_ = on; }
@@ -96,6 +103,14 @@ class SimWorld::Impl {
     std::vector<Arrival> arrivals;
     std::string description;
   };
+  // Collectives in flight in one communicator group, by sequence number.
+  struct Group {
+    std::vector<int> members;  // world ranks, ascending
+    int simulated = 0;         // members this world simulates
+    std::deque<Pending> pending;
+    uint64_t base = 0;               // sequence number of pending.front()
+    std::vector<uint64_t> next_seq;  // per member position
+  };
 
   // Scheduler (all under mu_).
   void WaitTurn(int r, std::unique_lock<std::mutex>& lock);
@@ -103,7 +118,7 @@ class SimWorld::Impl {
   int PickNext() const;
   void SwitchTo(int next);
   void OnStuck();
-  absl::Status Complete(Pending& pending);
+  absl::Status Complete(const Group& group, Pending& pending);
 
   SimOptions options_;
   CostModel cost_;
@@ -119,10 +134,7 @@ class SimWorld::Impl {
   std::vector<State> state_;
   int done_count_ = 0;
   std::string abort_message_;
-  // Collectives in flight, by sequence number.
-  std::deque<Pending> pending_;
-  uint64_t pending_base_ = 0;       // sequence number of pending_.front()
-  std::vector<uint64_t> next_seq_;  // per rank
+  std::vector<std::unique_ptr<Group>> groups_;  // 0 is the world
 };
 
 // ---------------------------------------------------------------------------
@@ -185,9 +197,9 @@ class SimDevice final : public runtime::Device {
 
 class SimCommunicator final : public runtime::Communicator {
  public:
-  SimCommunicator(SimRank* rank, int world_rank, int size)
-      : rank_(rank), world_rank_(world_rank), size_(size) {}
-  int rank() const override { return world_rank_; }
+  SimCommunicator(SimRank* rank, int group, int position, int size)
+      : rank_(rank), group_(group), position_(position), size_(size) {}
+  int rank() const override { return position_; }
   int size() const override { return size_; }
   absl::Status AllGather(runtime::Stream& stream, const TensorRef& send,
                          const TensorRef& recv,
@@ -206,7 +218,8 @@ class SimCommunicator final : public runtime::Communicator {
                      const TensorRef& send, const TensorRef& recv,
                      runtime::ReduceOp op, int root, absl::string_view label);
   SimRank* rank_;
-  int world_rank_;
+  int group_;
+  int position_;
   int size_;
 };
 
@@ -216,7 +229,7 @@ class SimRank final : public runtime::Runtime {
       : world_(world),
         rank_(rank),
         device_(this),
-        comm_(this, rank, world->options().world_size),
+        comm_(this, 0, rank, world->options().world_size),
         races_(rank),
         pinned_(world->options().max_pinned_bytes),
         rng_(world->options().seed * 0x9E3779B97F4A7C15ull + rank + 1) {
@@ -236,6 +249,8 @@ class SimRank final : public runtime::Runtime {
   int world_size() const override { return world_->options().world_size; }
   runtime::Device& device() override { return device_; }
   runtime::Communicator& world() override { return comm_; }
+  absl::StatusOr<runtime::Communicator*> Group(
+      const std::vector<int>& ranks) override;
   absl::StatusOr<Buffer> AllocateHost(int64_t bytes, HostMemoryKind kind,
                                       absl::string_view label) override;
   absl::Status FreeHost(const Buffer& buffer) override;
@@ -353,6 +368,7 @@ class SimRank final : public runtime::Runtime {
   absl::flat_hash_map<uint64_t, std::pair<int64_t, HostMemoryKind>> host_;
   absl::flat_hash_map<uint64_t, int64_t> device_bytes_;
   std::vector<ActivityInterval> activity_;
+  absl::flat_hash_map<int, std::unique_ptr<SimCommunicator>> groups_;
 };
 
 // ---------------------------------------------------------------------------
@@ -755,6 +771,31 @@ absl::StatusOr<Buffer> SimRank::AllocateHost(int64_t bytes, HostMemoryKind kind,
                 data);
 }
 
+absl::StatusOr<runtime::Communicator*> SimRank::Group(
+    const std::vector<int>& ranks) {
+  int position = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= world_size() ||
+        (i > 0 && ranks[i] <= ranks[i - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ranks must be ascending world ranks below ", world_size(),
+          ", got [", absl::StrJoin(ranks, ","), "]"));
+    }
+    if (ranks[i] == rank_) position = static_cast<int>(i);
+  }
+  if (position < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", rank_, " is not in group [", absl::StrJoin(ranks, ","), "]"));
+  }
+  const int id = world_->GroupOf(ranks);
+  auto& comm = groups_[id];
+  if (comm == nullptr) {
+    comm = std::make_unique<SimCommunicator>(this, id, position,
+                                             static_cast<int>(ranks.size()));
+  }
+  return comm.get();
+}
+
 absl::Status SimRank::FreeHost(const Buffer& buffer) {
   auto it = host_.find(buffer.id());
   if (it == host_.end()) {
@@ -875,6 +916,7 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
   ++r->ops_;
   SimWorld::Impl::Arrival a;
   a.rank = r;
+  a.position = position_;
   a.stream = s;
   a.kind = kind;
   a.send = send;
@@ -883,7 +925,7 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
   a.root = root;
   a.label = std::string(label);
   a.ready_ns = std::max(r->now_, s->tail_ns_);
-  return r->world_->Collective(std::move(a));
+  return r->world_->Collective(group_, std::move(a));
 }
 
 // ---------------------------------------------------------------------------
@@ -909,7 +951,9 @@ absl::Status SimWorld::Impl::Init() {
     cvs_.push_back(std::make_unique<std::condition_variable>());
   }
   state_.assign(n, State::kRunnable);
-  next_seq_.assign(n, 0);
+  std::vector<int> all(options_.world_size);
+  for (int r = 0; r < options_.world_size; ++r) all[r] = r;
+  GroupOf(all);
   return absl::OkStatus();
 }
 
@@ -934,12 +978,15 @@ void SimWorld::Impl::SwitchTo(int next) {
 void SimWorld::Impl::OnStuck() {
   // No rank can run: some wait in collectives others will never reach.
   std::vector<std::string> waiting;
-  for (const Pending& p : pending_) {
-    if (p.arrivals.empty()) continue;
-    std::vector<int> in;
-    for (const Arrival& a : p.arrivals) in.push_back(a.rank->rank_);
-    waiting.push_back(absl::StrCat(p.description, " (ranks ",
-                                   absl::StrJoin(in, ","), " arrived)"));
+  for (const auto& g : groups_) {
+    for (const Pending& p : g->pending) {
+      if (p.arrivals.empty()) continue;
+      std::vector<int> in;
+      for (const Arrival& a : p.arrivals) in.push_back(a.rank->rank_);
+      waiting.push_back(
+          absl::StrCat(p.description, " (ranks ", absl::StrJoin(in, ","),
+                       " of ", absl::StrJoin(g->members, ","), " arrived)"));
+    }
   }
   std::vector<int> done;
   for (int r = 0; r < static_cast<int>(state_.size()); ++r) {
@@ -959,15 +1006,30 @@ void SimWorld::Impl::OnStuck() {
   SwitchTo(PickNext());
 }
 
-absl::Status SimWorld::Impl::Collective(Arrival arrival) {
+int SimWorld::Impl::GroupOf(const std::vector<int>& members) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g]->members == members) return static_cast<int>(g);
+  }
+  auto group = std::make_unique<Group>();
+  group->members = members;
+  for (int m : members) {
+    if (m < simulated_ranks()) ++group->simulated;
+  }
+  group->next_seq.assign(members.size(), 0);
+  groups_.push_back(std::move(group));
+  return static_cast<int>(groups_.size()) - 1;
+}
+
+absl::Status SimWorld::Impl::Collective(int group_id, Arrival arrival) {
   SimRank* self = arrival.rank;
   const int me = self->rank_;
-  const int group = options_.symmetric ? 1 : options_.world_size;
   std::unique_lock<std::mutex> lock(mu_);
   if (!abort_message_.empty()) return absl::AbortedError(abort_message_);
-  const uint64_t seq = next_seq_[me]++;
-  while (pending_base_ + pending_.size() <= seq) pending_.emplace_back();
-  Pending& p = pending_[seq - pending_base_];
+  Group& group = *groups_[group_id];
+  const uint64_t seq = group.next_seq[arrival.position]++;
+  while (group.base + group.pending.size() <= seq) group.pending.emplace_back();
+  Pending& p = group.pending[seq - group.base];
   if (!p.arrivals.empty()) {
     const Arrival& first = p.arrivals.front();
     if (first.kind != arrival.kind ||
@@ -985,15 +1047,20 @@ absl::Status SimWorld::Impl::Collective(Arrival arrival) {
                                  " '", arrival.label, "'");
   }
   p.arrivals.push_back(std::move(arrival));
-  if (static_cast<int>(p.arrivals.size()) == group) {
-    absl::Status s = Complete(p);
+  if (static_cast<int>(p.arrivals.size()) == group.simulated) {
+    absl::Status s = Complete(group, p);
     p.arrivals.clear();
     p.arrivals.shrink_to_fit();
-    while (!pending_.empty() && pending_.front().arrivals.empty() &&
-           pending_base_ <
-               *std::min_element(next_seq_.begin(), next_seq_.end())) {
-      pending_.pop_front();
-      ++pending_base_;
+    uint64_t oldest = group.next_seq.empty() ? 0 : group.next_seq[0];
+    for (size_t i = 0; i < group.members.size(); ++i) {
+      if (group.members[i] < simulated_ranks()) {
+        oldest = std::min(oldest, group.next_seq[i]);
+      }
+    }
+    while (!group.pending.empty() && group.pending.front().arrivals.empty() &&
+           group.base < oldest) {
+      group.pending.pop_front();
+      ++group.base;
     }
     return s;
   }
@@ -1009,20 +1076,20 @@ absl::Status SimWorld::Impl::Collective(Arrival arrival) {
   // Woken either because the last rank completed this collective (which
   // clears its arrivals) or because the run is stuck (OnStuck).
   const bool completed =
-      seq < pending_base_ || pending_[seq - pending_base_].arrivals.empty();
+      seq < group.base || group.pending[seq - group.base].arrivals.empty();
   if (!completed) return absl::AbortedError(abort_message_);
   return absl::OkStatus();
 }
 
-absl::Status SimWorld::Impl::Complete(Pending& p) {
+absl::Status SimWorld::Impl::Complete(const Group& group, Pending& p) {
   std::vector<Arrival>& arrivals = p.arrivals;
-  // Deterministic order: by rank.
+  // Deterministic order: by position in the group.
   std::sort(arrivals.begin(), arrivals.end(),
             [](const Arrival& a, const Arrival& b) {
-              return a.rank->rank_ < b.rank->rank_;
+              return a.position < b.position;
             });
   const Arrival& first = arrivals.front();
-  const int n = options_.world_size;
+  const int n = static_cast<int>(group.members.size());
   const int64_t elem = kernels::DTypeSize(first.send.dtype);
   int64_t total_bytes = 0;
   switch (first.kind) {
@@ -1035,7 +1102,9 @@ absl::Status SimWorld::Impl::Complete(Pending& p) {
       total_bytes = first.send.elements() * elem;
       break;
   }
-  const bool spans_nodes = n > cost_.profile().fabric().gpus_per_node();
+  const int per_node = cost_.profile().fabric().gpus_per_node();
+  const bool spans_nodes =
+      group.members.front() / per_node != group.members.back() / per_node;
   const bool through_host = cost_.profile().fabric().through_host();
   int64_t duration =
       cost_.CollectiveNanos(first.kind, total_bytes, n, spans_nodes);
@@ -1097,7 +1166,7 @@ absl::Status SimWorld::Impl::Complete(Pending& p) {
           for (int64_t i = 0; i < count; ++i) sum[i] += inputs[r][i];
         }
         for (const Arrival& a : arrivals) {
-          store(a.recv, sum.data() + a.rank->rank_ * chunk, chunk);
+          store(a.recv, sum.data() + a.position * chunk, chunk);
         }
         break;
       }
@@ -1115,7 +1184,7 @@ absl::Status SimWorld::Impl::Complete(Pending& p) {
       }
       case CollectiveKind::kBroadcast: {
         for (const Arrival& a : arrivals) {
-          if (a.rank->rank_ != first.root) {
+          if (a.position != first.root) {
             store(a.recv, inputs[first.root].data(), count);
           }
         }
@@ -1138,10 +1207,12 @@ absl::Status SimWorld::Impl::Complete(Pending& p) {
     r->RecordActivity(ActivityInterval::Kind::kCollective, start, end);
     if (r->detect()) {
       std::vector<runtime::Access> acc;
-      if (first.kind != CollectiveKind::kBroadcast || r->rank_ == first.root) {
+      if (first.kind != CollectiveKind::kBroadcast ||
+          a.position == first.root) {
         acc.push_back({a.send.slice, false});
       }
-      if (first.kind != CollectiveKind::kBroadcast || r->rank_ != first.root) {
+      if (first.kind != CollectiveKind::kBroadcast ||
+          a.position != first.root) {
         acc.push_back({a.recv.slice, true});
       }
       r->StreamAccesses(*a.stream, acc, a.label, start, end);
@@ -1161,9 +1232,11 @@ absl::Status SimWorld::Impl::Run(const runtime::RankFunction& fn) {
     state_.assign(n, State::kRunnable);
     done_count_ = 0;
     abort_message_.clear();
-    pending_.clear();
-    pending_base_ = 0;
-    next_seq_.assign(n, 0);
+    for (auto& g : groups_) {
+      g->pending.clear();
+      g->base = 0;
+      std::fill(g->next_seq.begin(), g->next_seq.end(), 0);
+    }
     current_ = -1;
   }
   std::vector<std::thread> threads;

@@ -305,6 +305,42 @@ TEST(SimulatorTest, Copy2DMovesRowsBetweenPitches) {
   EXPECT_TRUE(world->races().empty());
 }
 
+TEST(SimulatorTest, GroupsRendezvousOnlyWithTheirMembers) {
+  auto world = MakeWorld(4, SimMode::kData);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("comm").value();
+    // Pairs {0, 1} and {2, 3}; ranks 2 and 3 arrive 100 us later.
+    const std::vector<int> pair =
+        rt.rank() < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+    runtime::Communicator* comm = rt.Group(pair).value();
+    EXPECT_EQ(comm->size(), 2);
+    EXPECT_EQ(comm->rank(), rt.rank() % 2);
+    Buffer buf = rt.device().Allocate(4, "x").value();  // 10 us
+    Buffer host = rt.AllocateHost(4, HostMemoryKind::kPinned, "h").value();
+    runtime::ops::Fill fill;  // each rank fills its rank id + 1
+    fill.args.n = 1;
+    fill.args.value = static_cast<float>(rt.rank() + 1);
+    fill.x = TensorRef::Of(buf, runtime::DType::kF32, 0, 1);
+    EXPECT_OK(s->Launch(KernelCall(fill, "fill")));
+    runtime::HostTask wait;
+    wait.label = "wait";
+    wait.memory_bytes = rt.rank() < 2 ? 0 : 100000;
+    EXPECT_OK(rt.RunHostTask(wait));
+    const TensorRef x = TensorRef::Of(buf, runtime::DType::kF32, 0, 1);
+    EXPECT_OK(comm->AllReduce(*s, x, x, runtime::ReduceOp::kSum, "pair sum"));
+    EXPECT_OK(s->Copy(host.All(), buf.All(), "d2h"));
+    EXPECT_OK(s->Synchronize());
+    EXPECT_EQ(*static_cast<float*>(host.data()), rt.rank() < 2 ? 3.0f : 7.0f);
+    EXPECT_FALSE(rt.Group({0, 2, 1}).ok());
+    EXPECT_FALSE(rt.Group({(rt.rank() + 1) % 4}).ok());
+    return absl::OkStatus();
+  }),
+              IsOk());
+  // The first pair did not wait for the second.
+  EXPECT_LT(StreamSpan(world->trace(), 0, "pair sum").start,
+            StreamSpan(world->trace(), 2, "pair sum").start);
+}
+
 TEST(SimulatorTest, HostTasksCostedFromHostProfile) {
   auto world = MakeWorld(1);
   ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -44,6 +45,14 @@ class Runtime {
   virtual Device& device() = 0;
   // All ranks of the job, in rank order.
   virtual Communicator& world() = 0;
+
+  // A communicator over `ranks` (world ranks, ascending, this rank among
+  // them); its rank() is this rank's index in the list. Every member asks
+  // for the same list, in the same order relative to its other groups.
+  // Owned by the runtime. Backends that cannot form subgroups return
+  // Unimplemented for anything but all ranks.
+  virtual absl::StatusOr<Communicator*> Group(
+      const std::vector<int>& ranks) = 0;
 
   // Allocates host memory, zero-filled. Pinned allocations go through
   // pinned_memory() and block the host while the pages are pinned (pinning
