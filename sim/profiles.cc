@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -86,6 +88,11 @@ const internal::EmbeddedProfile* FindShipped(absl::string_view name) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code error_code;
+  if (std::filesystem::is_directory(path, error_code)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hardware profile '", path, "' is a directory, not a .textproto file"));
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     const int error = errno;

@@ -100,6 +100,13 @@ TEST(ProfilesTest, MissingFileIsNotFound) {
                              HasSubstr("shipped profiles: "))));
 }
 
+TEST(ProfilesTest, DirectoryIsRejected) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/");
+  EXPECT_THAT(LoadProfile(path), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("is a directory")));
+}
+
 TEST(ProfilesTest, ParseErrorNamesFileLineAndColumn) {
   // The parser places an unknown field's error just after its name.
   const std::string path = WriteTempFile("broken.textproto",

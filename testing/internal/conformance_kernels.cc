@@ -1,0 +1,718 @@
+// Copyright 2026 The zero3 Authors.
+//
+// Conformance cases for kernels: every op of core/runtime/kernel_call.h on
+// seeded random inputs, run on the device and compared with the CPU
+// reference run here on the host (see testing/backend_conformance.h).
+//
+// Inputs are rounded to their tensor's dtype before either side sees them,
+// so both compute from the same values; the reference computes in float and
+// its outputs are rounded to the output tensor's dtype, as the kernels
+// store them. In the bf16 variant the data tensors are bf16 and the
+// per-row statistics (rstd, lse) and scalar results (loss, sum of squares)
+// stay fp32, as the engine keeps them.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/kernels/op_args.h"
+#include "core/kernels/reference.h"
+#include "core/runtime/runtime.h"
+#include "core/util/status_macros.h"
+#include "testing/internal/conformance.h"
+
+namespace zero3 {
+namespace testing {
+namespace conformance_internal {
+namespace {
+
+namespace k = kernels;
+namespace ops = runtime::ops;
+using runtime::Runtime;
+using runtime::TensorRef;
+
+// One case's device, inputs and checks.
+class KernelTest {
+ public:
+  KernelTest(runtime::Stream& stream, DeviceArena& arena)
+      : stream_(stream), arena_(arena) {}
+
+  // n values uniform in [lo, hi) that `dtype` holds exactly.
+  std::vector<float> Random(int64_t n, DType dtype, double lo = -1.0,
+                            double hi = 1.0) {
+    return RandomValues(n, seed_++, dtype, lo, hi);
+  }
+
+  absl::StatusOr<TensorRef> In(const std::vector<float>& values, DType dtype,
+                               absl::string_view label) {
+    return arena_.Input(values, dtype, label);
+  }
+  absl::StatusOr<TensorRef> Out(int64_t elements, DType dtype,
+                                absl::string_view label) {
+    return arena_.Output(elements, dtype, label);
+  }
+  absl::StatusOr<runtime::BufferSlice> Ids(const std::vector<int32_t>& ids) {
+    return arena_.Ids(ids, "ids");
+  }
+
+  absl::Status Launch(runtime::Op op, absl::string_view label) {
+    return stream_.Launch(
+        runtime::KernelCall(std::move(op), std::string(label)));
+  }
+
+  // EXPECTs that `tensor` holds `expected` (computed in float; rounded here
+  // to the tensor's dtype).
+  absl::Status Check(absl::string_view what, const TensorRef& tensor,
+                     std::vector<float> expected) {
+    ZR_ASSIGN_OR_RETURN(std::vector<float> actual, arena_.Read(tensor));
+    ExpectClose(what, actual, RoundTo(std::move(expected), tensor.dtype),
+                tensor.dtype);
+    return absl::OkStatus();
+  }
+
+ private:
+  runtime::Stream& stream_;
+  DeviceArena& arena_;
+  uint32_t seed_ = 1;
+};
+
+using KernelBody = std::function<absl::Status(KernelTest&, DType)>;
+
+absl::Status RunKernelCase(Runtime& rt, DType dtype, const KernelBody& body) {
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Stream> stream,
+                      rt.device().CreateStream("kernels"));
+  DeviceArena arena(rt, *stream);
+  KernelTest test(*stream, arena);
+  return body(test, dtype);
+}
+
+// ---------------------------------------------------------------------------
+// Embedding
+
+absl::Status EmbeddingForwardCase(KernelTest& t, DType dt) {
+  k::EmbeddingArgs args;
+  args.num_tokens = 7;
+  args.vocab_size = 11;
+  args.dim = 16;
+  const std::vector<int32_t> tokens = {3, 0, 10, 3, 7, 1, 3};
+  const std::vector<float> table = t.Random(args.vocab_size * args.dim, dt);
+  std::vector<float> out(args.num_tokens * args.dim);
+  k::EmbeddingForward<float>(args, tokens.data(), table.data(), out.data());
+
+  ops::EmbeddingForward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.tokens, t.Ids(tokens));
+  ZR_ASSIGN_OR_RETURN(op.table, t.In(table, dt, "table"));
+  ZR_ASSIGN_OR_RETURN(op.out, t.Out(out.size(), dt, "out"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "embedding_fwd"));
+  return t.Check("out", op.out, out);
+}
+
+absl::Status EmbeddingBackwardCase(KernelTest& t, DType dt) {
+  k::EmbeddingArgs args;
+  args.num_tokens = 7;
+  args.vocab_size = 11;
+  args.dim = 16;
+  // Repeated tokens: their rows of d_table receive sums.
+  const std::vector<int32_t> tokens = {3, 0, 10, 3, 7, 1, 3};
+  const std::vector<float> d_out = t.Random(args.num_tokens * args.dim, dt);
+  const std::vector<float> d_table0 = t.Random(args.vocab_size * args.dim, dt);
+  std::vector<float> d_table = d_table0;
+  k::EmbeddingBackward<float>(args, tokens.data(), d_out.data(),
+                              d_table.data());
+
+  ops::EmbeddingBackward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.tokens, t.Ids(tokens));
+  ZR_ASSIGN_OR_RETURN(op.d_out, t.In(d_out, dt, "d_out"));
+  ZR_ASSIGN_OR_RETURN(op.d_table, t.In(d_table0, dt, "d_table"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "embedding_bwd"));
+  return t.Check("d_table", op.d_table, d_table);
+}
+
+// ---------------------------------------------------------------------------
+// Matmul: all four transpose layouts, overwriting (beta = 0, C starts as
+// NaN and must not be read) and accumulating (beta = 1, alpha = 0.5).
+
+absl::Status MatmulCase(KernelTest& t, DType dt) {
+  for (bool trans_a : {false, true}) {
+    for (bool trans_b : {false, true}) {
+      for (float beta : {0.0f, 1.0f}) {
+        k::MatmulArgs args;
+        args.trans_a = trans_a;
+        args.trans_b = trans_b;
+        args.m = 13;
+        args.n = 17;
+        args.k = 33;
+        args.alpha = beta == 0 ? 1.0f : 0.5f;
+        args.beta = beta;
+        const std::vector<float> a = t.Random(args.m * args.k, dt);
+        const std::vector<float> b = t.Random(args.k * args.n, dt);
+        const std::vector<float> c0 = beta == 0
+                                          ? std::vector<float>(args.m * args.n)
+                                          : t.Random(args.m * args.n, dt);
+        std::vector<float> c = c0;
+        k::Matmul<float>(args, a.data(), b.data(), c.data());
+
+        ops::Matmul op;
+        op.args = args;
+        ZR_ASSIGN_OR_RETURN(op.a, t.In(a, dt, "a"));
+        ZR_ASSIGN_OR_RETURN(op.b, t.In(b, dt, "b"));
+        if (beta == 0) {
+          ZR_ASSIGN_OR_RETURN(op.c, t.Out(c.size(), dt, "c"));
+        } else {
+          ZR_ASSIGN_OR_RETURN(op.c, t.In(c0, dt, "c"));
+        }
+        ZR_RETURN_IF_ERROR(t.Launch(op, "matmul"));
+        ZR_RETURN_IF_ERROR(
+            t.Check(absl::StrCat("c (trans_a ", trans_a, ", trans_b ", trans_b,
+                                 ", beta ", beta, ")"),
+                    op.c, c));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Bias
+
+absl::Status BiasAddCase(KernelTest& t, DType dt) {
+  k::BiasArgs args;
+  args.rows = 6;
+  args.cols = 10;
+  const std::vector<float> bias = t.Random(args.cols, dt);
+  const std::vector<float> x0 = t.Random(args.rows * args.cols, dt);
+  std::vector<float> x = x0;
+  k::BiasAdd<float>(args, bias.data(), x.data());
+
+  ops::BiasAdd op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.bias, t.In(bias, dt, "bias"));
+  ZR_ASSIGN_OR_RETURN(op.x, t.In(x0, dt, "x"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "bias_add"));
+  return t.Check("x", op.x, x);
+}
+
+absl::Status BiasBackwardCase(KernelTest& t, DType dt) {
+  k::BiasArgs args;
+  args.rows = 6;
+  args.cols = 10;
+  const std::vector<float> dy = t.Random(args.rows * args.cols, dt);
+  const std::vector<float> d_bias0 = t.Random(args.cols, dt);
+  std::vector<float> d_bias = d_bias0;
+  k::BiasBackward<float>(args, dy.data(), d_bias.data());
+
+  ops::BiasBackward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.dy, t.In(dy, dt, "dy"));
+  ZR_ASSIGN_OR_RETURN(op.d_bias, t.In(d_bias0, dt, "d_bias"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "bias_bwd"));
+  return t.Check("d_bias", op.d_bias, d_bias);
+}
+
+// ---------------------------------------------------------------------------
+// RMSNorm
+
+k::RmsNormArgs NormArgs() {
+  k::RmsNormArgs args;
+  args.rows = 5;
+  args.dim = 32;
+  return args;
+}
+
+absl::Status RmsNormForwardCase(KernelTest& t, DType dt) {
+  const k::RmsNormArgs args = NormArgs();
+  const std::vector<float> x = t.Random(args.rows * args.dim, dt, -2, 2);
+  const std::vector<float> weight = t.Random(args.dim, dt, 0.5, 1.5);
+  std::vector<float> y(x.size()), rstd(args.rows);
+  k::RmsNormForward<float>(args, x.data(), weight.data(), y.data(),
+                           rstd.data());
+
+  ops::RmsNormForward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x"));
+  ZR_ASSIGN_OR_RETURN(op.weight, t.In(weight, dt, "weight"));
+  ZR_ASSIGN_OR_RETURN(op.y, t.Out(y.size(), dt, "y"));
+  ZR_ASSIGN_OR_RETURN(op.rstd, t.Out(rstd.size(), DType::kF32, "rstd"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "rmsnorm_fwd"));
+  ZR_RETURN_IF_ERROR(t.Check("y", op.y, y));
+  return t.Check("rstd", op.rstd, rstd);
+}
+
+absl::Status RmsNormBackwardCase(KernelTest& t, DType dt) {
+  const k::RmsNormArgs args = NormArgs();
+  const std::vector<float> x = t.Random(args.rows * args.dim, dt, -2, 2);
+  const std::vector<float> weight = t.Random(args.dim, dt, 0.5, 1.5);
+  const std::vector<float> dy = t.Random(x.size(), dt);
+  const std::vector<float> d_weight0 = t.Random(args.dim, dt);
+  std::vector<float> y(x.size()), rstd(args.rows);
+  k::RmsNormForward<float>(args, x.data(), weight.data(), y.data(),
+                           rstd.data());
+  std::vector<float> dx(x.size()), d_weight = d_weight0;
+  k::RmsNormBackward<float>(args, x.data(), weight.data(), rstd.data(),
+                            dy.data(), dx.data(), d_weight.data());
+
+  ops::RmsNormBackward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x"));
+  ZR_ASSIGN_OR_RETURN(op.weight, t.In(weight, dt, "weight"));
+  ZR_ASSIGN_OR_RETURN(op.rstd, t.In(rstd, DType::kF32, "rstd"));
+  ZR_ASSIGN_OR_RETURN(op.dy, t.In(dy, dt, "dy"));
+  ZR_ASSIGN_OR_RETURN(op.dx, t.Out(dx.size(), dt, "dx"));
+  ZR_ASSIGN_OR_RETURN(op.d_weight, t.In(d_weight0, dt, "d_weight"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "rmsnorm_bwd"));
+  ZR_RETURN_IF_ERROR(t.Check("dx", op.dx, dx));
+  return t.Check("d_weight", op.d_weight, d_weight);
+}
+
+// ---------------------------------------------------------------------------
+// Rotary
+
+k::RotaryArgs RotaryShape() {
+  k::RotaryArgs args;
+  args.batch = 2;
+  args.seq = 5;
+  args.heads = 3;
+  args.head_dim = 8;
+  return args;
+}
+
+absl::Status RotaryForwardCase(KernelTest& t, DType dt) {
+  const k::RotaryArgs args = RotaryShape();
+  const std::vector<float> x =
+      t.Random(args.batch * args.seq * args.heads * args.head_dim, dt);
+  std::vector<float> y(x.size());
+  k::RotaryForward<float>(args, x.data(), y.data());
+
+  ops::RotaryForward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x"));
+  ZR_ASSIGN_OR_RETURN(op.y, t.Out(y.size(), dt, "y"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "rotary_fwd"));
+  return t.Check("y", op.y, y);
+}
+
+absl::Status RotaryBackwardCase(KernelTest& t, DType dt) {
+  const k::RotaryArgs args = RotaryShape();
+  const std::vector<float> dy =
+      t.Random(args.batch * args.seq * args.heads * args.head_dim, dt);
+  std::vector<float> dx(dy.size());
+  k::RotaryBackward<float>(args, dy.data(), dx.data());
+
+  ops::RotaryBackward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.dy, t.In(dy, dt, "dy"));
+  ZR_ASSIGN_OR_RETURN(op.dx, t.Out(dx.size(), dt, "dx"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "rotary_bwd"));
+  return t.Check("dx", op.dx, dx);
+}
+
+// ---------------------------------------------------------------------------
+// Attention: grouped-query (4 query heads on 2 kv heads), causal and not.
+
+k::AttentionArgs AttentionShape(bool causal) {
+  k::AttentionArgs args;
+  args.batch = 2;
+  args.seq = 6;
+  args.num_heads = 4;
+  args.num_kv_heads = 2;
+  args.head_dim = 8;
+  args.causal = causal;
+  return args;
+}
+
+absl::Status AttentionForwardCase(KernelTest& t, DType dt) {
+  for (bool causal : {true, false}) {
+    const k::AttentionArgs a = AttentionShape(causal);
+    const int64_t tokens = a.batch * a.seq;
+    const std::vector<float> q =
+        t.Random(tokens * a.num_heads * a.head_dim, dt);
+    const std::vector<float> kk =
+        t.Random(tokens * a.num_kv_heads * a.head_dim, dt);
+    const std::vector<float> v =
+        t.Random(tokens * a.num_kv_heads * a.head_dim, dt);
+    std::vector<float> out(q.size()), lse(a.batch * a.num_heads * a.seq);
+    k::AttentionForward<float>(a, q.data(), kk.data(), v.data(), out.data(),
+                               lse.data());
+
+    ops::AttentionForward op;
+    op.args = a;
+    ZR_ASSIGN_OR_RETURN(op.q, t.In(q, dt, "q"));
+    ZR_ASSIGN_OR_RETURN(op.k, t.In(kk, dt, "k"));
+    ZR_ASSIGN_OR_RETURN(op.v, t.In(v, dt, "v"));
+    ZR_ASSIGN_OR_RETURN(op.out, t.Out(out.size(), dt, "out"));
+    ZR_ASSIGN_OR_RETURN(op.lse, t.Out(lse.size(), DType::kF32, "lse"));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "attention_fwd"));
+    const std::string mask = causal ? " (causal)" : " (full)";
+    ZR_RETURN_IF_ERROR(t.Check("out" + mask, op.out, out));
+    ZR_RETURN_IF_ERROR(t.Check("lse" + mask, op.lse, lse));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AttentionBackwardCase(KernelTest& t, DType dt) {
+  for (bool causal : {true, false}) {
+    const k::AttentionArgs a = AttentionShape(causal);
+    const int64_t tokens = a.batch * a.seq;
+    const std::vector<float> q =
+        t.Random(tokens * a.num_heads * a.head_dim, dt);
+    const std::vector<float> kk =
+        t.Random(tokens * a.num_kv_heads * a.head_dim, dt);
+    const std::vector<float> v =
+        t.Random(tokens * a.num_kv_heads * a.head_dim, dt);
+    const std::vector<float> d_out = t.Random(q.size(), dt);
+    // The forward pass's results as the device would have stored them.
+    std::vector<float> out(q.size()), lse(a.batch * a.num_heads * a.seq);
+    k::AttentionForward<float>(a, q.data(), kk.data(), v.data(), out.data(),
+                               lse.data());
+    out = RoundTo(std::move(out), dt);
+    std::vector<float> dq(q.size()), dk(kk.size()), dv(v.size());
+    k::AttentionBackward<float>(a, q.data(), kk.data(), v.data(), out.data(),
+                                lse.data(), d_out.data(), dq.data(), dk.data(),
+                                dv.data());
+
+    ops::AttentionBackward op;
+    op.args = a;
+    ZR_ASSIGN_OR_RETURN(op.q, t.In(q, dt, "q"));
+    ZR_ASSIGN_OR_RETURN(op.k, t.In(kk, dt, "k"));
+    ZR_ASSIGN_OR_RETURN(op.v, t.In(v, dt, "v"));
+    ZR_ASSIGN_OR_RETURN(op.out, t.In(out, dt, "out"));
+    ZR_ASSIGN_OR_RETURN(op.lse, t.In(lse, DType::kF32, "lse"));
+    ZR_ASSIGN_OR_RETURN(op.d_out, t.In(d_out, dt, "d_out"));
+    ZR_ASSIGN_OR_RETURN(op.dq, t.Out(dq.size(), dt, "dq"));
+    ZR_ASSIGN_OR_RETURN(op.dk, t.Out(dk.size(), dt, "dk"));
+    ZR_ASSIGN_OR_RETURN(op.dv, t.Out(dv.size(), dt, "dv"));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "attention_bwd"));
+    const std::string mask = causal ? " (causal)" : " (full)";
+    ZR_RETURN_IF_ERROR(t.Check("dq" + mask, op.dq, dq));
+    ZR_RETURN_IF_ERROR(t.Check("dk" + mask, op.dk, dk));
+    ZR_RETURN_IF_ERROR(t.Check("dv" + mask, op.dv, dv));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// SwiGLU
+
+absl::Status SwigluForwardCase(KernelTest& t, DType dt) {
+  k::SwigluArgs args;
+  args.n = 100;
+  const std::vector<float> gate = t.Random(args.n, dt, -4, 4);
+  const std::vector<float> up = t.Random(args.n, dt, -2, 2);
+  std::vector<float> h(args.n);
+  k::SwigluForward<float>(args, gate.data(), up.data(), h.data());
+
+  ops::SwigluForward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.gate, t.In(gate, dt, "gate"));
+  ZR_ASSIGN_OR_RETURN(op.up, t.In(up, dt, "up"));
+  ZR_ASSIGN_OR_RETURN(op.h, t.Out(h.size(), dt, "h"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "swiglu_fwd"));
+  return t.Check("h", op.h, h);
+}
+
+absl::Status SwigluBackwardCase(KernelTest& t, DType dt) {
+  k::SwigluArgs args;
+  args.n = 100;
+  const std::vector<float> gate = t.Random(args.n, dt, -4, 4);
+  const std::vector<float> up = t.Random(args.n, dt, -2, 2);
+  const std::vector<float> dh = t.Random(args.n, dt);
+  std::vector<float> d_gate(args.n), d_up(args.n);
+  k::SwigluBackward<float>(args, gate.data(), up.data(), dh.data(),
+                           d_gate.data(), d_up.data());
+
+  ops::SwigluBackward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.gate, t.In(gate, dt, "gate"));
+  ZR_ASSIGN_OR_RETURN(op.up, t.In(up, dt, "up"));
+  ZR_ASSIGN_OR_RETURN(op.dh, t.In(dh, dt, "dh"));
+  ZR_ASSIGN_OR_RETURN(op.d_gate, t.Out(args.n, dt, "d_gate"));
+  ZR_ASSIGN_OR_RETURN(op.d_up, t.Out(args.n, dt, "d_up"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "swiglu_bwd"));
+  ZR_RETURN_IF_ERROR(t.Check("d_gate", op.d_gate, d_gate));
+  return t.Check("d_up", op.d_up, d_up);
+}
+
+// ---------------------------------------------------------------------------
+// Cross-entropy: one row ignored.
+
+k::CrossEntropyArgs CrossEntropyShape() {
+  k::CrossEntropyArgs args;
+  args.num_tokens = 6;
+  args.vocab_size = 13;
+  args.ignore_index = -1;
+  args.grad_scale = 0.5f;
+  return args;
+}
+
+const std::vector<int32_t>& Targets() {
+  static const std::vector<int32_t>* targets =
+      new std::vector<int32_t>{4, 12, -1, 0, 7, 4};
+  return *targets;
+}
+
+absl::Status CrossEntropyForwardCase(KernelTest& t, DType dt) {
+  const k::CrossEntropyArgs args = CrossEntropyShape();
+  const std::vector<float> logits =
+      t.Random(args.num_tokens * args.vocab_size, dt, -3, 3);
+  std::vector<float> lse(args.num_tokens);
+  const float loss = static_cast<float>(k::CrossEntropyForward<float>(
+      args, logits.data(), Targets().data(), lse.data()));
+
+  ops::CrossEntropyForward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.logits, t.In(logits, dt, "logits"));
+  ZR_ASSIGN_OR_RETURN(op.targets, t.Ids(Targets()));
+  ZR_ASSIGN_OR_RETURN(op.lse, t.Out(lse.size(), DType::kF32, "lse"));
+  ZR_ASSIGN_OR_RETURN(op.loss, t.Out(1, DType::kF32, "loss"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "cross_entropy_fwd"));
+  ZR_RETURN_IF_ERROR(t.Check("lse", op.lse, lse));
+  return t.Check("loss", op.loss, {loss});
+}
+
+absl::Status CrossEntropyBackwardCase(KernelTest& t, DType dt) {
+  const k::CrossEntropyArgs args = CrossEntropyShape();
+  const std::vector<float> logits =
+      t.Random(args.num_tokens * args.vocab_size, dt, -3, 3);
+  std::vector<float> lse(args.num_tokens);
+  k::CrossEntropyForward<float>(args, logits.data(), Targets().data(),
+                                lse.data());
+  std::vector<float> d_logits(logits.size());
+  k::CrossEntropyBackward<float>(args, logits.data(), Targets().data(),
+                                 lse.data(), d_logits.data());
+
+  ops::CrossEntropyBackward op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.logits, t.In(logits, dt, "logits"));
+  ZR_ASSIGN_OR_RETURN(op.targets, t.Ids(Targets()));
+  ZR_ASSIGN_OR_RETURN(op.lse, t.In(lse, DType::kF32, "lse"));
+  ZR_ASSIGN_OR_RETURN(op.d_logits, t.Out(d_logits.size(), dt, "d_logits"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "cross_entropy_bwd"));
+  return t.Check("d_logits", op.d_logits, d_logits);
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise, cast and reductions; the expected values come from the
+// storage-typed reference kernels on encoded bytes.
+
+constexpr int64_t kElements = 77;
+
+absl::Status AccumulateCase(KernelTest& t, DType dt) {
+  // Same dtype, and (bf16 variant) a bf16 gradient into an fp32 buffer.
+  std::vector<std::pair<DType, DType>> pairs = {{dt, dt}};
+  if (dt != DType::kF32) pairs.push_back({dt, DType::kF32});
+  for (const auto& [x_dtype, y_dtype] : pairs) {
+    k::AccumulateArgs args;
+    args.n = kElements;
+    args.alpha = 0.75f;
+    const std::vector<float> x = t.Random(args.n, x_dtype);
+    const std::vector<float> y0 = t.Random(args.n, y_dtype);
+    std::vector<uint8_t> y_bytes = Encode(y0, y_dtype);
+    k::Accumulate(args, x_dtype, Encode(x, x_dtype).data(), y_dtype,
+                  y_bytes.data());
+
+    ops::Accumulate op;
+    op.args = args;
+    ZR_ASSIGN_OR_RETURN(op.x, t.In(x, x_dtype, "x"));
+    ZR_ASSIGN_OR_RETURN(op.y, t.In(y0, y_dtype, "y"));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "accumulate"));
+    ZR_RETURN_IF_ERROR(t.Check(absl::StrCat("y (", k::DTypeName(y_dtype),
+                                            " += ", k::DTypeName(x_dtype), ")"),
+                               op.y, Decode(y_bytes, y_dtype)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScaleCase(KernelTest& t, DType dt) {
+  k::ScaleArgs args;
+  args.n = kElements;
+  args.alpha = -1.5f;
+  const std::vector<float> x0 = t.Random(args.n, dt);
+  std::vector<uint8_t> x_bytes = Encode(x0, dt);
+  k::Scale(args, dt, x_bytes.data());
+
+  ops::Scale op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.x, t.In(x0, dt, "x"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "scale"));
+  return t.Check("x", op.x, Decode(x_bytes, dt));
+}
+
+absl::Status FillCase(KernelTest& t, DType dt) {
+  k::FillArgs args;
+  args.n = kElements;
+  args.value = 0.3f;
+  std::vector<uint8_t> x_bytes(args.n * k::DTypeSize(dt));
+  k::Fill(args, dt, x_bytes.data());
+
+  ops::Fill op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.x, t.Out(args.n, dt, "x"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "fill"));
+  return t.Check("x", op.x, Decode(x_bytes, dt));
+}
+
+absl::Status AddCase(KernelTest& t, DType dt) {
+  k::AddArgs args;
+  args.n = kElements;
+  const std::vector<float> a = t.Random(args.n, dt);
+  const std::vector<float> b = t.Random(args.n, dt);
+  std::vector<uint8_t> out_bytes(args.n * k::DTypeSize(dt));
+  k::Add(args, dt, Encode(a, dt).data(), Encode(b, dt).data(),
+         out_bytes.data());
+
+  ops::Add op;
+  op.args = args;
+  ZR_ASSIGN_OR_RETURN(op.a, t.In(a, dt, "a"));
+  ZR_ASSIGN_OR_RETURN(op.b, t.In(b, dt, "b"));
+  ZR_ASSIGN_OR_RETURN(op.out, t.Out(args.n, dt, "out"));
+  ZR_RETURN_IF_ERROR(t.Launch(op, "add"));
+  return t.Check("out", op.out, Decode(out_bytes, dt));
+}
+
+absl::Status CastCase(KernelTest& t, DType dt) {
+  // fp32 variant: a copy. bf16 variant: narrowing (from values bf16 cannot
+  // hold, so rounding is exercised), widening, and bf16 to bf16.
+  std::vector<std::pair<DType, DType>> pairs = {{DType::kF32, DType::kF32}};
+  if (dt != DType::kF32) {
+    pairs = {{DType::kF32, dt}, {dt, DType::kF32}, {dt, dt}};
+  }
+  for (const auto& [src_dtype, dst_dtype] : pairs) {
+    k::CastArgs args;
+    args.n = kElements;
+    args.src = src_dtype;
+    args.dst = dst_dtype;
+    const std::vector<float> src = t.Random(args.n, src_dtype, -100, 100);
+    std::vector<uint8_t> dst_bytes(args.n * k::DTypeSize(dst_dtype));
+    k::Cast(args, Encode(src, src_dtype).data(), dst_bytes.data());
+
+    ops::Cast op;
+    op.args = args;
+    ZR_ASSIGN_OR_RETURN(op.src, t.In(src, src_dtype, "src"));
+    ZR_ASSIGN_OR_RETURN(op.dst, t.Out(args.n, dst_dtype, "dst"));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "cast"));
+    ZR_RETURN_IF_ERROR(
+        t.Check(absl::StrCat("dst (", k::DTypeName(src_dtype), " to ",
+                             k::DTypeName(dst_dtype), ")"),
+                op.dst, Decode(dst_bytes, dst_dtype)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SumSquaresCase(KernelTest& t, DType dt) {
+  k::ReduceArgs args;
+  args.n = 1000;
+  const std::vector<float> x = t.Random(args.n, dt);
+  const double sum = k::SumSquares(args, dt, Encode(x, dt).data());
+  for (bool accumulate : {false, true}) {
+    ops::SumSquares op;
+    op.args = args;
+    op.accumulate = accumulate;
+    ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x"));
+    if (accumulate) {
+      ZR_ASSIGN_OR_RETURN(op.out, t.In({2.5f}, DType::kF32, "out"));
+    } else {
+      ZR_ASSIGN_OR_RETURN(op.out, t.Out(1, DType::kF32, "out"));
+    }
+    ZR_RETURN_IF_ERROR(t.Launch(op, "sum_squares"));
+    const float expected = static_cast<float>((accumulate ? 2.5 : 0.0) + sum);
+    ZR_RETURN_IF_ERROR(
+        t.Check(accumulate ? "2.5 + sum" : "sum", op.out, {expected}));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// AdamW (fp32 only, by the op's contract): decoupled decay and L2.
+
+absl::Status AdamWCase(KernelTest& t, DType dt) {
+  for (bool adamw_mode : {true, false}) {
+    k::AdamWArgs args;
+    args.n = 300;
+    args.step = 3;
+    args.lr = 1e-2f;
+    args.weight_decay = 0.1f;
+    args.adamw_mode = adamw_mode;
+    const std::vector<float> params0 = t.Random(args.n, DType::kF32);
+    const std::vector<float> grads = t.Random(args.n, DType::kF32, -0.1, 0.1);
+    const std::vector<float> m0 = t.Random(args.n, DType::kF32, -0.01, 0.01);
+    const std::vector<float> v0 = t.Random(args.n, DType::kF32, 0, 1e-4);
+    std::vector<float> params = params0, m = m0, v = v0;
+    k::AdamWStep(args, params.data(), grads.data(), m.data(), v.data());
+
+    ops::AdamW op;
+    op.args = args;
+    ZR_ASSIGN_OR_RETURN(op.params, t.In(params0, DType::kF32, "params"));
+    ZR_ASSIGN_OR_RETURN(op.grads, t.In(grads, DType::kF32, "grads"));
+    ZR_ASSIGN_OR_RETURN(op.exp_avg, t.In(m0, DType::kF32, "exp_avg"));
+    ZR_ASSIGN_OR_RETURN(op.exp_avg_sq, t.In(v0, DType::kF32, "exp_avg_sq"));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "adamw"));
+    const std::string mode = adamw_mode ? " (adamw)" : " (l2)";
+    ZR_RETURN_IF_ERROR(t.Check("params" + mode, op.params, params));
+    ZR_RETURN_IF_ERROR(t.Check("exp_avg" + mode, op.exp_avg, m));
+    ZR_RETURN_IF_ERROR(t.Check("exp_avg_sq" + mode, op.exp_avg_sq, v));
+    ZR_RETURN_IF_ERROR(t.Check("grads, read only" + mode, op.grads, grads));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<ConformanceCase> KernelCases() {
+  struct Op {
+    const char* name;
+    KernelBody body;
+    bool fp32_only;
+  };
+  const Op all[] = {
+      {"EmbeddingForward", EmbeddingForwardCase, false},
+      {"EmbeddingBackward", EmbeddingBackwardCase, false},
+      {"Matmul", MatmulCase, false},
+      {"BiasAdd", BiasAddCase, false},
+      {"BiasBackward", BiasBackwardCase, false},
+      {"RmsNormForward", RmsNormForwardCase, false},
+      {"RmsNormBackward", RmsNormBackwardCase, false},
+      {"RotaryForward", RotaryForwardCase, false},
+      {"RotaryBackward", RotaryBackwardCase, false},
+      {"AttentionForward", AttentionForwardCase, false},
+      {"AttentionBackward", AttentionBackwardCase, false},
+      {"SwigluForward", SwigluForwardCase, false},
+      {"SwigluBackward", SwigluBackwardCase, false},
+      {"CrossEntropyForward", CrossEntropyForwardCase, false},
+      {"CrossEntropyBackward", CrossEntropyBackwardCase, false},
+      {"Accumulate", AccumulateCase, false},
+      {"Scale", ScaleCase, false},
+      {"Fill", FillCase, false},
+      {"Add", AddCase, false},
+      {"Cast", CastCase, false},
+      {"SumSquares", SumSquaresCase, false},
+      {"AdamW", AdamWCase, true},
+  };
+  static_assert(
+      sizeof(all) / sizeof(all[0]) == std::variant_size_v<runtime::Op>,
+      "kernel_call.h has a new op: add a conformance case for it");
+  std::vector<ConformanceCase> cases;
+  for (const Op& op : all) {
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      if (op.fp32_only && dtype != DType::kF32) continue;
+      KernelBody body = op.body;
+      cases.push_back({"Kernels",
+                       absl::StrCat(op.name, "/", k::DTypeName(dtype)), 1,
+                       [body, dtype](Runtime& rt) {
+                         return RunKernelCase(rt, dtype, body);
+                       },
+                       __FILE__, __LINE__});
+    }
+  }
+  return cases;
+}
+
+}  // namespace conformance_internal
+}  // namespace testing
+}  // namespace zero3
