@@ -155,6 +155,9 @@ class SimStream final : public runtime::Stream {
  public:
   SimStream(SimRank* rank, std::string name, int agent, int track)
       : rank_(rank), name_(std::move(name)), agent_(agent), track_(track) {}
+  // Destroying a stream does not cancel its work (as in CUDA): the rank
+  // remembers when it ends, for Device::Synchronize.
+  ~SimStream() override;
 
   absl::string_view name() const override { return name_; }
   absl::Status Copy(const BufferSlice& dst, const BufferSlice& src,
@@ -363,6 +366,9 @@ class SimRank final : public runtime::Runtime {
   int64_t busy_until_ = 0;
   Calendar compute_, d2h_, h2d_, fabric_;
   std::vector<SimStream*> streams_;
+  // Destroyed streams: when their work ends, and their detector agents.
+  int64_t retired_tail_ns_ = 0;
+  std::vector<int> retired_agents_;
   int next_track_ = 1;
   absl::flat_hash_map<uint64_t, std::unique_ptr<uint8_t[]>> data_;
   absl::flat_hash_map<uint64_t, std::pair<int64_t, HostMemoryKind>> host_;
@@ -386,6 +392,14 @@ absl::Status SimEvent::Synchronize() {
 
 // ---------------------------------------------------------------------------
 // SimStream
+
+SimStream::~SimStream() {
+  SimRank* r = rank_;
+  r->streams_.erase(std::remove(r->streams_.begin(), r->streams_.end(), this),
+                    r->streams_.end());
+  r->retired_tail_ns_ = std::max(r->retired_tail_ns_, tail_ns_);
+  r->retired_agents_.push_back(agent_);
+}
 
 absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
                              absl::string_view label) {
@@ -731,11 +745,12 @@ absl::StatusOr<std::unique_ptr<runtime::Event>> SimDevice::CreateEvent() {
 absl::Status SimDevice::Synchronize() {
   SimRank* r = rank_;
   r->HostCost(r->cost().event_call_nanos());
-  int64_t t = r->now_;
+  int64_t t = std::max(r->now_, r->retired_tail_ns_);
   for (SimStream* s : r->streams_) t = std::max(t, s->tail_ns_);
   r->BlockUntil(t, "device synchronize");
   if (r->detect()) {
     for (SimStream* s : r->streams_) r->races_.Join(0, s->agent_);
+    for (int agent : r->retired_agents_) r->races_.Join(0, agent);
     r->races_.Prune();
   }
   r->PruneCalendars();

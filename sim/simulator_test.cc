@@ -341,6 +341,30 @@ TEST(SimulatorTest, GroupsRendezvousOnlyWithTheirMembers) {
             StreamSpan(world->trace(), 2, "pair sum").start);
 }
 
+TEST(SimulatorTest, DeviceSynchronizeWaitsForDestroyedStreams) {
+  auto world = MakeWorld(1, SimMode::kData);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    Buffer dev = rt.device().Allocate(400000, "dev").value();  // 10 us
+    // 10 us + 4 ns pinning: 20004 ns.
+    Buffer host = rt.AllocateHost(4, HostMemoryKind::kPinned, "h").value();
+    {
+      auto s = rt.device().CreateStream("temporary").value();
+      // [25004, 425004] ns, then 4 bytes at 1 B/ns.
+      EXPECT_OK(s->Launch(Fill(dev, 100000, "fill")));
+      EXPECT_OK(s->Copy(host.All(), dev.Slice(0, 4), "d2h"));
+    }  // destroyed with work in flight
+    EXPECT_OK(rt.device().Synchronize());
+    EXPECT_EQ(rt.NowNanos(), 425008);
+    runtime::HostTask read;
+    read.label = "read";
+    read.reads = {host.All()};
+    EXPECT_OK(rt.RunHostTask(read));
+    EXPECT_EQ(*static_cast<float*>(host.data()), 1.0f);
+    return absl::OkStatus();
+  }), IsOk());
+  EXPECT_TRUE(world->races().empty());
+}
+
 TEST(SimulatorTest, HostTasksCostedFromHostProfile) {
   auto world = MakeWorld(1);
   ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {

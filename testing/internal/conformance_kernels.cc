@@ -605,6 +605,8 @@ absl::Status CastCase(KernelTest& t, DType dt) {
   return absl::OkStatus();
 }
 
+// The sum is kept in double precision as out = [hi, lo], hi + lo = sum:
+// checked by value of hi and by hi + lo against the double sum.
 absl::Status SumSquaresCase(KernelTest& t, DType dt) {
   k::ReduceArgs args;
   args.n = 1000;
@@ -615,15 +617,20 @@ absl::Status SumSquaresCase(KernelTest& t, DType dt) {
     op.args = args;
     op.accumulate = accumulate;
     ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x"));
+    // 2.5 + 2^-30 as [hi, lo]: the low part must take part in the sum.
+    const float lo = 9.313225746154785e-10f;
     if (accumulate) {
-      ZR_ASSIGN_OR_RETURN(op.out, t.In({2.5f}, DType::kF32, "out"));
+      ZR_ASSIGN_OR_RETURN(op.out, t.In({2.5f, lo}, DType::kF32, "out"));
     } else {
-      ZR_ASSIGN_OR_RETURN(op.out, t.Out(1, DType::kF32, "out"));
+      ZR_ASSIGN_OR_RETURN(op.out, t.Out(2, DType::kF32, "out"));
     }
     ZR_RETURN_IF_ERROR(t.Launch(op, "sum_squares"));
-    const float expected = static_cast<float>((accumulate ? 2.5 : 0.0) + sum);
-    ZR_RETURN_IF_ERROR(
-        t.Check(accumulate ? "2.5 + sum" : "sum", op.out, {expected}));
+    const double expected = (accumulate ? 2.5 + static_cast<double>(lo) : 0.0) + sum;
+    const float hi = static_cast<float>(expected);
+    const float rest = static_cast<float>(expected - static_cast<double>(hi));
+    ZR_RETURN_IF_ERROR(t.Check(accumulate ? "[hi, lo] of 2.5 + 2^-30 + sum"
+                                          : "[hi, lo] of sum",
+                               op.out, {hi, rest}));
   }
   return absl::OkStatus();
 }
