@@ -70,17 +70,45 @@ absl::Status Engine::Init() {
     ZR_ASSIGN_OR_RETURN(gather_, dev.CreateStream("all-gather"));
     ZR_ASSIGN_OR_RETURN(reduce_, dev.CreateStream("reduce"));
   }
+  // Ranks are laid out tensor-parallel-major: the tp ranks of one
+  // data-parallel rank are consecutive (one node's GPUs share its fast links).
+  const int tp = options_.tensor_parallel;
+  if (tp < 1 || rt_.world_size() % tp != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor-parallel degree ", tp, " must divide the number of ranks (",
+        rt_.world_size(), ")"));
+  }
+  if (tp > 1 && rt_.computes_values()) {
+    return absl::InvalidArgumentError(
+        "tensor parallelism is modelled for timing studies only: use the "
+        "simulator in timing mode (zero3 whatif, or train --mode timing)");
+  }
+  dp_size_ = rt_.world_size() / tp;
+  dp_rank_ = rt_.rank() / tp;
+  runtime::Communicator* dp = &rt_.world();
+  model::TensorParallel tensor_parallel;
+  tensor_parallel.size = tp;
+  if (tp > 1) {
+    std::vector<int> tp_group, dp_group;
+    for (int i = 0; i < tp; ++i) tp_group.push_back(dp_rank_ * tp + i);
+    for (int j = 0; j < dp_size_; ++j) {
+      dp_group.push_back(j * tp + rt_.rank() % tp);
+    }
+    ZR_ASSIGN_OR_RETURN(tensor_parallel.comm, rt_.Group(tp_group));
+    ZR_ASSIGN_OR_RETURN(dp, rt_.Group(dp_group));
+  }
   ZR_ASSIGN_OR_RETURN(
       model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
-                                         options_.seq, rt_));
+                                         options_.seq, rt_, tensor_parallel));
   std::vector<int64_t> numels;
-  for (const model::ParamInfo& p : model_->params())
+  for (const model::ParamInfo& p : model_->params()) {
     numels.push_back(p.numel());
-  layout_ =
-      std::make_unique<zero::ShardLayout>(numels, rt_.world_size(), rt_.rank());
+  }
+  layout_ = std::make_unique<zero::ShardLayout>(numels, dp_size_, dp_rank_);
   sub_groups_ = layout_->SubGroups(options_.sub_group_size);
 
   ctx_.rt = &rt_;
+  ctx_.dp = dp;
   ctx_.compute = compute_.get();
   ctx_.gather = options_.overlap_comm ? gather_.get() : compute_.get();
   ctx_.reduce = options_.overlap_comm ? reduce_.get() : compute_.get();
@@ -176,7 +204,7 @@ absl::Status Engine::InitParameters() {
     for (const model::ParamInfo& p : model_->params()) {
       const zero::ParamShard& s = layout_->param(p.id);
       const int64_t valid = layout_->ValidElements(p.id);
-      const int64_t first = rt_.rank() * s.partition;
+      const int64_t first = dp_rank_ * s.partition;
       for (int64_t i = 0; i < s.partition; ++i) {
         float v = i < valid
                       ? model::InitialValue(spec_, p, options_.seed, first + i)
@@ -269,7 +297,8 @@ absl::StatusOr<StepStats> Engine::Step() {
   const int64_t t = model_->tokens();
   stats.tokens = t * a;
   const model::BatchShape shape{options_.micro_batch, options_.seq, a,
-                                rt_.world_size()};
+                                dp_size_};
+  stats.global_tokens = stats.tokens * dp_size_;
   const runtime::BufferSlice tokens_dev = input_device_.Slice(0, t * 4);
   const runtime::BufferSlice targets_dev = input_device_.Slice(t * 4, t * 4);
   const int64_t step_start = rt_.NowNanos();
@@ -283,7 +312,7 @@ absl::StatusOr<StepStats> Engine::Step() {
     fill.memory_bytes = 2 * t * 4;
     fill.run = [&, micro]() -> absl::Status {
       std::vector<int32_t> tokens, targets;
-      data_->Fill(shape, step_, micro, rt_.rank(), &tokens, &targets);
+      data_->Fill(shape, step_, micro, dp_rank_, &tokens, &targets);
       std::memcpy(input_host_.data(), tokens.data(), t * 4);
       std::memcpy(static_cast<char*>(input_host_.data()) + t * 4,
                   targets.data(), t * 4);
@@ -332,7 +361,7 @@ absl::StatusOr<StepStats> Engine::Step() {
   read_norm.run = [&]() -> absl::Status {
     const float* pairs = reducer_->host_norm_squared().slice.As<float>();
     norm_squared = 0;
-    for (int r = 0; r < rt_.world_size(); ++r) {
+    for (int r = 0; r < dp_size_; ++r) {
       norm_squared += static_cast<double>(pairs[2 * r]) + pairs[2 * r + 1];
     }
     return absl::OkStatus();

@@ -52,6 +52,8 @@ struct StepStats {
   double grad_norm = 0;
   double loss_scale = 1;
   int64_t tokens = 0;  // trained on by this rank in this step
+  // Trained on by all ranks (tensor-parallel ranks share their tokens).
+  int64_t global_tokens = 0;
 };
 
 class Engine : private model::ParamProvider {
@@ -112,6 +114,8 @@ class Engine : private model::ParamProvider {
   runtime::Buffer loss_device_, loss_host_;
   std::unique_ptr<runtime::Event> loss_copied_, updated_;
 
+  int dp_size_ = 1;
+  int dp_rank_ = 0;
   int64_t step_ = 0;       // optimizer steps taken (including skipped)
   int64_t adam_step_ = 0;  // steps applied (AdamW's t)
 };

@@ -93,8 +93,8 @@ float InitialValue(const ModelSpec& spec, const ParamInfo& param, uint64_t seed,
 }
 
 Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
-                         int64_t seq, runtime::Runtime& rt)
-    : spec_(spec), dtype_(dtype), batch_(batch), seq_(seq), rt_(rt) {}
+                         int64_t seq, runtime::Runtime& rt, TensorParallel tp)
+    : spec_(spec), dtype_(dtype), batch_(batch), seq_(seq), rt_(rt), tp_(tp) {}
 
 Transformer::~Transformer() {
   if (arena_.valid()) (void)rt_.device().Free(arena_);
@@ -102,13 +102,26 @@ Transformer::~Transformer() {
 
 absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
     const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-    runtime::Runtime& rt) {
+    runtime::Runtime& rt, TensorParallel tp) {
+  if (tp.size < 1 || (tp.size > 1 && tp.comm == nullptr)) {
+    return absl::InvalidArgumentError(
+        "tensor parallelism needs a degree of at least 1 and its group");
+  }
+  if (spec.num_heads() % tp.size != 0 || spec.num_kv_heads() % tp.size != 0 ||
+      spec.intermediate_size() % tp.size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor-parallel degree ", tp.size, " must divide the heads (",
+        spec.num_heads(), "), the kv heads (", spec.num_kv_heads(),
+        ") and the MLP width (", spec.intermediate_size(), ") of ",
+        spec.name()));
+  }
   if (batch <= 0 || seq <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("micro-batch must be at least 1 sequence of 1 token, got ",
                      batch, " x ", seq));
   }
-  std::unique_ptr<Transformer> t(new Transformer(spec, dtype, batch, seq, rt));
+  std::unique_ptr<Transformer> t(
+      new Transformer(spec, dtype, batch, seq, rt, tp));
   t->BuildParams();
   ZR_RETURN_IF_ERROR(t->Allocate());
   return t;
@@ -116,9 +129,9 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
 
 void Transformer::BuildParams() {
   const ModelSpec& s = spec_;
-  const int64_t h = s.hidden_size(), f = s.intermediate_size();
-  const int64_t q = s.num_heads() * s.head_dim();
-  const int64_t kv = s.num_kv_heads() * s.head_dim();
+  const int64_t h = s.hidden_size(), f = ffn();
+  const int64_t q = heads() * s.head_dim();
+  const int64_t kv = kv_heads() * s.head_dim();
   auto add = [this](std::string name, int64_t rows, int64_t cols, Init init,
                     int module) {
     ParamInfo p;
@@ -163,10 +176,10 @@ void Transformer::BuildParams() {
 
 absl::Status Transformer::Allocate() {
   const ModelSpec& s = spec_;
-  const int64_t t = tokens(), h = s.hidden_size(), f = s.intermediate_size();
-  const int64_t q = s.num_heads() * s.head_dim();
-  const int64_t kv = s.num_kv_heads() * s.head_dim();
-  const int64_t lse = batch_ * s.num_heads() * seq_;
+  const int64_t t = tokens(), h = s.hidden_size(), f = ffn();
+  const int64_t q = heads() * s.head_dim();
+  const int64_t kv = kv_heads() * s.head_dim();
+  const int64_t lse = batch_ * heads() * seq_;
   const int64_t esize = k::DTypeSize(dtype_);
 
   // First pass: offsets; second pass: TensorRefs on the allocated buffer.
@@ -307,9 +320,9 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
         absl::StrCat("forward needs ", t, " int32 tokens and targets, got ",
                      tokens.bytes() / 4, " and ", targets.bytes() / 4));
   }
-  const int64_t h = s.hidden_size(), f = s.intermediate_size();
-  const int64_t q = s.num_heads() * s.head_dim();
-  const int64_t kv = s.num_kv_heads() * s.head_dim();
+  const int64_t h = s.hidden_size(), f = ffn();
+  const int64_t q = heads() * s.head_dim();
+  const int64_t kv = kv_heads() * s.head_dim();
   Saved& sv = *saved_;
   tokens_ = tokens;
   targets_ = targets;
@@ -361,14 +374,14 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
     ops::RotaryForward rq;
     rq.args.batch = batch_;
     rq.args.seq = seq_;
-    rq.args.heads = s.num_heads();
+    rq.args.heads = heads();
     rq.args.head_dim = s.head_dim();
     rq.args.theta = static_cast<float>(s.rope_theta());
     rq.x = a.q;
     rq.y = a.q;
     ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q fwd"));
     ops::RotaryForward rk = rq;
-    rk.args.heads = s.num_kv_heads();
+    rk.args.heads = kv_heads();
     rk.x = a.k;
     rk.y = a.k;
     ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
@@ -376,8 +389,8 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
     ops::AttentionForward at;
     at.args.batch = batch_;
     at.args.seq = seq_;
-    at.args.num_heads = s.num_heads();
-    at.args.num_kv_heads = s.num_kv_heads();
+    at.args.num_heads = heads();
+    at.args.num_kv_heads = kv_heads();
     at.args.head_dim = s.head_dim();
     at.q = a.q;
     at.k = a.k;
@@ -388,6 +401,8 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
 
     ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, q, h), a.att,
                                 pp.Param(id.wo), sv.tmp, "o_proj fwd"));
+    ZR_RETURN_IF_ERROR(
+        AllReduceTp(stream, sv.tmp, absl::StrCat("L", l, " tp attention out")));
     ZR_RETURN_IF_ERROR(o.Add(sv.res[l], sv.tmp, a.mid, "residual 1 fwd"));
 
     ops::RmsNormForward n2 = n1;
@@ -409,6 +424,8 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
     ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu fwd"));
     ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, f, h), a.m,
                                 pp.Param(id.wd), sv.tmp, "down_proj fwd"));
+    ZR_RETURN_IF_ERROR(
+        AllReduceTp(stream, sv.tmp, absl::StrCat("L", l, " tp mlp out")));
     ZR_RETURN_IF_ERROR(o.Add(a.mid, sv.tmp, sv.res[l + 1], "residual 2 fwd"));
     ZR_RETURN_IF_ERROR(pp.EndModule(module, Pass::kForward));
   }
@@ -455,9 +472,9 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
   forward_done_ = false;
   const ModelSpec& s = spec_;
   const int64_t t = tokens();
-  const int64_t h = s.hidden_size(), f = s.intermediate_size();
-  const int64_t q = s.num_heads() * s.head_dim();
-  const int64_t kv = s.num_kv_heads() * s.head_dim();
+  const int64_t h = s.hidden_size(), f = ffn();
+  const int64_t q = heads() * s.head_dim();
+  const int64_t kv = kv_heads() * s.head_dim();
   Saved& sv = *saved_;
   TensorRef dres = sv.dres_a;   // gradient of the residual stream
   TensorRef dnext = sv.dres_b;  // the same one layer down
@@ -542,6 +559,8 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
     ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, f, 1.0f),
                                 sv.dup, pp.Param(id.wu), sv.dh,
                                 "up_proj bwd input"));
+    ZR_RETURN_IF_ERROR(
+        AllReduceTp(stream, sv.dh, absl::StrCat("L", l, " tp mlp input grad")));
     ZR_ASSIGN_OR_RETURN(TensorRef g_ln2, pp.Grad(id.ln2));
     ZR_RETURN_IF_ERROR(o.Zero(g_ln2, "post_attention_layernorm bwd zero"));
     ops::RmsNormBackward n2;
@@ -567,8 +586,8 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
     ops::AttentionBackward ab;
     ab.args.batch = batch_;
     ab.args.seq = seq_;
-    ab.args.num_heads = s.num_heads();
-    ab.args.num_kv_heads = s.num_kv_heads();
+    ab.args.num_heads = heads();
+    ab.args.num_kv_heads = kv_heads();
     ab.args.head_dim = s.head_dim();
     ab.q = a.q;
     ab.k = a.k;
@@ -583,14 +602,14 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
     ops::RotaryBackward rq;
     rq.args.batch = batch_;
     rq.args.seq = seq_;
-    rq.args.heads = s.num_heads();
+    rq.args.heads = heads();
     rq.args.head_dim = s.head_dim();
     rq.args.theta = static_cast<float>(s.rope_theta());
     rq.dy = sv.dq;
     rq.dx = sv.dq;
     ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q bwd"));
     ops::RotaryBackward rk = rq;
-    rk.args.heads = s.num_kv_heads();
+    rk.args.heads = kv_heads();
     rk.dy = sv.dk;
     rk.dx = sv.dk;
     ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k bwd"));
@@ -620,6 +639,8 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
     ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, kv, 1.0f),
                                 sv.dv, pp.Param(id.wv), sv.dh,
                                 "v_proj bwd input"));
+    ZR_RETURN_IF_ERROR(AllReduceTp(
+        stream, sv.dh, absl::StrCat("L", l, " tp attention input grad")));
     ZR_ASSIGN_OR_RETURN(TensorRef g_ln1, pp.Grad(id.ln1));
     ZR_RETURN_IF_ERROR(o.Zero(g_ln1, "input_layernorm bwd zero"));
     ops::RmsNormBackward n1 = n2;
@@ -663,15 +684,21 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
   return absl::OkStatus();
 }
 
+absl::Status Transformer::AllReduceTp(Stream& stream, const TensorRef& x,
+                                      absl::string_view label) {
+  if (tp_.size == 1) return absl::OkStatus();
+  return tp_.comm->AllReduce(stream, x, x, runtime::ReduceOp::kSum, label);
+}
+
 double Transformer::ForwardFlops() const {
   const ModelSpec& s = spec_;
   const double t = static_cast<double>(tokens());
-  const double h = s.hidden_size(), f = s.intermediate_size();
-  const double q = s.num_heads() * s.head_dim();
-  const double kv = s.num_kv_heads() * s.head_dim();
+  const double h = s.hidden_size(), f = ffn();
+  const double q = heads() * s.head_dim();
+  const double kv = kv_heads() * s.head_dim();
   const double per_layer_gemm =
       2 * t * (h * q + 2 * h * kv + q * h + 3 * h * f);
-  const double attention = 2.0 * batch_ * s.num_heads() * seq_ * seq_ *
+  const double attention = 2.0 * batch_ * heads() * seq_ * seq_ *
                            s.head_dim();  // causal: half of 4·B·H·S²·D
   return s.num_layers() * (per_layer_gemm + attention) +
          2 * t * h * s.vocab_size();
@@ -680,8 +707,8 @@ double Transformer::ForwardFlops() const {
 double Transformer::BackwardFlops() const {
   // Two GEMMs per forward GEMM; attention backward is 2.5x its forward.
   const ModelSpec& s = spec_;
-  const double attention = 2.0 * batch_ * s.num_heads() * seq_ * seq_ *
-                           s.head_dim() * s.num_layers();
+  const double attention =
+      2.0 * batch_ * heads() * seq_ * seq_ * s.head_dim() * s.num_layers();
   return 2 * (ForwardFlops() - attention) + 2.5 * attention;
 }
 

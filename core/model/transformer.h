@@ -20,6 +20,14 @@
 // one dtype (fp32, bf16 or fp16); saved statistics (RMSNorm rstd, attention
 // and loss log-sum-exp) and the loss are fp32.
 //
+// Tensor parallelism (Megatron-style, for timing studies): with degree tp,
+// each rank holds 1/tp of every block - q, k and v heads and the MLP's inner
+// width split by columns, o_proj and down_proj by rows - and the partial
+// outputs of o_proj and down_proj are all-reduced over the tensor-parallel
+// group in forward, as are the input gradients of the q/k/v and gate/up
+// projections in backward: two all-reduces per block each way. Norms, the
+// embedding and the LM head are replicated.
+//
 // Not thread-safe; one rank's host thread drives it.
 
 #ifndef ZERO3_CORE_MODEL_TRANSFORMER_H_
@@ -92,13 +100,19 @@ class ParamProvider {
   virtual absl::Status GradsReady(absl::Span<const int> params) = 0;
 };
 
+struct TensorParallel {
+  int size = 1;
+  // The tensor-parallel group; needed when size > 1.
+  runtime::Communicator* comm = nullptr;
+};
+
 class Transformer {
  public:
   // Allocates the activation arena for micro-batches of `batch` sequences of
   // `seq` tokens on rt's device.
   static absl::StatusOr<std::unique_ptr<Transformer>> Create(
       const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-      runtime::Runtime& rt);
+      runtime::Runtime& rt, TensorParallel tp = {});
   ~Transformer();
 
   const ModelSpec& spec() const { return spec_; }
@@ -129,7 +143,13 @@ class Transformer {
  private:
   struct Layer;
   Transformer(const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-              runtime::Runtime& rt);
+              runtime::Runtime& rt, TensorParallel tp);
+  // Per-rank widths under tensor parallelism.
+  int64_t heads() const { return spec_.num_heads() / tp_.size; }
+  int64_t kv_heads() const { return spec_.num_kv_heads() / tp_.size; }
+  int64_t ffn() const { return spec_.intermediate_size() / tp_.size; }
+  absl::Status AllReduceTp(runtime::Stream& stream, const TensorRef& x,
+                           absl::string_view label);
   absl::Status Allocate();
   void BuildParams();
 
@@ -137,6 +157,7 @@ class Transformer {
   DType dtype_;
   int64_t batch_, seq_;
   runtime::Runtime& rt_;
+  TensorParallel tp_;
   std::vector<ParamInfo> params_;
   std::vector<ModuleInfo> modules_;
 

@@ -21,6 +21,9 @@ namespace zero {
 
 struct ZeroContext {
   runtime::Runtime* rt = nullptr;
+  // The data-parallel group the shards are spread over (all ranks without
+  // tensor parallelism).
+  runtime::Communicator* dp = nullptr;
   runtime::Stream* compute = nullptr;
   runtime::Stream* gather = nullptr;
   runtime::Stream* reduce = nullptr;

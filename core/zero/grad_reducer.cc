@@ -254,7 +254,7 @@ absl::Status GradReducer::Flush(int b) {
     scale.x = all;
     ZR_RETURN_IF_ERROR(
         s.Launch(KernelCall(scale, absl::StrCat("pre-divide bucket ", b))));
-    ZR_RETURN_IF_ERROR(ctx_.rt->world().ReduceScatter(
+    ZR_RETURN_IF_ERROR(ctx_.dp->ReduceScatter(
         s, all, mine, absl::StrCat("reduce-scatter bucket ", b)));
   } else {
     mine = all;
@@ -323,7 +323,7 @@ absl::Status GradReducer::EndBackward() {
   const TensorRef norm = TensorRef::Of(norm_device_, DType::kF32, 0, 2);
   const runtime::Buffer* all = &norm_device_;
   if (ctx_.world() > 1) {
-    ZR_RETURN_IF_ERROR(ctx_.rt->world().AllGather(
+    ZR_RETURN_IF_ERROR(ctx_.dp->AllGather(
         s, norm,
         TensorRef::Of(norm_gathered_, DType::kF32, 0, 2 * ctx_.world()),
         "all-gather grad norm"));

@@ -27,6 +27,11 @@ enum class GradOffload {
 
 struct ZeroOptions {
   kernels::DType dtype = kernels::DType::kF32;
+  // Tensor-parallel degree, modelled Megatron-style (see
+  // core/model/transformer.h); ZeRO-3 shards over the world / tp
+  // data-parallel ranks. Timing only: the simulator does not compute
+  // tensor-parallel values.
+  int tensor_parallel = 1;
   int64_t micro_batch = 1;
   int64_t seq = 16;
   int accumulation = 1;

@@ -307,7 +307,7 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
       if (rt.rank() == 0) row.rank0 = *stats;
       if (++row.ranks == simulated) {
         const engine::StepStats& r0 = row.rank0;
-        const double tokens = static_cast<double>(r0.tokens) * ranks_;
+        const double tokens = static_cast<double>(r0.global_tokens);
         out << absl::StrFormat(
             "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  "
             "total %s  %.0f tokens/s%s\n",
