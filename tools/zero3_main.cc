@@ -12,12 +12,14 @@
 #include "tools/cli/command.h"
 #include "tools/cli/config_command.h"
 #include "tools/cli/train_command.h"
+#include "tools/cli/whatif_command.h"
 
 int main(int argc, char** argv) {
   using ::zero3::cli::Command;
   std::vector<std::unique_ptr<Command>> commands;
   // The subcommands, in the order `zero3 --help` lists them.
   commands.push_back(zero3::cli::NewTrainCommand());
+  commands.push_back(zero3::cli::NewWhatifCommand());
   commands.push_back(zero3::cli::NewConfigCommand());
 
   const std::vector<std::string> args(argv + 1, argv + argc);

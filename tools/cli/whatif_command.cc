@@ -1,0 +1,298 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/cli/whatif_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/model/presets.h"
+#include "core/util/status_macros.h"
+#include "sim/profiles.h"
+#include "tools/whatif/whatif.h"
+
+namespace zero3 {
+namespace cli {
+namespace {
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+    out << text;
+    if (!out) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+
+std::string FileName(const std::vector<std::pair<std::string, std::string>>& s) {
+  std::string name;
+  for (const auto& [k, v] : s) {
+    if (!name.empty()) name += "__";
+    name += k.substr(k.rfind('.') + 1) + "-" + v;
+  }
+  if (name.empty()) name = "base";
+  for (char& c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return name;
+}
+
+// One line per combination of the other varied keys, `metric` against
+// `x_key`, drawn by gnuplot into an SVG.
+absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
+                  std::string x_key, const std::string& path,
+                  std::ostream& err) {
+  if (r.variants.empty() || r.variants[0].settings.empty()) {
+    return absl::InvalidArgumentError("--plot needs at least one --vary key");
+  }
+  const auto& keys = r.variants[0].settings;
+  if (x_key.empty()) x_key = keys[0].first;
+  bool found = false;
+  for (const auto& [k, v] : keys) found = found || k == x_key;
+  if (!found) {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : keys) names.push_back(k);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--plot-x '", x_key, "' is not a varied key (", absl::StrJoin(names, ", "),
+        ")"));
+  }
+  std::vector<std::string> xs;
+  std::map<std::string, std::map<std::string, double>> lines;  // series -> x -> y
+  std::vector<std::string> series_order;
+  for (const whatif::VariantResult& v : r.variants) {
+    std::string x, series;
+    for (const auto& [k, val] : v.settings) {
+      if (k == x_key) {
+        x = val;
+      } else {
+        series += (series.empty() ? "" : " ") + k.substr(k.rfind('.') + 1) + "=" + val;
+      }
+    }
+    if (series.empty()) series = metric;
+    if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
+    if (!lines.count(series)) series_order.push_back(series);
+    ZR_ASSIGN_OR_RETURN(lines[series][x], whatif::MetricValue(v.metrics, metric));
+  }
+  const std::string data = path + ".dat";
+  std::string table;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    table += absl::StrCat(i, " \"", xs[i], "\"");
+    for (const std::string& s : series_order) {
+      auto it = lines[s].find(xs[i]);
+      table += it == lines[s].end() ? " NaN" : absl::StrFormat(" %.6g", it->second);
+    }
+    table += "\n";
+  }
+  ZR_RETURN_IF_ERROR(WriteFile(data, table));
+  std::string script = absl::StrCat(
+      "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n",
+      "set output '", path, "'\n", "set title '", r.name, ": ", metric, " by ",
+      x_key, "' noenhanced\n", "set xlabel '", x_key, "' noenhanced\n",
+      "set ylabel '", metric, "' noenhanced\n", "set key outside right noenhanced\n",
+      "set grid\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n", "plot ");
+  for (size_t i = 0; i < series_order.size(); ++i) {
+    absl::StrAppend(&script, i == 0 ? "" : ", ", "'", data, "' using 1:", i + 3,
+                    ":xtic(2) with linespoints lw 2 title '", series_order[i], "'");
+  }
+  script += "\n";
+  const std::string script_path = path + ".gp";
+  ZR_RETURN_IF_ERROR(WriteFile(script_path, script));
+  const std::string command = absl::StrCat("gnuplot '", script_path, "' 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return absl::InternalError("cannot run gnuplot");
+  std::string output;
+  char buf[256];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
+  const int rc = pclose(pipe);
+  std::remove(script_path.c_str());
+  std::remove(data.c_str());
+  if (rc != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "gnuplot failed (install it with tools/setup.sh, Debian package "
+        "gnuplot-nox): ", output));
+  }
+  err << "plot written to " << path << "\n";
+  return absl::OkStatus();
+}
+
+class WhatifCommand : public Command {
+ public:
+  absl::string_view name() const override { return "whatif"; }
+  absl::string_view summary() const override {
+    return "what a training step would cost on hardware you do not have";
+  }
+  absl::string_view description() const override {
+    return "Runs ZeRO-3 in timing mode on a simulated hardware profile for a "
+           "scenario - from SCENARIO (a text-format file, see "
+           "tools/whatif/scenarios/) and/or the flags, which override the "
+           "file - and prints FWD, BWD, STEP, the step total, tokens/s, the "
+           "exposed (not overlapped) copy and communication time, the time "
+           "the host thread was blocked, the device-memory peak and pinned "
+           "host memory, with deltas against the baseline variant. KEYs of "
+           "--set and --vary are scenario keys (hardware, model, gpus, tp, "
+           "micro_batch, seq, accumulation), configuration keys with "
+           "DeepSpeed's dotted names (zero3.grad_offload, "
+           "zero_optimization.offload_optimizer.pin_memory, ...) or "
+           "hardware-profile figures (hardware.host_link.pinned_d2h_gbps). "
+           "Without a configuration the base is DeepSpeed's defaults with "
+           "bf16 and CPU optimizer offload. Ranks of a data-parallel group "
+           "are symmetric, so only rank 0 is simulated unless --full.";
+  }
+
+  void DefineFlags(FlagSet& flags) override {
+    flags.AddPositional("SCENARIO", "a text-format scenario file", false);
+    flags.AddString("hardware", &hardware_, "NAME|FILE",
+                    absl::StrCat("hardware profile (", absl::StrJoin(sim::ProfileNames(), ", "),
+                                 "); default h200_sxm"));
+    flags.AddString("model", &model_, "NAME|FILE",
+                    absl::StrCat("model (", absl::StrJoin(model::PresetNames(), ", "),
+                                 "); default qwen2.5-1.5b"));
+    flags.AddInt("gpus", &gpus_, "N", "GPUs (ranks); default 8");
+    flags.AddInt("tp", &tp_, "N", "tensor-parallel degree; default 1");
+    flags.AddInt("micro-batch", &micro_batch_, "N", "sequences per micro-batch; default 4");
+    flags.AddInt("seq", &seq_, "N", "tokens per sequence; default 2048");
+    flags.AddInt("accumulation", &accumulation_, "N",
+                 "gradient accumulation steps; default 1");
+    flags.AddString("config", &config_, "FILE", "a DeepSpeed JSON or zero3 configuration");
+    flags.AddRepeated("set", &set_, "KEY=VALUE", "set a key for every variant");
+    flags.AddRepeated("vary", &vary_, "KEY=V1,V2,...",
+                      "one variant per value; several --vary give the cross product");
+    flags.AddString("baseline", &baseline_, "KEY=VALUE[,...]",
+                    "the variant deltas are against (default: the first)");
+    flags.AddInt("steps", &steps_, "N", "steps simulated per variant (the last is reported); default 3");
+    flags.AddString("format", &format_, "table|json", "output format");
+    flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
+    flags.AddString("trace-dir", &trace_dir_, "DIR", "write a Chrome trace per variant");
+    flags.AddString("plot", &plot_, "FILE.svg", "draw a metric against a varied key (gnuplot)");
+    flags.AddString("plot-metric", &plot_metric_, "NAME",
+                    absl::StrCat("metric to plot (", absl::StrJoin(whatif::MetricNames(), ", "),
+                                 "); default total_ms"));
+    flags.AddString("plot-x", &plot_x_, "KEY", "varied key on the x axis (default: the first)");
+    flags.AddBool("explain", &explain_,
+                  "print the cost model's terms for one operation of each kind");
+    flags.AddBool("full", &full_, "simulate every rank (no symmetric shortcut)");
+  }
+
+  int Run(const std::vector<std::string>& positional, std::ostream& out,
+          std::ostream& err) override {
+    absl::Status s = Execute(positional, out, err);
+    if (!s.ok()) {
+      err << "error: " << s.message() << "\n";
+      return s.code() == absl::StatusCode::kInvalidArgument ||
+                     s.code() == absl::StatusCode::kNotFound
+                 ? kExitUsage
+                 : kExitFailure;
+    }
+    return kExitOk;
+  }
+
+ private:
+  absl::Status Execute(const std::vector<std::string>& positional,
+                       std::ostream& out, std::ostream& err) {
+    whatif::Scenario scenario;
+    whatif::RunOptions run;
+    run.full = full_;
+    if (!positional.empty()) {
+      const std::string path = ResolveUserPath(positional[0]);
+      ZR_ASSIGN_OR_RETURN(scenario, whatif::LoadScenario(path));
+      const size_t slash = path.rfind('/');
+      run.base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    } else {
+      scenario.set_name("command line");
+    }
+    if (!hardware_.empty()) scenario.set_hardware(hardware_);
+    if (!model_.empty()) scenario.set_model(model_);
+    if (gpus_ != 0) scenario.set_gpus(static_cast<int>(gpus_));
+    if (tp_ != 0) scenario.set_tp(static_cast<int>(tp_));
+    if (micro_batch_ != 0) scenario.set_micro_batch(micro_batch_);
+    if (seq_ != 0) scenario.set_seq(seq_);
+    if (accumulation_ != 0) scenario.set_accumulation(static_cast<int>(accumulation_));
+    if (steps_ != 0) scenario.set_steps(static_cast<int>(steps_));
+    if (!config_.empty()) {
+      scenario.set_config(ResolveUserPath(config_));
+      run.base_dir.clear();
+    }
+    for (const std::string& s : set_) scenario.add_set(s);
+    for (const std::string& v : vary_) {
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--vary '", v, "': expected KEY=V1,V2,... (e.g. tp=1,2)"));
+      }
+      whatif::Vary* vary = scenario.add_vary();
+      vary->set_key(v.substr(0, eq));
+      for (absl::string_view value : absl::StrSplit(v.substr(eq + 1), ',')) {
+        vary->add_values(std::string(value));
+      }
+    }
+    if (!baseline_.empty()) scenario.set_baseline(baseline_);
+    if (gpus_ < 0 || tp_ < 0 || micro_batch_ < 0 || seq_ < 0 || accumulation_ < 0) {
+      return absl::InvalidArgumentError("sizes must be positive");
+    }
+    if (format_ != "table" && format_ != "json") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--format must be table or json, got '", format_, "'"));
+    }
+    if (!plot_.empty()) {
+      ZR_RETURN_IF_ERROR(whatif::MetricValue(whatif::Metrics(), plot_metric_).status());
+    }
+    if (explain_) {
+      ZR_ASSIGN_OR_RETURN(std::string text, whatif::ExplainScenario(scenario, run));
+      out << text;
+      return absl::OkStatus();
+    }
+    run.traces = !trace_dir_.empty();
+    ZR_ASSIGN_OR_RETURN(whatif::ScenarioResult result, whatif::RunScenario(scenario, run));
+    for (const std::string& n : result.notices) err << "notice: " << n << "\n";
+    out << (format_ == "json" ? whatif::FormatJson(result) : whatif::FormatTable(result));
+    if (!csv_.empty()) {
+      ZR_RETURN_IF_ERROR(WriteFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
+    }
+    if (run.traces) {
+      const std::string dir = ResolveUserPath(trace_dir_);
+      for (const whatif::VariantResult& v : result.variants) {
+        const std::string path = absl::StrCat(dir, "/", FileName(v.settings), ".json");
+        ZR_RETURN_IF_ERROR(WriteFile(path, v.trace_json));
+      }
+      err << "traces written to " << dir << "\n";
+    }
+    if (!plot_.empty()) {
+      ZR_RETURN_IF_ERROR(Plot(result, plot_metric_, plot_x_, ResolveUserPath(plot_), err));
+    }
+    return absl::OkStatus();
+  }
+
+  std::string hardware_, model_, config_, baseline_;
+  int64_t gpus_ = 0, tp_ = 0, micro_batch_ = 0, seq_ = 0, accumulation_ = 0,
+          steps_ = 0;
+  std::vector<std::string> set_, vary_;
+  std::string format_ = "table";
+  std::string csv_, trace_dir_, plot_;
+  std::string plot_metric_ = "total_ms";
+  std::string plot_x_;
+  bool explain_ = false;
+  bool full_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewWhatifCommand() {
+  return std::make_unique<WhatifCommand>();
+}
+
+}  // namespace cli
+}  // namespace zero3

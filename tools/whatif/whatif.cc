@@ -1,0 +1,692 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/whatif/whatif.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/config/config_loader.h"
+#include "core/config/json.h"
+#include "core/config/suggest.h"
+#include "core/engine/config_options.h"
+#include "core/engine/engine.h"
+#include "core/kernels/op_args.h"
+#include "core/kernels/op_cost.h"
+#include "core/model/data.h"
+#include "core/model/presets.h"
+#include "core/runtime/pinned_memory.h"
+#include "core/util/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "sim/cost_model.h"
+#include "sim/profiles.h"
+#include "sim/simulator.h"
+
+namespace zero3 {
+namespace whatif {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The scenario keys a variant can set; everything else is a configuration
+// key, or a hardware-profile figure under "hardware.".
+const std::vector<std::string>& ScenarioKeys() {
+  static const auto* keys = new std::vector<std::string>{
+      "hardware", "model", "gpus", "tp", "micro_batch", "seq", "accumulation"};
+  return *keys;
+}
+
+std::string Canonical(absl::string_view key) {
+  std::string k(key);
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
+}
+
+bool IsScenarioKey(const std::string& key) {
+  const auto& keys = ScenarioKeys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+absl::StatusOr<int64_t> ParsePositive(const std::string& key,
+                                      const std::string& value) {
+  int64_t v = 0;
+  double d = 0;
+  if (absl::SimpleAtoi(value, &v) ||
+      (absl::SimpleAtod(value, &d) && d == std::floor(d) && (v = d, true))) {
+    if (v >= 1) return v;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      key, ": expected a positive integer, got '", value, "'"));
+}
+
+// One variant's inputs, before running.
+struct Variant {
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::string hardware, model;
+  int64_t gpus = 0, tp = 1, micro_batch = 0, seq = 0, accumulation = 0;
+  bool micro_batch_set = false, accumulation_set = false;
+  std::vector<std::string> config_overrides;
+  std::vector<std::pair<std::string, std::string>> profile_overrides;
+};
+
+absl::Status Apply(const std::string& raw_key, const std::string& value,
+                   Variant* v) {
+  const std::string key = Canonical(raw_key);
+  if (key == "hardware") {
+    v->hardware = value;
+  } else if (key == "model") {
+    v->model = value;
+  } else if (absl::StartsWith(key, "hardware.")) {
+    v->profile_overrides.push_back({key.substr(9), value});
+  } else if (IsScenarioKey(key)) {
+    ZR_ASSIGN_OR_RETURN(int64_t n, ParsePositive(key, value));
+    if (key == "gpus") v->gpus = n;
+    if (key == "tp") v->tp = n;
+    if (key == "micro_batch") {
+      v->micro_batch = n;
+      v->micro_batch_set = true;
+    }
+    if (key == "seq") v->seq = n;
+    if (key == "accumulation") {
+      v->accumulation = n;
+      v->accumulation_set = true;
+    }
+  } else {
+    v->config_overrides.push_back(absl::StrCat(raw_key, "=", value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SplitSetting(const std::string& text, std::string* key,
+                          std::string* value) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "': expected KEY=VALUE (e.g. tp=2, or "
+        "zero_optimization.offload_optimizer.pin_memory=false)"));
+  }
+  *key = text.substr(0, eq);
+  *value = text.substr(eq + 1);
+  return absl::OkStatus();
+}
+
+// Sets a numeric or boolean field of a profile by its dotted path.
+absl::Status SetProfileField(sim::HardwareProfile* profile,
+                             const std::string& path,
+                             const std::string& value) {
+  Message* msg = profile;
+  const std::vector<std::string> parts = absl::StrSplit(path, '.');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const google::protobuf::Descriptor* desc = msg->GetDescriptor();
+    const FieldDescriptor* f = desc->FindFieldByName(parts[i]);
+    if (f == nullptr) {
+      std::vector<std::string> names;
+      for (int j = 0; j < desc->field_count(); ++j) {
+        names.push_back(desc->field(j)->name());
+      }
+      const std::string near = config::NearestName(parts[i], names);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hardware.", path, ": the profile has no field '", parts[i], "'",
+          near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)")));
+    }
+    const Reflection* r = msg->GetReflection();
+    if (i + 1 < parts.size()) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("hardware.", path, ": '", parts[i], "' is not a section"));
+      }
+      msg = r->MutableMessage(msg, f);
+      continue;
+    }
+    if (f->is_repeated()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hardware.", path, ": curves cannot be set from the command line; "
+          "write a profile file"));
+    }
+    double d = 0;
+    bool b = false;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        if (!absl::SimpleAtod(value, &d)) break;
+        r->SetDouble(msg, f, d);
+        return absl::OkStatus();
+      case FieldDescriptor::CPPTYPE_INT32:
+      case FieldDescriptor::CPPTYPE_INT64:
+        if (!absl::SimpleAtod(value, &d) || d != std::floor(d)) break;
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
+          r->SetInt32(msg, f, static_cast<int32_t>(d));
+        } else {
+          r->SetInt64(msg, f, static_cast<int64_t>(d));
+        }
+        return absl::OkStatus();
+      case FieldDescriptor::CPPTYPE_BOOL:
+        if (!absl::SimpleAtob(value, &b)) break;
+        r->SetBool(msg, f, b);
+        return absl::OkStatus();
+      case FieldDescriptor::CPPTYPE_STRING:
+        r->SetString(msg, f, value);
+        return absl::OkStatus();
+      default:
+        break;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hardware.", path, ": '", value, "' is not a valid ",
+        f->cpp_type_name()));
+  }
+  return absl::OkStatus();
+}
+
+// Expands the scenario into variants (the cross product of `vary`, the first
+// key slowest).
+absl::StatusOr<std::vector<Variant>> Expand(const Scenario& s) {
+  Variant base;
+  base.hardware = s.hardware();
+  base.model = s.model();
+  base.gpus = s.gpus();
+  base.tp = s.tp();
+  base.micro_batch = s.micro_batch();
+  base.micro_batch_set = s.has_micro_batch();
+  base.seq = s.seq();
+  base.accumulation = s.accumulation();
+  base.accumulation_set = s.has_accumulation();
+  for (const std::string& set : s.set()) {
+    std::string key, value;
+    ZR_RETURN_IF_ERROR(SplitSetting(set, &key, &value));
+    ZR_RETURN_IF_ERROR(Apply(key, value, &base));
+  }
+  std::vector<Variant> variants = {base};
+  for (const Vary& vary : s.vary()) {
+    if (vary.key().empty() || vary.values().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "vary '", vary.key(), "': needs a key and at least one value"));
+    }
+    std::vector<Variant> next;
+    for (const Variant& v : variants) {
+      for (const std::string& value : vary.values()) {
+        Variant w = v;
+        ZR_RETURN_IF_ERROR(Apply(vary.key(), value, &w));
+        w.settings.push_back({vary.key(), value});
+        next.push_back(std::move(w));
+      }
+    }
+    variants = std::move(next);
+  }
+  return variants;
+}
+
+absl::StatusOr<int> FindBaseline(const Scenario& s,
+                                 const std::vector<Variant>& variants) {
+  if (s.baseline().empty()) return 0;
+  std::vector<std::pair<std::string, std::string>> want;
+  for (absl::string_view part : absl::StrSplit(s.baseline(), ',', absl::SkipEmpty())) {
+    std::string key, value;
+    ZR_RETURN_IF_ERROR(SplitSetting(std::string(part), &key, &value));
+    want.push_back({Canonical(key), value});
+  }
+  for (size_t i = 0; i < variants.size(); ++i) {
+    bool match = true;
+    for (const auto& [key, value] : want) {
+      bool found = false;
+      for (const auto& [k, v] : variants[i].settings) {
+        if (Canonical(k) == key) found = (v == value);
+      }
+      match = match && found;
+    }
+    if (match) return static_cast<int>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "baseline '", s.baseline(),
+      "' matches no variant: give KEY=VALUE pairs of the varied keys"));
+}
+
+struct Resolved {
+  sim::HardwareProfile profile;
+  model::ModelSpec spec;
+  zero::ZeroOptions options;
+  std::vector<std::string> notices;
+};
+
+absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
+                                 const RunOptions& run) {
+  if (v.gpus % v.tp != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tp (", v.tp, ") must divide gpus (", v.gpus, ")"));
+  }
+  Resolved r;
+  ZR_ASSIGN_OR_RETURN(r.profile, sim::LoadProfile(v.hardware));
+  for (const auto& [path, value] : v.profile_overrides) {
+    ZR_RETURN_IF_ERROR(SetProfileField(&r.profile, path, value));
+  }
+  ZR_RETURN_IF_ERROR(sim::CostModel::Create(r.profile).status());
+  ZR_ASSIGN_OR_RETURN(r.spec, model::LoadModelSpec(v.model));
+
+  config::LoadOptions load;
+  load.world_size = v.gpus / v.tp;
+  if (!s.config().empty()) {
+    std::string path = s.config();
+    if (!run.base_dir.empty() && path[0] != '/') path = run.base_dir + "/" + path;
+    if (v.micro_batch_set) {
+      load.overrides.push_back(
+          absl::StrCat("train_micro_batch_size_per_gpu=", v.micro_batch));
+    }
+    if (v.accumulation_set) {
+      load.overrides.push_back(
+          absl::StrCat("gradient_accumulation_steps=", v.accumulation));
+    }
+    load.overrides.insert(load.overrides.end(), v.config_overrides.begin(),
+                          v.config_overrides.end());
+    ZR_ASSIGN_OR_RETURN(config::LoadedConfig c, config::LoadConfigFile(path, load));
+    ZR_ASSIGN_OR_RETURN(r.options, engine::OptionsFromConfig(c.config, v.seq, 0));
+    r.notices = c.notices;
+  } else {
+    load.overrides = {"zero_optimization.stage=3", "bf16.enabled=true",
+                      "zero_optimization.offload_optimizer.device=cpu",
+                      absl::StrCat("train_micro_batch_size_per_gpu=", v.micro_batch),
+                      absl::StrCat("gradient_accumulation_steps=", v.accumulation)};
+    load.overrides.insert(load.overrides.end(), v.config_overrides.begin(),
+                          v.config_overrides.end());
+    ZR_ASSIGN_OR_RETURN(config::LoadedConfig c, config::DefaultConfig(load));
+    ZR_ASSIGN_OR_RETURN(r.options, engine::OptionsFromConfig(c.config, v.seq, 0));
+    r.notices = c.notices;
+  }
+  r.options.tensor_parallel = static_cast<int>(v.tp);
+  return r;
+}
+
+// Length of the union of intervals, and of the part not covered by `cover`.
+struct Span {
+  int64_t start, end;
+};
+
+std::vector<Span> Union(std::vector<Span> v) {
+  std::sort(v.begin(), v.end(),
+            [](const Span& a, const Span& b) { return a.start < b.start; });
+  std::vector<Span> out;
+  for (const Span& s : v) {
+    if (!out.empty() && s.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, s.end);
+    } else {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+int64_t UncoveredLength(const std::vector<Span>& spans,
+                        const std::vector<Span>& cover) {
+  int64_t total = 0;
+  size_t j = 0;
+  for (const Span& s : spans) {
+    int64_t t = s.start;
+    while (j < cover.size() && cover[j].end <= t) ++j;
+    for (size_t k = j; k < cover.size() && cover[k].start < s.end; ++k) {
+      if (cover[k].start > t) total += cover[k].start - t;
+      t = std::max(t, cover[k].end);
+      if (t >= s.end) break;
+    }
+    if (t < s.end) total += s.end - t;
+  }
+  return total;
+}
+
+absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
+                                         const RunOptions& run,
+                                         std::vector<std::string>* notices) {
+  ZR_ASSIGN_OR_RETURN(Resolved r, Resolve(s, v, run));
+  for (const std::string& n : r.notices) {
+    if (std::find(notices->begin(), notices->end(), n) == notices->end()) {
+      notices->push_back(n);
+    }
+  }
+  sim::SimOptions so;
+  so.profile = r.profile;
+  so.world_size = static_cast<int>(v.gpus);
+  so.mode = sim::SimMode::kTiming;
+  so.detect_races = false;
+  so.trace = run.traces;
+  so.symmetric = !run.full;
+  ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
+  auto data = model::SyntheticBatches(r.spec.vocab_size(), 0);
+  const int steps = std::max(1, s.steps());
+  engine::StepStats last;
+  runtime::MemoryStats memory;
+  runtime::PinnedMemoryStats pinned;
+  int64_t step_start = 0;
+  ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(auto e, engine::Engine::Create(r.spec, r.options, data.get(), rt));
+    for (int i = 0; i < steps; ++i) {
+      if (rt.rank() == 0 && i == steps - 1) {
+        world->set_record_activity(true);
+        step_start = rt.NowNanos();
+      }
+      ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
+      if (rt.rank() == 0) last = stats;
+    }
+    if (rt.rank() == 0) {
+      memory = rt.device().memory_stats();
+      pinned = rt.pinned_memory().stats();
+    }
+    return absl::OkStatus();
+  }));
+  const int64_t step_end = step_start + last.total_ns;
+  std::vector<Span> compute, copy, comm;
+  int64_t blocked = 0;
+  for (const sim::ActivityInterval& a : world->TakeActivity(0)) {
+    const Span span{std::max(a.start_ns, step_start), std::min(a.end_ns, step_end)};
+    if (span.end <= span.start) continue;
+    switch (a.kind) {
+      case sim::ActivityInterval::Kind::kCompute: compute.push_back(span); break;
+      case sim::ActivityInterval::Kind::kCopy: copy.push_back(span); break;
+      case sim::ActivityInterval::Kind::kCollective: comm.push_back(span); break;
+      case sim::ActivityInterval::Kind::kHostBlocked: blocked += span.end - span.start; break;
+    }
+  }
+  const std::vector<Span> kernels = Union(compute);
+  VariantResult out;
+  out.settings = v.settings;
+  Metrics& m = out.metrics;
+  m.fwd_ms = last.fwd_ns / 1e6;
+  m.bwd_ms = last.bwd_ns / 1e6;
+  m.step_ms = last.step_ns / 1e6;
+  m.total_ms = last.total_ns / 1e6;
+  m.tokens_per_s = last.global_tokens / (last.total_ns / 1e9);
+  m.exposed_copy_ms = UncoveredLength(Union(copy), kernels) / 1e6;
+  m.exposed_comm_ms = UncoveredLength(Union(comm), kernels) / 1e6;
+  m.host_blocked_ms = blocked / 1e6;
+  m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
+  m.pinned_host_gib = pinned.peak_bytes / kGiB;
+  if (run.traces) out.trace_json = world->trace().ToJson();
+  return out;
+}
+
+std::string Label(const std::vector<std::pair<std::string, std::string>>& settings,
+                  bool full_keys) {
+  if (settings.empty()) return "(base)";
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : settings) {
+    const std::string key =
+        full_keys ? k : std::string(k.substr(k.rfind('.') + 1));
+    parts.push_back(absl::StrCat(key, "=", v));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+bool ShortKeysAreUnique(const ScenarioResult& r) {
+  if (r.variants.empty()) return true;
+  std::vector<std::string> shorts;
+  for (const auto& [k, v] : r.variants[0].settings) {
+    shorts.push_back(std::string(k.substr(k.rfind('.') + 1)));
+  }
+  std::vector<std::string> sorted = shorts;
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+}
+
+}  // namespace
+
+std::vector<std::string> MetricNames() {
+  return {"fwd_ms",          "bwd_ms",          "step_ms",
+          "total_ms",        "tokens_per_s",    "exposed_copy_ms",
+          "exposed_comm_ms", "host_blocked_ms", "device_memory_gib",
+          "pinned_host_gib"};
+}
+
+absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
+  const double values[] = {m.fwd_ms,          m.bwd_ms,          m.step_ms,
+                           m.total_ms,        m.tokens_per_s,    m.exposed_copy_ms,
+                           m.exposed_comm_ms, m.host_blocked_ms, m.device_memory_gib,
+                           m.pinned_host_gib};
+  const std::vector<std::string> names = MetricNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return values[i];
+  }
+  const std::string near = config::NearestName(name, names);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown metric '", name, "'",
+      near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)"),
+      "; metrics: ", absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read scenario ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  class Errors : public google::protobuf::io::ErrorCollector {
+   public:
+    void AddError(int line, int column, const std::string& message) override {
+      if (first.empty()) {
+        first = absl::StrCat(line + 1, ":", column + 1, ": ", message);
+      }
+    }
+    std::string first;
+  } errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  Scenario s;
+  if (!parser.ParseFromString(text.str(), &s)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":", errors.first));
+  }
+  if (!s.has_name()) {
+    std::string name = path.substr(path.rfind('/') + 1);
+    s.set_name(name.substr(0, name.find('.')));
+  }
+  return s;
+}
+
+absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
+                                           const RunOptions& options) {
+  ZR_ASSIGN_OR_RETURN(std::vector<Variant> variants, Expand(scenario));
+  ScenarioResult result;
+  result.name = scenario.name();
+  result.description = scenario.description();
+  ZR_ASSIGN_OR_RETURN(result.baseline, FindBaseline(scenario, variants));
+  for (const Variant& v : variants) {
+    absl::StatusOr<VariantResult> r = RunVariant(scenario, v, options, &result.notices);
+    if (!r.ok()) {
+      return Annotate(r.status(), absl::StrCat("variant ", Label(v.settings, true)));
+    }
+    result.variants.push_back(std::move(*r));
+  }
+  return result;
+}
+
+absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
+                                            const RunOptions& options) {
+  ZR_ASSIGN_OR_RETURN(std::vector<Variant> variants, Expand(scenario));
+  const Variant& v = variants.front();
+  ZR_ASSIGN_OR_RETURN(Resolved r, Resolve(scenario, v, options));
+  ZR_ASSIGN_OR_RETURN(sim::CostModel cost, sim::CostModel::Create(r.profile));
+  const model::ModelSpec& s = r.spec;
+  const zero::ZeroOptions& o = r.options;
+  const kernels::DType dt = o.dtype;
+  const int64_t tp = v.tp, dp = v.gpus / v.tp;
+  const int64_t t = o.micro_batch * o.seq, h = s.hidden_size();
+  const int64_t q = s.num_heads() / tp * s.head_dim();
+  const int64_t esize = kernels::DTypeSize(dt);
+  auto work = [](const kernels::OpCost& c, sim::ComputeClass cls) {
+    sim::KernelWork w;
+    w.compute_class = cls;
+    w.flops = static_cast<double>(c.flops);
+    w.bytes = static_cast<double>(c.bytes_read + c.bytes_written);
+    return w;
+  };
+  kernels::AttentionArgs at;
+  at.batch = o.micro_batch;
+  at.seq = o.seq;
+  at.num_heads = s.num_heads() / tp;
+  at.num_kv_heads = s.num_kv_heads() / tp;
+  at.head_dim = s.head_dim();
+  kernels::RmsNormArgs rn;
+  rn.rows = t;
+  rn.dim = h;
+  const int64_t shard = model::ParameterCount(s) / tp / dp;
+  const int64_t bucket = std::min<int64_t>(o.reduce_bucket_size, model::ParameterCount(s) / tp);
+  const int64_t layer_weight = h * q;  // the q projection, gathered whole
+  const int64_t adam = std::min<int64_t>(o.sub_group_size, shard);
+  std::string out = absl::StrFormat(
+      "Cost model terms on %s for %s, %d GPUs (tp %d, dp %d), micro-batch %d x "
+      "%d, %s:\n",
+      r.profile.name(), s.name(), v.gpus, tp, dp, o.micro_batch, o.seq,
+      kernels::DTypeName(dt));
+  absl::StrAppend(&out, "  q_proj forward GEMM [", t, " x ", h, "] x [", h,
+                  " x ", q, "]: ",
+                  cost.ExplainKernel(work(kernels::MatmulCost(
+                                              kernels::LinearForwardArgs(t, h, q), dt),
+                                          sim::ComputeClass::kMatmul)),
+                  "\n");
+  absl::StrAppend(&out, "  attention forward: ",
+                  cost.ExplainKernel(work(kernels::AttentionForwardCost(at, dt),
+                                          sim::ComputeClass::kAttention)),
+                  "\n");
+  absl::StrAppend(&out, "  rmsnorm forward: ",
+                  cost.ExplainKernel(work(kernels::RmsNormForwardCost(rn, dt),
+                                          sim::ComputeClass::kElementwise)),
+                  "\n");
+  const int64_t grad_bytes = bucket / dp * 4;
+  absl::StrAppend(&out, "  gradient bucket partition to the host (fp32): ",
+                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPinnedD2H), "\n");
+  absl::StrAppend(&out, "  the same into pageable memory: ",
+                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPageableD2H), "\n");
+  absl::StrAppend(&out, "  updated shard to the device: ",
+                  cost.ExplainCopy(shard * esize, sim::CopyKind::kPinnedH2D), "\n");
+  const int per_node = r.profile.fabric().gpus_per_node();
+  const bool dp_spans = (dp - 1) * tp / per_node != 0;
+  absl::StrAppend(&out, "  all-gather of one q_proj weight (data parallel): ",
+                  cost.ExplainCollective(sim::CollectiveKind::kAllGather,
+                                         layer_weight * esize, dp, dp_spans),
+                  "\n");
+  absl::StrAppend(&out, "  reduce-scatter of one gradient bucket: ",
+                  cost.ExplainCollective(sim::CollectiveKind::kReduceScatter,
+                                         bucket * esize, dp, dp_spans),
+                  "\n");
+  if (tp > 1) {
+    absl::StrAppend(&out, "  tensor-parallel all-reduce of activations: ",
+                    cost.ExplainCollective(sim::CollectiveKind::kAllReduce,
+                                           t * h * esize, tp, false),
+                    "\n");
+  }
+  absl::StrAppend(&out, "  host AdamW over one sub-group: ",
+                  cost.ExplainHostTask(15.0 * adam, 28 * adam,
+                                       o.optimizer_threads > 0 ? o.optimizer_threads
+                                                               : 1 << 16),
+                  "\n");
+  return out;
+}
+
+std::string FormatTable(const ScenarioResult& r) {
+  const bool short_keys = ShortKeysAreUnique(r);
+  std::vector<std::string> labels;
+  size_t width = 7;
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    std::string l = Label(r.variants[i].settings, !short_keys);
+    if (static_cast<int>(i) == r.baseline) l += " *";
+    width = std::max(width, l.size());
+    labels.push_back(l);
+  }
+  std::string out;
+  absl::StrAppend(&out, "scenario ", r.name,
+                  r.description.empty() ? "" : absl::StrCat(": ", r.description),
+                  "\n");
+  const std::string header = absl::StrFormat(
+      "%-*s %9s %9s %9s %9s %11s %9s %9s %9s %8s %8s\n", width, "variant",
+      "FWD ms", "BWD ms", "STEP ms", "total ms", "tokens/s", "copy* ms",
+      "comm* ms", "blocked", "mem GiB", "pin GiB");
+  absl::StrAppend(&out, header);
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    const Metrics& m = r.variants[i].metrics;
+    absl::StrAppend(&out, absl::StrFormat(
+        "%-*s %9.1f %9.1f %9.1f %9.1f %11.0f %9.1f %9.1f %9.1f %8.2f %8.2f\n",
+        width, labels[i], m.fwd_ms, m.bwd_ms, m.step_ms, m.total_ms,
+        m.tokens_per_s, m.exposed_copy_ms, m.exposed_comm_ms, m.host_blocked_ms,
+        m.device_memory_gib, m.pinned_host_gib));
+  }
+  if (r.variants.size() > 1) {
+    const Metrics& b = r.variants[r.baseline].metrics;
+    auto pct = [](double v, double base) {
+      if (base == 0) return v == 0 ? std::string("0%") : std::string("n/a");
+      return absl::StrFormat("%+.1f%%", 100.0 * (v - base) / base);
+    };
+    absl::StrAppend(&out, "\nchange against the baseline (*):\n");
+    absl::StrAppend(&out, absl::StrFormat("%-*s %9s %9s %9s %9s %11s\n", width,
+                                          "variant", "FWD", "BWD", "STEP",
+                                          "total", "tokens/s"));
+    for (size_t i = 0; i < r.variants.size(); ++i) {
+      if (static_cast<int>(i) == r.baseline) continue;
+      const Metrics& m = r.variants[i].metrics;
+      absl::StrAppend(&out, absl::StrFormat(
+          "%-*s %9s %9s %9s %9s %11s\n", width, labels[i], pct(m.fwd_ms, b.fwd_ms),
+          pct(m.bwd_ms, b.bwd_ms), pct(m.step_ms, b.step_ms),
+          pct(m.total_ms, b.total_ms), pct(m.tokens_per_s, b.tokens_per_s)));
+    }
+  }
+  absl::StrAppend(&out,
+                  "\ncopy*/comm*: time a host-device copy / a collective ran while "
+                  "no kernel did; blocked: host thread blocked; times of rank 0's "
+                  "last simulated step.\n");
+  return out;
+}
+
+std::string FormatJson(const ScenarioResult& r) {
+  std::string out = absl::StrCat("{\n  \"scenario\": ", config::QuoteJsonString(r.name),
+                                 ",\n  \"description\": ",
+                                 config::QuoteJsonString(r.description),
+                                 ",\n  \"baseline\": ", r.baseline,
+                                 ",\n  \"variants\": [");
+  const std::vector<std::string> names = MetricNames();
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantResult& v = r.variants[i];
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"settings\": {");
+    for (size_t k = 0; k < v.settings.size(); ++k) {
+      absl::StrAppend(&out, k == 0 ? "" : ", ",
+                      config::QuoteJsonString(v.settings[k].first), ": ",
+                      config::QuoteJsonString(v.settings[k].second));
+    }
+    absl::StrAppend(&out, "}");
+    for (const std::string& n : names) {
+      absl::StrAppend(&out, ", \"", n, "\": ",
+                      config::FormatJsonDouble(*MetricValue(v.metrics, n)));
+    }
+    absl::StrAppend(&out, "}");
+  }
+  absl::StrAppend(&out, "\n  ]\n}\n");
+  return out;
+}
+
+std::string FormatCsv(const ScenarioResult& r) {
+  std::string out;
+  std::vector<std::string> header;
+  if (!r.variants.empty()) {
+    for (const auto& [k, v] : r.variants[0].settings) header.push_back(k);
+  }
+  for (const std::string& n : MetricNames()) header.push_back(n);
+  header.push_back("baseline");
+  absl::StrAppend(&out, absl::StrJoin(header, ","), "\n");
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    std::vector<std::string> row;
+    for (const auto& [k, v] : r.variants[i].settings) row.push_back(v);
+    for (const std::string& n : MetricNames()) {
+      row.push_back(absl::StrFormat("%.6g", *MetricValue(r.variants[i].metrics, n)));
+    }
+    row.push_back(static_cast<int>(i) == r.baseline ? "1" : "0");
+    absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
+  }
+  return out;
+}
+
+}  // namespace whatif
+}  // namespace zero3

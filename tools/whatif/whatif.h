@@ -1,0 +1,92 @@
+// Copyright 2026 The zero3 Authors.
+//
+// whatif.h: run the engine in timing mode on a hardware profile for every
+// variant of a scenario, and report what each step costs.
+//
+// Each variant is a full ZeRO-3 training run on the simulator, in timing
+// mode: the same engine code that trains, with nothing computed. When every
+// rank of a data-parallel group issues the same work - true of ZeRO-3,
+// whose shards are padded to equal sizes, and of Megatron-style tensor
+// parallelism - simulating rank 0 alone gives every rank's times; that
+// symmetric shortcut is on unless `full` is set (tests check both agree).
+//
+// Metrics come from rank 0's last simulated step: the phase times (FWD, BWD,
+// STEP as the engine reports them, which are also the FWD/BWD/STEP spans of
+// the trace), the time a host-device copy or a collective was in flight
+// while no kernel ran (exposed), the time the host thread was blocked, the
+// device-memory peak and the pinned host memory.
+
+#ifndef ZERO3_TOOLS_WHATIF_WHATIF_H_
+#define ZERO3_TOOLS_WHATIF_WHATIF_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tools/whatif/scenario.pb.h"
+
+namespace zero3 {
+namespace whatif {
+
+struct Metrics {
+  double fwd_ms = 0;
+  double bwd_ms = 0;
+  double step_ms = 0;
+  double total_ms = 0;
+  double tokens_per_s = 0;
+  double exposed_copy_ms = 0;
+  double exposed_comm_ms = 0;
+  double host_blocked_ms = 0;
+  double device_memory_gib = 0;
+  double pinned_host_gib = 0;
+};
+
+struct VariantResult {
+  // Each varied key and this variant's value, in the order they vary.
+  std::vector<std::pair<std::string, std::string>> settings;
+  Metrics metrics;
+  std::string trace_json;  // when traces were asked for
+};
+
+struct ScenarioResult {
+  std::string name;
+  std::string description;
+  std::vector<VariantResult> variants;
+  int baseline = 0;
+  std::vector<std::string> notices;  // configuration notices, once each
+};
+
+struct RunOptions {
+  bool full = false;    // simulate every rank (no symmetric shortcut)
+  bool traces = false;  // keep a Chrome trace per variant
+  // Directory for relative paths inside the scenario (its config file).
+  std::string base_dir;
+};
+
+// Loads a text-format scenario file. Errors name the file, line and column.
+absl::StatusOr<Scenario> LoadScenario(const std::string& path);
+
+// Checks keys and values (naming the bad one, suggesting the nearest key)
+// and runs every variant.
+absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
+                                           const RunOptions& options);
+
+// The cost model's terms for one operation of each kind, for the first
+// variant of the scenario (`zero3 whatif --explain`).
+absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
+                                            const RunOptions& options);
+
+// Output. The table is for people; JSON and CSV carry the same figures.
+std::string FormatTable(const ScenarioResult& result);
+std::string FormatJson(const ScenarioResult& result);
+std::string FormatCsv(const ScenarioResult& result);
+
+// Metric names as used by JSON, CSV and --plot-metric ("bwd_ms", ...).
+std::vector<std::string> MetricNames();
+absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name);
+
+}  // namespace whatif
+}  // namespace zero3
+
+#endif  // ZERO3_TOOLS_WHATIF_WHATIF_H_

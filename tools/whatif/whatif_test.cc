@@ -1,0 +1,219 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/whatif/whatif.h"
+
+#include <cmath>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace whatif {
+namespace {
+
+using ::testing::HasSubstr;
+using ::zero3::testing::StatusIs;
+
+// A small scenario that runs in milliseconds.
+Scenario Small() {
+  Scenario s;
+  s.set_name("small");
+  s.set_hardware("h200_sxm");
+  s.set_model("qwen2.5-0.5b");
+  s.set_gpus(4);
+  s.set_micro_batch(1);
+  s.set_seq(256);
+  s.set_steps(2);
+  return s;
+}
+
+std::string FlatProfile() {
+  return std::string(getenv("TEST_SRCDIR")) +
+         "/zero3/tools/whatif/testdata/flat.textproto";
+}
+
+// Sum of the durations (us) of spans of rank 0 named `name` in a trace, over
+// the last `count` of them.
+double LastSpans(const std::string& trace, const std::string& name, int count) {
+  std::regex re("\\{\"ph\":\"X\",\"name\":\"" + name +
+                "\",(\"cat\":\"[^\"]*\",)?\"pid\":0,\"tid\":[0-9]+,\"ts\":([0-9.]+),"
+                "\"dur\":([0-9.]+)");
+  std::vector<std::pair<double, double>> spans;  // ts, dur
+  for (auto it = std::sregex_iterator(trace.begin(), trace.end(), re);
+       it != std::sregex_iterator(); ++it) {
+    spans.push_back({std::stod((*it)[2]), std::stod((*it)[3])});
+  }
+  std::sort(spans.begin(), spans.end());
+  double sum = 0;
+  for (int i = 0; i < count && i < static_cast<int>(spans.size()); ++i) {
+    sum += spans[spans.size() - 1 - i].second;
+  }
+  return sum;
+}
+
+TEST(WhatifTest, TableFiguresEqualTheTracePhaseSpans) {
+  Scenario s = Small();
+  s.set_accumulation(2);
+  RunOptions o;
+  o.traces = true;
+  ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, o));
+  ASSERT_EQ(r.variants.size(), 1u);
+  const Metrics& m = r.variants[0].metrics;
+  const std::string& trace = r.variants[0].trace_json;
+  EXPECT_NEAR(m.fwd_ms, LastSpans(trace, "FWD", 2) / 1e3, 1e-6);
+  EXPECT_NEAR(m.bwd_ms, LastSpans(trace, "BWD", 2) / 1e3, 1e-6);
+  EXPECT_NEAR(m.step_ms, LastSpans(trace, "STEP", 1) / 1e3, 1e-6);
+  EXPECT_NEAR(m.total_ms, m.fwd_ms + m.bwd_ms + m.step_ms, 1e-6);
+  EXPECT_GT(m.fwd_ms, 0);
+}
+
+TEST(WhatifTest, MorePcieBandwidthNeverSlowsAStep) {
+  for (const char* pin : {"true", "false"}) {
+    Scenario s = Small();
+    s.add_set(absl::StrCat("zero_optimization.offload_optimizer.pin_memory=", pin));
+    for (const char* key : {"hardware.host_link.pinned_d2h_gbps",
+                            "hardware.host_link.pinned_h2d_gbps",
+                            "hardware.host_link.pageable_d2h_gbps",
+                            "hardware.host_link.pageable_h2d_gbps"}) {
+      Vary* v = s.add_vary();
+      v->set_key(key);
+      for (const char* gbps : {"4", "16", "64"}) v->add_values(gbps);
+    }
+    ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, {}));
+    ASSERT_EQ(r.variants.size(), 81u);
+    // Variants are ordered with the last key fastest: compare each variant
+    // with the ones that differ by one key having more bandwidth.
+    int stride = 1;
+    for (int k = 3; k >= 0; --k, stride *= 3) {
+      for (size_t i = 0; i < r.variants.size(); ++i) {
+        const int digit = (static_cast<int>(i) / stride) % 3;
+        if (digit == 2) continue;
+        EXPECT_LE(r.variants[i + stride].metrics.total_ms,
+                  r.variants[i].metrics.total_ms + 1e-9)
+            << "pin " << pin << " variant " << i << " key " << k;
+      }
+    }
+  }
+}
+
+// Per-rank layer compute under tensor parallelism: each rank computes 1/tp
+// of every block's GEMMs. With a flat-efficiency profile, kernel time is
+// proportional to FLOPs, so the q/k/v/o/gate/up/down GEMMs take half as long.
+TEST(WhatifTest, TensorParallelHalvesPerRankBlockCompute) {
+  double proj[2] = {0, 0};
+  for (int tp : {1, 2}) {
+    Scenario s = Small();
+    s.set_hardware(FlatProfile());
+    s.set_gpus(4);
+    s.set_tp(tp);
+    RunOptions o;
+    o.traces = true;
+    ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, o));
+    const std::string& trace = r.variants[0].trace_json;
+    std::regex re("\\{\"ph\":\"X\",\"name\":\"L[0-9]+ [a-z]+_proj fwd\",\"cat\":\"kernel\","
+                  "\"pid\":0,\"tid\":1000,\"ts\":[0-9.]+,\"dur\":([0-9.]+)");
+    for (auto it = std::sregex_iterator(trace.begin(), trace.end(), re);
+         it != std::sregex_iterator(); ++it) {
+      proj[tp - 1] += std::stod((*it)[1]);
+    }
+  }
+  ASSERT_GT(proj[1], 0);
+  EXPECT_NEAR(proj[0] / proj[1], 2.0, 0.01);
+}
+
+TEST(WhatifTest, SymmetricShortcutEqualsFullSimulation) {
+  for (int tp : {1, 2}) {
+    Scenario s = Small();
+    s.set_tp(tp);
+    s.set_accumulation(2);
+    Vary* v = s.add_vary();
+    v->set_key("zero_optimization.offload_optimizer.pin_memory");
+    v->add_values("true");
+    v->add_values("false");
+    RunOptions full;
+    full.full = true;
+    ASSERT_OK_AND_ASSIGN(ScenarioResult a, RunScenario(s, {}));
+    ASSERT_OK_AND_ASSIGN(ScenarioResult b, RunScenario(s, full));
+    for (size_t i = 0; i < a.variants.size(); ++i) {
+      for (const std::string& name : MetricNames()) {
+        EXPECT_EQ(*MetricValue(a.variants[i].metrics, name),
+                  *MetricValue(b.variants[i].metrics, name))
+            << name << " tp " << tp << " variant " << i;
+      }
+    }
+  }
+}
+
+TEST(WhatifTest, BadKeysAndValuesAreErrorsNamingThem) {
+  auto run = [](const std::string& key, const std::string& value) {
+    Scenario s = Small();
+    Vary* v = s.add_vary();
+    v->set_key(key);
+    v->add_values(value);
+    return RunScenario(s, {}).status();
+  };
+  EXPECT_THAT(run("zero_optimization.reduce_bucket_sise", "100"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("reduce_bucket_size")));
+  EXPECT_THAT(run("zero_optimization.reduce_bucket_size", "-5"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("reduce_bucket_size")));
+  EXPECT_THAT(run("gpus", "0"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gpus")));
+  EXPECT_THAT(run("tp", "3"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tp (3)")));
+  EXPECT_THAT(run("hardware.host_link.pinned_d2h_gbs", "5"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("did you mean 'pinned_d2h_gbps'")));
+  EXPECT_THAT(run("hardware.host_link.pinned_d2h_gbps", "fast"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fast")));
+  EXPECT_THAT(run("hardware", "h300"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("h200_sxm")));
+  EXPECT_THAT(run("model", "qwen3"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("qwen2.5-7b")));
+  Scenario s = Small();
+  s.set_baseline("tp=4");
+  EXPECT_THAT(RunScenario(s, {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("baseline")));
+  EXPECT_THAT(MetricValue(Metrics(), "bwd"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bwd_ms")));
+}
+
+TEST(WhatifTest, OutputsCarryTheSameFigures) {
+  Scenario s = Small();
+  Vary* v = s.add_vary();
+  v->set_key("zero3.grad_offload");
+  v->add_values("blocking");
+  v->add_values("async");
+  s.set_baseline("zero3.grad_offload=blocking");
+  ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, {}));
+  const std::string json = FormatJson(r);
+  EXPECT_THAT(json, HasSubstr("\"settings\": {\"zero3.grad_offload\": \"async\"}"));
+  EXPECT_THAT(json, HasSubstr(absl::StrCat("\"bwd_ms\": ")));
+  const std::string csv = FormatCsv(r);
+  EXPECT_THAT(csv, HasSubstr("zero3.grad_offload,fwd_ms,bwd_ms"));
+  const std::string table = FormatTable(r);
+  EXPECT_THAT(table, HasSubstr("grad_offload=blocking *"));
+  EXPECT_THAT(table, HasSubstr("change against the baseline"));
+}
+
+TEST(WhatifTest, ExplainPrintsEveryKindOfTerm) {
+  Scenario s = Small();
+  s.set_tp(2);
+  ASSERT_OK_AND_ASSIGN(std::string text, ExplainScenario(s, {}));
+  for (const char* term : {"kernel (matmul)", "kernel (attention)",
+                           "kernel (elementwise)", "pinned D2H", "pageable D2H",
+                           "all-gather", "reduce-scatter", "all-reduce",
+                           "host task"}) {
+    EXPECT_THAT(text, HasSubstr(term));
+  }
+}
+
+}  // namespace
+}  // namespace whatif
+}  // namespace zero3
