@@ -99,6 +99,20 @@ grep -q '"traceEvents"' "$TMP/trace.json" || fail "no trace written"
 expect 2 train --mode timing --check-reference
 expect 2 train --model nonexistent
 
+# zero3 whatif: a shipped scenario, JSON with the documented shape, errors.
+expect 0 whatif tools/whatif/scenarios/offload_pcie4_tp2_1.5b.textproto --steps 2
+grep -q "change against the baseline" "$TMP/out" || fail "whatif: no deltas"
+expect 0 whatif --model qwen2.5-0.5b --gpus 2 --seq 256 --steps 2 \
+  --vary zero3.grad_offload=blocking,async --format json --csv "$TMP/w.csv"
+grep -q '"settings": {"zero3.grad_offload": "async"}' "$TMP/out" || fail "whatif json lacks settings"
+grep -q '"bwd_ms"' "$TMP/out" || fail "whatif json lacks bwd_ms"
+grep -q "^zero3.grad_offload,fwd_ms" "$TMP/w.csv" || fail "whatif csv header"
+expect 0 whatif --model qwen2.5-0.5b --gpus 2 --explain
+grep -q "kernel (matmul)" "$TMP/out" || fail "whatif --explain"
+expect 2 whatif --vary zero_optimization.reduce_bucket_sise=1
+grep -q "reduce_bucket_size" "$TMP/err" || fail "whatif: bad key not named"
+expect 2 whatif --hardware h300
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -28,17 +28,21 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+    if (!out)
+      return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
     out << text;
-    if (!out) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
+    if (!out)
+      return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", tmp, " to ", path));
   }
   return absl::OkStatus();
 }
 
-std::string FileName(const std::vector<std::pair<std::string, std::string>>& s) {
+std::string FileName(
+    const std::vector<std::pair<std::string, std::string>>& s) {
   std::string name;
   for (const auto& [k, v] : s) {
     if (!name.empty()) name += "__";
@@ -46,7 +50,9 @@ std::string FileName(const std::vector<std::pair<std::string, std::string>>& s) 
   }
   if (name.empty()) name = "base";
   for (char& c : name) {
-    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+        c != '.')
+      c = '_';
   }
   return name;
 }
@@ -66,12 +72,13 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
   if (!found) {
     std::vector<std::string> names;
     for (const auto& [k, v] : keys) names.push_back(k);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--plot-x '", x_key, "' is not a varied key (", absl::StrJoin(names, ", "),
-        ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--plot-x '", x_key, "' is not a varied key (",
+                     absl::StrJoin(names, ", "), ")"));
   }
   std::vector<std::string> xs;
-  std::map<std::string, std::map<std::string, double>> lines;  // series -> x -> y
+  std::map<std::string, std::map<std::string, double>>
+      lines;  // series -> x -> y
   std::vector<std::string> series_order;
   for (const whatif::VariantResult& v : r.variants) {
     std::string x, series;
@@ -79,13 +86,15 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
       if (k == x_key) {
         x = val;
       } else {
-        series += (series.empty() ? "" : " ") + k.substr(k.rfind('.') + 1) + "=" + val;
+        series += (series.empty() ? "" : " ") + k.substr(k.rfind('.') + 1) +
+                  "=" + val;
       }
     }
     if (series.empty()) series = metric;
     if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
     if (!lines.count(series)) series_order.push_back(series);
-    ZR_ASSIGN_OR_RETURN(lines[series][x], whatif::MetricValue(v.metrics, metric));
+    ZR_ASSIGN_OR_RETURN(lines[series][x],
+                        whatif::MetricValue(v.metrics, metric));
   }
   const std::string data = path + ".dat";
   std::string table;
@@ -93,7 +102,8 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
     table += absl::StrCat(i, " \"", xs[i], "\"");
     for (const std::string& s : series_order) {
       auto it = lines[s].find(xs[i]);
-      table += it == lines[s].end() ? " NaN" : absl::StrFormat(" %.6g", it->second);
+      table +=
+          it == lines[s].end() ? " NaN" : absl::StrFormat(" %.6g", it->second);
     }
     table += "\n";
   }
@@ -102,11 +112,13 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
       "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n",
       "set output '", path, "'\n", "set title '", r.name, ": ", metric, " by ",
       x_key, "' noenhanced\n", "set xlabel '", x_key, "' noenhanced\n",
-      "set ylabel '", metric, "' noenhanced\n", "set key outside right noenhanced\n",
+      "set ylabel '", metric, "' noenhanced\n",
+      "set key outside right noenhanced\n",
       "set grid\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n", "plot ");
   for (size_t i = 0; i < series_order.size(); ++i) {
     absl::StrAppend(&script, i == 0 ? "" : ", ", "'", data, "' using 1:", i + 3,
-                    ":xtic(2) with linespoints lw 2 title '", series_order[i], "'");
+                    ":xtic(2) with linespoints lw 2 title '", series_order[i],
+                    "'");
   }
   script += "\n";
   const std::string script_path = path + ".gp";
@@ -123,7 +135,8 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
   if (rc != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "gnuplot failed (install it with tools/setup.sh, Debian package "
-        "gnuplot-nox): ", output));
+        "gnuplot-nox): ",
+        output));
   }
   err << "plot written to " << path << "\n";
   return absl::OkStatus();
@@ -156,35 +169,48 @@ class WhatifCommand : public Command {
   void DefineFlags(FlagSet& flags) override {
     flags.AddPositional("SCENARIO", "a text-format scenario file", false);
     flags.AddString("hardware", &hardware_, "NAME|FILE",
-                    absl::StrCat("hardware profile (", absl::StrJoin(sim::ProfileNames(), ", "),
+                    absl::StrCat("hardware profile (",
+                                 absl::StrJoin(sim::ProfileNames(), ", "),
                                  "); default h200_sxm"));
-    flags.AddString("model", &model_, "NAME|FILE",
-                    absl::StrCat("model (", absl::StrJoin(model::PresetNames(), ", "),
-                                 "); default qwen2.5-1.5b"));
+    flags.AddString(
+        "model", &model_, "NAME|FILE",
+        absl::StrCat("model (", absl::StrJoin(model::PresetNames(), ", "),
+                     "); default qwen2.5-1.5b"));
     flags.AddInt("gpus", &gpus_, "N", "GPUs (ranks); default 8");
     flags.AddInt("tp", &tp_, "N", "tensor-parallel degree; default 1");
-    flags.AddInt("micro-batch", &micro_batch_, "N", "sequences per micro-batch; default 4");
+    flags.AddInt("micro-batch", &micro_batch_, "N",
+                 "sequences per micro-batch; default 4");
     flags.AddInt("seq", &seq_, "N", "tokens per sequence; default 2048");
     flags.AddInt("accumulation", &accumulation_, "N",
                  "gradient accumulation steps; default 1");
-    flags.AddString("config", &config_, "FILE", "a DeepSpeed JSON or zero3 configuration");
+    flags.AddString("config", &config_, "FILE",
+                    "a DeepSpeed JSON or zero3 configuration");
     flags.AddRepeated("set", &set_, "KEY=VALUE", "set a key for every variant");
-    flags.AddRepeated("vary", &vary_, "KEY=V1,V2,...",
-                      "one variant per value; several --vary give the cross product");
+    flags.AddRepeated(
+        "vary", &vary_, "KEY=V1,V2,...",
+        "one variant per value; several --vary give the cross product");
     flags.AddString("baseline", &baseline_, "KEY=VALUE[,...]",
                     "the variant deltas are against (default: the first)");
-    flags.AddInt("steps", &steps_, "N", "steps simulated per variant (the last is reported); default 3");
+    flags.AddInt(
+        "steps", &steps_, "N",
+        "steps simulated per variant (the last is reported); default 3");
     flags.AddString("format", &format_, "table|json", "output format");
     flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
-    flags.AddString("trace-dir", &trace_dir_, "DIR", "write a Chrome trace per variant");
-    flags.AddString("plot", &plot_, "FILE.svg", "draw a metric against a varied key (gnuplot)");
+    flags.AddString("trace-dir", &trace_dir_, "DIR",
+                    "write a Chrome trace per variant");
+    flags.AddString("plot", &plot_, "FILE.svg",
+                    "draw a metric against a varied key (gnuplot)");
     flags.AddString("plot-metric", &plot_metric_, "NAME",
-                    absl::StrCat("metric to plot (", absl::StrJoin(whatif::MetricNames(), ", "),
+                    absl::StrCat("metric to plot (",
+                                 absl::StrJoin(whatif::MetricNames(), ", "),
                                  "); default total_ms"));
-    flags.AddString("plot-x", &plot_x_, "KEY", "varied key on the x axis (default: the first)");
-    flags.AddBool("explain", &explain_,
-                  "print the cost model's terms for one operation of each kind");
-    flags.AddBool("full", &full_, "simulate every rank (no symmetric shortcut)");
+    flags.AddString("plot-x", &plot_x_, "KEY",
+                    "varied key on the x axis (default: the first)");
+    flags.AddBool(
+        "explain", &explain_,
+        "print the cost model's terms for one operation of each kind");
+    flags.AddBool("full", &full_,
+                  "simulate every rank (no symmetric shortcut)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -220,7 +246,8 @@ class WhatifCommand : public Command {
     if (tp_ != 0) scenario.set_tp(static_cast<int>(tp_));
     if (micro_batch_ != 0) scenario.set_micro_batch(micro_batch_);
     if (seq_ != 0) scenario.set_seq(seq_);
-    if (accumulation_ != 0) scenario.set_accumulation(static_cast<int>(accumulation_));
+    if (accumulation_ != 0)
+      scenario.set_accumulation(static_cast<int>(accumulation_));
     if (steps_ != 0) scenario.set_steps(static_cast<int>(steps_));
     if (!config_.empty()) {
       scenario.set_config(ResolveUserPath(config_));
@@ -240,7 +267,8 @@ class WhatifCommand : public Command {
       }
     }
     if (!baseline_.empty()) scenario.set_baseline(baseline_);
-    if (gpus_ < 0 || tp_ < 0 || micro_batch_ < 0 || seq_ < 0 || accumulation_ < 0) {
+    if (gpus_ < 0 || tp_ < 0 || micro_batch_ < 0 || seq_ < 0 ||
+        accumulation_ < 0) {
       return absl::InvalidArgumentError("sizes must be positive");
     }
     if (format_ != "table" && format_ != "json") {
@@ -248,30 +276,37 @@ class WhatifCommand : public Command {
           absl::StrCat("--format must be table or json, got '", format_, "'"));
     }
     if (!plot_.empty()) {
-      ZR_RETURN_IF_ERROR(whatif::MetricValue(whatif::Metrics(), plot_metric_).status());
+      ZR_RETURN_IF_ERROR(
+          whatif::MetricValue(whatif::Metrics(), plot_metric_).status());
     }
     if (explain_) {
-      ZR_ASSIGN_OR_RETURN(std::string text, whatif::ExplainScenario(scenario, run));
+      ZR_ASSIGN_OR_RETURN(std::string text,
+                          whatif::ExplainScenario(scenario, run));
       out << text;
       return absl::OkStatus();
     }
     run.traces = !trace_dir_.empty();
-    ZR_ASSIGN_OR_RETURN(whatif::ScenarioResult result, whatif::RunScenario(scenario, run));
+    ZR_ASSIGN_OR_RETURN(whatif::ScenarioResult result,
+                        whatif::RunScenario(scenario, run));
     for (const std::string& n : result.notices) err << "notice: " << n << "\n";
-    out << (format_ == "json" ? whatif::FormatJson(result) : whatif::FormatTable(result));
+    out << (format_ == "json" ? whatif::FormatJson(result)
+                              : whatif::FormatTable(result));
     if (!csv_.empty()) {
-      ZR_RETURN_IF_ERROR(WriteFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
+      ZR_RETURN_IF_ERROR(
+          WriteFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
     }
     if (run.traces) {
       const std::string dir = ResolveUserPath(trace_dir_);
       for (const whatif::VariantResult& v : result.variants) {
-        const std::string path = absl::StrCat(dir, "/", FileName(v.settings), ".json");
+        const std::string path =
+            absl::StrCat(dir, "/", FileName(v.settings), ".json");
         ZR_RETURN_IF_ERROR(WriteFile(path, v.trace_json));
       }
       err << "traces written to " << dir << "\n";
     }
     if (!plot_.empty()) {
-      ZR_RETURN_IF_ERROR(Plot(result, plot_metric_, plot_x_, ResolveUserPath(plot_), err));
+      ZR_RETURN_IF_ERROR(
+          Plot(result, plot_metric_, plot_x_, ResolveUserPath(plot_), err));
     }
     return absl::OkStatus();
   }

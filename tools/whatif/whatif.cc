@@ -69,8 +69,8 @@ absl::StatusOr<int64_t> ParsePositive(const std::string& key,
       (absl::SimpleAtod(value, &d) && d == std::floor(d) && (v = d, true))) {
     if (v >= 1) return v;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      key, ": expected a positive integer, got '", value, "'"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(key, ": expected a positive integer, got '", value, "'"));
 }
 
 // One variant's inputs, before running.
@@ -115,9 +115,10 @@ absl::Status SplitSetting(const std::string& text, std::string* key,
                           std::string* value) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "': expected KEY=VALUE (e.g. tp=2, or "
-        "zero_optimization.offload_optimizer.pin_memory=false)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text,
+                     "': expected KEY=VALUE (e.g. tp=2, or "
+                     "zero_optimization.offload_optimizer.pin_memory=false)"));
   }
   *key = text.substr(0, eq);
   *value = text.substr(eq + 1);
@@ -145,17 +146,19 @@ absl::Status SetProfileField(sim::HardwareProfile* profile,
     }
     const Reflection* r = msg->GetReflection();
     if (i + 1 < parts.size()) {
-      if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("hardware.", path, ": '", parts[i], "' is not a section"));
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE ||
+          f->is_repeated()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "hardware.", path, ": '", parts[i], "' is not a section"));
       }
       msg = r->MutableMessage(msg, f);
       continue;
     }
     if (f->is_repeated()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "hardware.", path, ": curves cannot be set from the command line; "
-          "write a profile file"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("hardware.", path,
+                       ": curves cannot be set from the command line; "
+                       "write a profile file"));
     }
     double d = 0;
     bool b = false;
@@ -183,9 +186,9 @@ absl::Status SetProfileField(sim::HardwareProfile* profile,
       default:
         break;
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hardware.", path, ": '", value, "' is not a valid ",
-        f->cpp_type_name()));
+    return absl::InvalidArgumentError(absl::StrCat("hardware.", path, ": '",
+                                                   value, "' is not a valid ",
+                                                   f->cpp_type_name()));
   }
   return absl::OkStatus();
 }
@@ -232,7 +235,8 @@ absl::StatusOr<int> FindBaseline(const Scenario& s,
                                  const std::vector<Variant>& variants) {
   if (s.baseline().empty()) return 0;
   std::vector<std::pair<std::string, std::string>> want;
-  for (absl::string_view part : absl::StrSplit(s.baseline(), ',', absl::SkipEmpty())) {
+  for (absl::string_view part :
+       absl::StrSplit(s.baseline(), ',', absl::SkipEmpty())) {
     std::string key, value;
     ZR_RETURN_IF_ERROR(SplitSetting(std::string(part), &key, &value));
     want.push_back({Canonical(key), value});
@@ -263,8 +267,8 @@ struct Resolved {
 absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
                                  const RunOptions& run) {
   if (v.gpus % v.tp != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tp (", v.tp, ") must divide gpus (", v.gpus, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tp (", v.tp, ") must divide gpus (", v.gpus, ")"));
   }
   Resolved r;
   ZR_ASSIGN_OR_RETURN(r.profile, sim::LoadProfile(v.hardware));
@@ -278,7 +282,8 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
   load.world_size = v.gpus / v.tp;
   if (!s.config().empty()) {
     std::string path = s.config();
-    if (!run.base_dir.empty() && path[0] != '/') path = run.base_dir + "/" + path;
+    if (!run.base_dir.empty() && path[0] != '/')
+      path = run.base_dir + "/" + path;
     if (v.micro_batch_set) {
       load.overrides.push_back(
           absl::StrCat("train_micro_batch_size_per_gpu=", v.micro_batch));
@@ -289,18 +294,22 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
     }
     load.overrides.insert(load.overrides.end(), v.config_overrides.begin(),
                           v.config_overrides.end());
-    ZR_ASSIGN_OR_RETURN(config::LoadedConfig c, config::LoadConfigFile(path, load));
-    ZR_ASSIGN_OR_RETURN(r.options, engine::OptionsFromConfig(c.config, v.seq, 0));
+    ZR_ASSIGN_OR_RETURN(config::LoadedConfig c,
+                        config::LoadConfigFile(path, load));
+    ZR_ASSIGN_OR_RETURN(r.options,
+                        engine::OptionsFromConfig(c.config, v.seq, 0));
     r.notices = c.notices;
   } else {
-    load.overrides = {"zero_optimization.stage=3", "bf16.enabled=true",
-                      "zero_optimization.offload_optimizer.device=cpu",
-                      absl::StrCat("train_micro_batch_size_per_gpu=", v.micro_batch),
-                      absl::StrCat("gradient_accumulation_steps=", v.accumulation)};
+    load.overrides = {
+        "zero_optimization.stage=3", "bf16.enabled=true",
+        "zero_optimization.offload_optimizer.device=cpu",
+        absl::StrCat("train_micro_batch_size_per_gpu=", v.micro_batch),
+        absl::StrCat("gradient_accumulation_steps=", v.accumulation)};
     load.overrides.insert(load.overrides.end(), v.config_overrides.begin(),
                           v.config_overrides.end());
     ZR_ASSIGN_OR_RETURN(config::LoadedConfig c, config::DefaultConfig(load));
-    ZR_ASSIGN_OR_RETURN(r.options, engine::OptionsFromConfig(c.config, v.seq, 0));
+    ZR_ASSIGN_OR_RETURN(r.options,
+                        engine::OptionsFromConfig(c.config, v.seq, 0));
     r.notices = c.notices;
   }
   r.options.tensor_parallel = static_cast<int>(v.tp);
@@ -367,7 +376,8 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   runtime::PinnedMemoryStats pinned;
   int64_t step_start = 0;
   ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(auto e, engine::Engine::Create(r.spec, r.options, data.get(), rt));
+    ZR_ASSIGN_OR_RETURN(
+        auto e, engine::Engine::Create(r.spec, r.options, data.get(), rt));
     for (int i = 0; i < steps; ++i) {
       if (rt.rank() == 0 && i == steps - 1) {
         world->set_record_activity(true);
@@ -386,13 +396,22 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   std::vector<Span> compute, copy, comm;
   int64_t blocked = 0;
   for (const sim::ActivityInterval& a : world->TakeActivity(0)) {
-    const Span span{std::max(a.start_ns, step_start), std::min(a.end_ns, step_end)};
+    const Span span{std::max(a.start_ns, step_start),
+                    std::min(a.end_ns, step_end)};
     if (span.end <= span.start) continue;
     switch (a.kind) {
-      case sim::ActivityInterval::Kind::kCompute: compute.push_back(span); break;
-      case sim::ActivityInterval::Kind::kCopy: copy.push_back(span); break;
-      case sim::ActivityInterval::Kind::kCollective: comm.push_back(span); break;
-      case sim::ActivityInterval::Kind::kHostBlocked: blocked += span.end - span.start; break;
+      case sim::ActivityInterval::Kind::kCompute:
+        compute.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kCopy:
+        copy.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kCollective:
+        comm.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kHostBlocked:
+        blocked += span.end - span.start;
+        break;
     }
   }
   const std::vector<Span> kernels = Union(compute);
@@ -413,8 +432,9 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   return out;
 }
 
-std::string Label(const std::vector<std::pair<std::string, std::string>>& settings,
-                  bool full_keys) {
+std::string Label(
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    bool full_keys) {
   if (settings.empty()) return "(base)";
   std::vector<std::string> parts;
   for (const auto& [k, v] : settings) {
@@ -446,10 +466,11 @@ std::vector<std::string> MetricNames() {
 }
 
 absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
-  const double values[] = {m.fwd_ms,          m.bwd_ms,          m.step_ms,
-                           m.total_ms,        m.tokens_per_s,    m.exposed_copy_ms,
-                           m.exposed_comm_ms, m.host_blocked_ms, m.device_memory_gib,
-                           m.pinned_host_gib};
+  const double values[] = {
+      m.fwd_ms,          m.bwd_ms,          m.step_ms,
+      m.total_ms,        m.tokens_per_s,    m.exposed_copy_ms,
+      m.exposed_comm_ms, m.host_blocked_ms, m.device_memory_gib,
+      m.pinned_host_gib};
   const std::vector<std::string> names = MetricNames();
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return values[i];
@@ -463,7 +484,8 @@ absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
 
 absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read scenario ", path));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot read scenario ", path));
   std::stringstream text;
   text << in.rdbuf();
   class Errors : public google::protobuf::io::ErrorCollector {
@@ -496,9 +518,11 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
   result.description = scenario.description();
   ZR_ASSIGN_OR_RETURN(result.baseline, FindBaseline(scenario, variants));
   for (const Variant& v : variants) {
-    absl::StatusOr<VariantResult> r = RunVariant(scenario, v, options, &result.notices);
+    absl::StatusOr<VariantResult> r =
+        RunVariant(scenario, v, options, &result.notices);
     if (!r.ok()) {
-      return Annotate(r.status(), absl::StrCat("variant ", Label(v.settings, true)));
+      return Annotate(r.status(),
+                      absl::StrCat("variant ", Label(v.settings, true)));
     }
     result.variants.push_back(std::move(*r));
   }
@@ -535,7 +559,8 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
   rn.rows = t;
   rn.dim = h;
   const int64_t shard = model::ParameterCount(s) / tp / dp;
-  const int64_t bucket = std::min<int64_t>(o.reduce_bucket_size, model::ParameterCount(s) / tp);
+  const int64_t bucket =
+      std::min<int64_t>(o.reduce_bucket_size, model::ParameterCount(s) / tp);
   const int64_t layer_weight = h * q;  // the q projection, gathered whole
   const int64_t adam = std::min<int64_t>(o.sub_group_size, shard);
   std::string out = absl::StrFormat(
@@ -543,12 +568,12 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
       "%d, %s:\n",
       r.profile.name(), s.name(), v.gpus, tp, dp, o.micro_batch, o.seq,
       kernels::DTypeName(dt));
-  absl::StrAppend(&out, "  q_proj forward GEMM [", t, " x ", h, "] x [", h,
-                  " x ", q, "]: ",
-                  cost.ExplainKernel(work(kernels::MatmulCost(
-                                              kernels::LinearForwardArgs(t, h, q), dt),
-                                          sim::ComputeClass::kMatmul)),
-                  "\n");
+  absl::StrAppend(
+      &out, "  q_proj forward GEMM [", t, " x ", h, "] x [", h, " x ", q, "]: ",
+      cost.ExplainKernel(
+          work(kernels::MatmulCost(kernels::LinearForwardArgs(t, h, q), dt),
+               sim::ComputeClass::kMatmul)),
+      "\n");
   absl::StrAppend(&out, "  attention forward: ",
                   cost.ExplainKernel(work(kernels::AttentionForwardCost(at, dt),
                                           sim::ComputeClass::kAttention)),
@@ -559,11 +584,14 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
                   "\n");
   const int64_t grad_bytes = bucket / dp * 4;
   absl::StrAppend(&out, "  gradient bucket partition to the host (fp32): ",
-                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPinnedD2H), "\n");
+                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPinnedD2H),
+                  "\n");
   absl::StrAppend(&out, "  the same into pageable memory: ",
-                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPageableD2H), "\n");
+                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPageableD2H),
+                  "\n");
   absl::StrAppend(&out, "  updated shard to the device: ",
-                  cost.ExplainCopy(shard * esize, sim::CopyKind::kPinnedH2D), "\n");
+                  cost.ExplainCopy(shard * esize, sim::CopyKind::kPinnedH2D),
+                  "\n");
   const int per_node = r.profile.fabric().gpus_per_node();
   const bool dp_spans = (dp - 1) * tp / per_node != 0;
   absl::StrAppend(&out, "  all-gather of one q_proj weight (data parallel): ",
@@ -581,9 +609,9 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
                     "\n");
   }
   absl::StrAppend(&out, "  host AdamW over one sub-group: ",
-                  cost.ExplainHostTask(15.0 * adam, 28 * adam,
-                                       o.optimizer_threads > 0 ? o.optimizer_threads
-                                                               : 1 << 16),
+                  cost.ExplainHostTask(
+                      15.0 * adam, 28 * adam,
+                      o.optimizer_threads > 0 ? o.optimizer_threads : 1 << 16),
                   "\n");
   return out;
 }
@@ -599,9 +627,9 @@ std::string FormatTable(const ScenarioResult& r) {
     labels.push_back(l);
   }
   std::string out;
-  absl::StrAppend(&out, "scenario ", r.name,
-                  r.description.empty() ? "" : absl::StrCat(": ", r.description),
-                  "\n");
+  absl::StrAppend(
+      &out, "scenario ", r.name,
+      r.description.empty() ? "" : absl::StrCat(": ", r.description), "\n");
   const std::string header = absl::StrFormat(
       "%-*s %9s %9s %9s %9s %11s %9s %9s %9s %8s %8s\n", width, "variant",
       "FWD ms", "BWD ms", "STEP ms", "total ms", "tokens/s", "copy* ms",
@@ -609,11 +637,13 @@ std::string FormatTable(const ScenarioResult& r) {
   absl::StrAppend(&out, header);
   for (size_t i = 0; i < r.variants.size(); ++i) {
     const Metrics& m = r.variants[i].metrics;
-    absl::StrAppend(&out, absl::StrFormat(
-        "%-*s %9.1f %9.1f %9.1f %9.1f %11.0f %9.1f %9.1f %9.1f %8.2f %8.2f\n",
-        width, labels[i], m.fwd_ms, m.bwd_ms, m.step_ms, m.total_ms,
-        m.tokens_per_s, m.exposed_copy_ms, m.exposed_comm_ms, m.host_blocked_ms,
-        m.device_memory_gib, m.pinned_host_gib));
+    absl::StrAppend(
+        &out, absl::StrFormat("%-*s %9.1f %9.1f %9.1f %9.1f %11.0f %9.1f %9.1f "
+                              "%9.1f %8.2f %8.2f\n",
+                              width, labels[i], m.fwd_ms, m.bwd_ms, m.step_ms,
+                              m.total_ms, m.tokens_per_s, m.exposed_copy_ms,
+                              m.exposed_comm_ms, m.host_blocked_ms,
+                              m.device_memory_gib, m.pinned_host_gib));
   }
   if (r.variants.size() > 1) {
     const Metrics& b = r.variants[r.baseline].metrics;
@@ -622,31 +652,33 @@ std::string FormatTable(const ScenarioResult& r) {
       return absl::StrFormat("%+.1f%%", 100.0 * (v - base) / base);
     };
     absl::StrAppend(&out, "\nchange against the baseline (*):\n");
-    absl::StrAppend(&out, absl::StrFormat("%-*s %9s %9s %9s %9s %11s\n", width,
-                                          "variant", "FWD", "BWD", "STEP",
-                                          "total", "tokens/s"));
+    absl::StrAppend(
+        &out, absl::StrFormat("%-*s %9s %9s %9s %9s %11s\n", width, "variant",
+                              "FWD", "BWD", "STEP", "total", "tokens/s"));
     for (size_t i = 0; i < r.variants.size(); ++i) {
       if (static_cast<int>(i) == r.baseline) continue;
       const Metrics& m = r.variants[i].metrics;
-      absl::StrAppend(&out, absl::StrFormat(
-          "%-*s %9s %9s %9s %9s %11s\n", width, labels[i], pct(m.fwd_ms, b.fwd_ms),
-          pct(m.bwd_ms, b.bwd_ms), pct(m.step_ms, b.step_ms),
-          pct(m.total_ms, b.total_ms), pct(m.tokens_per_s, b.tokens_per_s)));
+      absl::StrAppend(
+          &out, absl::StrFormat(
+                    "%-*s %9s %9s %9s %9s %11s\n", width, labels[i],
+                    pct(m.fwd_ms, b.fwd_ms), pct(m.bwd_ms, b.bwd_ms),
+                    pct(m.step_ms, b.step_ms), pct(m.total_ms, b.total_ms),
+                    pct(m.tokens_per_s, b.tokens_per_s)));
     }
   }
-  absl::StrAppend(&out,
-                  "\ncopy*/comm*: time a host-device copy / a collective ran while "
-                  "no kernel did; blocked: host thread blocked; times of rank 0's "
-                  "last simulated step.\n");
+  absl::StrAppend(
+      &out,
+      "\ncopy*/comm*: time a host-device copy / a collective ran while "
+      "no kernel did; blocked: host thread blocked; times of rank 0's "
+      "last simulated step.\n");
   return out;
 }
 
 std::string FormatJson(const ScenarioResult& r) {
-  std::string out = absl::StrCat("{\n  \"scenario\": ", config::QuoteJsonString(r.name),
-                                 ",\n  \"description\": ",
-                                 config::QuoteJsonString(r.description),
-                                 ",\n  \"baseline\": ", r.baseline,
-                                 ",\n  \"variants\": [");
+  std::string out = absl::StrCat(
+      "{\n  \"scenario\": ", config::QuoteJsonString(r.name),
+      ",\n  \"description\": ", config::QuoteJsonString(r.description),
+      ",\n  \"baseline\": ", r.baseline, ",\n  \"variants\": [");
   const std::vector<std::string> names = MetricNames();
   for (size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
@@ -680,7 +712,8 @@ std::string FormatCsv(const ScenarioResult& r) {
     std::vector<std::string> row;
     for (const auto& [k, v] : r.variants[i].settings) row.push_back(v);
     for (const std::string& n : MetricNames()) {
-      row.push_back(absl::StrFormat("%.6g", *MetricValue(r.variants[i].metrics, n)));
+      row.push_back(
+          absl::StrFormat("%.6g", *MetricValue(r.variants[i].metrics, n)));
     }
     row.push_back(static_cast<int>(i) == r.baseline ? "1" : "0");
     absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");

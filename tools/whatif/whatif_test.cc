@@ -40,9 +40,10 @@ std::string FlatProfile() {
 // Sum of the durations (us) of spans of rank 0 named `name` in a trace, over
 // the last `count` of them.
 double LastSpans(const std::string& trace, const std::string& name, int count) {
-  std::regex re("\\{\"ph\":\"X\",\"name\":\"" + name +
-                "\",(\"cat\":\"[^\"]*\",)?\"pid\":0,\"tid\":[0-9]+,\"ts\":([0-9.]+),"
-                "\"dur\":([0-9.]+)");
+  std::regex re(
+      "\\{\"ph\":\"X\",\"name\":\"" + name +
+      "\",(\"cat\":\"[^\"]*\",)?\"pid\":0,\"tid\":[0-9]+,\"ts\":([0-9.]+),"
+      "\"dur\":([0-9.]+)");
   std::vector<std::pair<double, double>> spans;  // ts, dur
   for (auto it = std::sregex_iterator(trace.begin(), trace.end(), re);
        it != std::sregex_iterator(); ++it) {
@@ -75,7 +76,8 @@ TEST(WhatifTest, TableFiguresEqualTheTracePhaseSpans) {
 TEST(WhatifTest, MorePcieBandwidthNeverSlowsAStep) {
   for (const char* pin : {"true", "false"}) {
     Scenario s = Small();
-    s.add_set(absl::StrCat("zero_optimization.offload_optimizer.pin_memory=", pin));
+    s.add_set(
+        absl::StrCat("zero_optimization.offload_optimizer.pin_memory=", pin));
     for (const char* key : {"hardware.host_link.pinned_d2h_gbps",
                             "hardware.host_link.pinned_h2d_gbps",
                             "hardware.host_link.pageable_d2h_gbps",
@@ -115,8 +117,10 @@ TEST(WhatifTest, TensorParallelHalvesPerRankBlockCompute) {
     o.traces = true;
     ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, o));
     const std::string& trace = r.variants[0].trace_json;
-    std::regex re("\\{\"ph\":\"X\",\"name\":\"L[0-9]+ [a-z]+_proj fwd\",\"cat\":\"kernel\","
-                  "\"pid\":0,\"tid\":1000,\"ts\":[0-9.]+,\"dur\":([0-9.]+)");
+    std::regex re(
+        "\\{\"ph\":\"X\",\"name\":\"L[0-9]+ [a-z]+_proj "
+        "fwd\",\"cat\":\"kernel\","
+        "\"pid\":0,\"tid\":1000,\"ts\":[0-9.]+,\"dur\":([0-9.]+)");
     for (auto it = std::sregex_iterator(trace.begin(), trace.end(), re);
          it != std::sregex_iterator(); ++it) {
       proj[tp - 1] += std::stod((*it)[1]);
@@ -165,8 +169,8 @@ TEST(WhatifTest, BadKeysAndValuesAreErrorsNamingThem) {
                        HasSubstr("reduce_bucket_size")));
   EXPECT_THAT(run("gpus", "0"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gpus")));
-  EXPECT_THAT(run("tp", "3"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tp (3)")));
+  EXPECT_THAT(run("tp", "3"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("tp (3)")));
   EXPECT_THAT(run("hardware.host_link.pinned_d2h_gbs", "5"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("did you mean 'pinned_d2h_gbps'")));
@@ -178,10 +182,12 @@ TEST(WhatifTest, BadKeysAndValuesAreErrorsNamingThem) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("qwen2.5-7b")));
   Scenario s = Small();
   s.set_baseline("tp=4");
-  EXPECT_THAT(RunScenario(s, {}).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("baseline")));
-  EXPECT_THAT(MetricValue(Metrics(), "bwd"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bwd_ms")));
+  EXPECT_THAT(
+      RunScenario(s, {}).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("baseline")));
+  EXPECT_THAT(
+      MetricValue(Metrics(), "bwd"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bwd_ms")));
 }
 
 TEST(WhatifTest, OutputsCarryTheSameFigures) {
@@ -193,7 +199,8 @@ TEST(WhatifTest, OutputsCarryTheSameFigures) {
   s.set_baseline("zero3.grad_offload=blocking");
   ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, {}));
   const std::string json = FormatJson(r);
-  EXPECT_THAT(json, HasSubstr("\"settings\": {\"zero3.grad_offload\": \"async\"}"));
+  EXPECT_THAT(json,
+              HasSubstr("\"settings\": {\"zero3.grad_offload\": \"async\"}"));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"bwd_ms\": ")));
   const std::string csv = FormatCsv(r);
   EXPECT_THAT(csv, HasSubstr("zero3.grad_offload,fwd_ms,bwd_ms"));
@@ -206,10 +213,10 @@ TEST(WhatifTest, ExplainPrintsEveryKindOfTerm) {
   Scenario s = Small();
   s.set_tp(2);
   ASSERT_OK_AND_ASSIGN(std::string text, ExplainScenario(s, {}));
-  for (const char* term : {"kernel (matmul)", "kernel (attention)",
-                           "kernel (elementwise)", "pinned D2H", "pageable D2H",
-                           "all-gather", "reduce-scatter", "all-reduce",
-                           "host task"}) {
+  for (const char* term :
+       {"kernel (matmul)", "kernel (attention)", "kernel (elementwise)",
+        "pinned D2H", "pageable D2H", "all-gather", "reduce-scatter",
+        "all-reduce", "host task"}) {
     EXPECT_THAT(text, HasSubstr(term));
   }
 }
