@@ -38,6 +38,8 @@ struct Case {
   std::function<void(zero::ZeroOptions&)> configure;
   std::string model = "tiny";
   bool expect_clipping = false;
+  // Adjusts the model after loading `model`.
+  std::function<void(model::ModelSpec&)> reshape;
 };
 
 zero::ZeroOptions Base() {
@@ -53,6 +55,10 @@ zero::ZeroOptions Base() {
 
 void Check(const Case& c) {
   ASSERT_OK_AND_ASSIGN(model::ModelSpec spec, model::LoadModelSpec(c.model));
+  if (c.reshape) {
+    c.reshape(spec);
+    ASSERT_OK(model::ValidateModelSpec(spec));
+  }
   zero::ZeroOptions options = Base();
   if (c.configure) c.configure(options);
   auto data = model::SyntheticBatches(spec.vocab_size(), 7);
@@ -165,6 +171,15 @@ std::vector<Case> Cases() {
                      o.optimizer_pin_memory = false;
                    }});
   cases.push_back({"tied_embeddings", 3, offload, "tiny-tied"});
+  // One kv head of dimension 2: the k and v biases have 2 elements, so with
+  // 4 ranks ranks 2 and 3 own only padding of them.
+  cases.push_back({"ranks_with_only_padding", 4, offload, "tiny", false,
+                   [](model::ModelSpec& s) {
+                     s.set_hidden_size(12);
+                     s.set_num_heads(6);
+                     s.set_num_kv_heads(1);
+                     s.set_head_dim(2);
+                   }});
   cases.push_back({"bf16_offload", 2, [=](zero::ZeroOptions& o) {
                      offload(o);
                      o.dtype = runtime::DType::kBF16;
