@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/util/status_macros.h"
+#include "core/util/suggest.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
@@ -46,22 +47,6 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
-// Edit distance (insertions, deletions, substitutions), for suggestions.
-int EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<int> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    int diagonal = row[0];
-    row[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const int substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-    }
-  }
-  return row[b.size()];
-}
-
 // The shipped name a user most likely meant: one that starts with `name`
 // ("h200" for "h200_sxm"), else the one at the smallest edit distance.
 std::string NearestName(absl::string_view name,
@@ -70,7 +55,7 @@ std::string NearestName(absl::string_view name,
   int best_distance = 0;
   for (const std::string& candidate : names) {
     if (absl::StartsWithIgnoreCase(candidate, name)) return candidate;
-    const int distance = EditDistance(name, candidate);
+    const int distance = zero3::EditDistance(name, candidate);
     if (best.empty() || distance < best_distance) {
       best = candidate;
       best_distance = distance;

@@ -25,7 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/config/deepspeed_keys.h"
-#include "core/config/suggest.h"
+#include "core/util/suggest.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
 #include "google/protobuf/descriptor.h"

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/util/suggest.h"
 
 namespace zero3 {
 namespace zero {
@@ -47,20 +48,6 @@ const Entry& EntryOf(Sync sync) {
   return kEntries[0];
 }
 
-int EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
-                         prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 }  // namespace
 
 absl::string_view SyncName(Sync sync) { return EntryOf(sync).name; }
@@ -75,24 +62,15 @@ std::vector<Sync> AllSyncs() {
 }
 
 absl::StatusOr<Sync> ParseSync(absl::string_view name) {
-  const Entry* best = nullptr;
-  int best_distance = 1 << 30;
   std::vector<std::string> names;
   for (const Entry& e : kEntries) {
     if (name == e.name) return e.sync;
     names.push_back(e.name);
-    const int d = EditDistance(name, e.name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = &e;
-    }
   }
-  std::string hint;
-  if (best != nullptr && best_distance <= 4) {
-    hint = absl::StrCat(" (did you mean '", best->name, "'?)");
-  }
+  const std::string near = NearestName(name, names);
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown synchronization '", name, "'", hint,
+      "unknown synchronization '", name, "'",
+      near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)"),
       "; the engine's synchronizations are: ", absl::StrJoin(names, ", ")));
 }
 

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/config/suggest.h"
+#include "core/util/suggest.h"
 
 namespace zero3 {
 namespace cli {
@@ -52,7 +52,7 @@ std::string UnknownCommand(absl::string_view program,
                            absl::string_view name) {
   std::vector<std::string> names;
   for (const auto& c : commands) names.push_back(std::string(c->name()));
-  const std::string near = config::NearestName(name, names);
+  const std::string near = NearestName(name, names);
   std::string message =
       absl::StrCat(program, ": unknown command \"", name, "\"");
   if (!near.empty())

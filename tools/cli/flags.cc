@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/config/json.h"
-#include "core/config/suggest.h"
+#include "core/util/suggest.h"
 #include "core/util/check.h"
 
 namespace zero3 {
@@ -183,7 +183,7 @@ std::string FlagSet::UnknownFlag(absl::string_view flag) const {
   absl::string_view bare = flag;
   while (absl::ConsumePrefix(&bare, "-")) {
   }
-  const std::string near = config::NearestName(bare, names);
+  const std::string near = NearestName(bare, names);
   std::string message = absl::StrCat("unknown flag ", flag);
   if (!near.empty()) {
     absl::StrAppend(&message, "; did you mean --", near, "?");

@@ -16,7 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "core/config/config_loader.h"
 #include "core/config/json.h"
-#include "core/config/suggest.h"
+#include "core/util/suggest.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/kernels/op_args.h"
@@ -139,7 +139,7 @@ absl::Status SetProfileField(sim::HardwareProfile* profile,
       for (int j = 0; j < desc->field_count(); ++j) {
         names.push_back(desc->field(j)->name());
       }
-      const std::string near = config::NearestName(parts[i], names);
+      const std::string near = NearestName(parts[i], names);
       return absl::InvalidArgumentError(absl::StrCat(
           "hardware.", path, ": the profile has no field '", parts[i], "'",
           near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)")));
@@ -475,7 +475,7 @@ absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return values[i];
   }
-  const std::string near = config::NearestName(name, names);
+  const std::string near = NearestName(name, names);
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown metric '", name, "'",
       near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)"),

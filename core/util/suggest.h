@@ -7,8 +7,8 @@
 // user meant (`stage3_prefetch_bucket_sise`, `--world_size`). Stateless and
 // thread-safe.
 
-#ifndef ZERO3_CORE_CONFIG_SUGGEST_H_
-#define ZERO3_CORE_CONFIG_SUGGEST_H_
+#ifndef ZERO3_CORE_UTIL_SUGGEST_H_
+#define ZERO3_CORE_UTIL_SUGGEST_H_
 
 #include <string>
 
@@ -16,7 +16,6 @@
 #include "absl/types/span.h"
 
 namespace zero3 {
-namespace config {
 
 // Optimal-string-alignment distance: insertions, deletions, substitutions and
 // transpositions of adjacent characters each cost 1. Case-sensitive.
@@ -32,7 +31,6 @@ int EditDistance(absl::string_view a, absl::string_view b);
 std::string NearestName(absl::string_view name,
                         absl::Span<const std::string> candidates);
 
-}  // namespace config
 }  // namespace zero3
 
-#endif  // ZERO3_CORE_CONFIG_SUGGEST_H_
+#endif  // ZERO3_CORE_UTIL_SUGGEST_H_

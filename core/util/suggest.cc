@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "core/config/suggest.h"
+#include "core/util/suggest.h"
 
 #include <algorithm>
 #include <string>
@@ -9,7 +9,6 @@
 #include "absl/strings/ascii.h"
 
 namespace zero3 {
-namespace config {
 namespace {
 
 std::string Normalize(absl::string_view s) {
@@ -65,5 +64,4 @@ std::string NearestName(absl::string_view name,
   return best == nullptr ? "" : *best;
 }
 
-}  // namespace config
 }  // namespace zero3

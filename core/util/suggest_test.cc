@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "core/config/suggest.h"
+#include "core/util/suggest.h"
 
 #include <string>
 #include <vector>
@@ -8,7 +8,6 @@
 #include "gtest/gtest.h"
 
 namespace zero3 {
-namespace config {
 namespace {
 
 TEST(EditDistanceTest, CountsEdits) {
@@ -61,5 +60,4 @@ TEST(NearestNameTest, PrefersTheCloserAndThenTheEarlier) {
 }
 
 }  // namespace
-}  // namespace config
 }  // namespace zero3
