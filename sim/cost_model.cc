@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -130,8 +132,50 @@ double CostModel::MatmulEfficiency(double flops) const {
   return InterpolateCurve(profile_.gpu().matmul_efficiency(), flops);
 }
 
+double CostModel::MeasuredGemmUs(const KernelWork& w) const {
+  const auto& table = profile_.gpu().gemm_table();
+  if (table.empty() || w.compute_class != ComputeClass::kMatmul) return -1;
+  // Points that agree with `w` on everything but one dimension, by that
+  // dimension's value.
+  auto along = [&](bool vary_m) {
+    std::vector<std::pair<double, double>> points;
+    for (const GemmPoint& p : table) {
+      if (p.trans_a() != w.trans_a || p.trans_b() != w.trans_b ||
+          p.n() != w.n) {
+        continue;
+      }
+      if (vary_m ? p.k() == w.k : p.m() == w.m) {
+        points.push_back({static_cast<double>(vary_m ? p.m() : p.k()), p.us()});
+      }
+    }
+    std::sort(points.begin(), points.end());
+    return points;
+  };
+  for (bool vary_m : {true, false}) {
+    const auto points = along(vary_m);
+    if (points.empty()) continue;
+    const double x = static_cast<double>(vary_m ? w.m : w.k);
+    for (const auto& p : points) {
+      if (p.first == x) return p.second;
+    }
+    // Between two measured sizes: linear; outside: proportional to the
+    // nearest, since time grows linearly in m (or k) once the GPU is full.
+    auto hi =
+        std::lower_bound(points.begin(), points.end(), std::make_pair(x, 0.0));
+    if (hi == points.begin()) return hi->second * x / hi->first;
+    if (hi == points.end())
+      return points.back().second * x / points.back().first;
+    const auto lo = std::prev(hi);
+    const double f = (x - lo->first) / (hi->first - lo->first);
+    return lo->second + f * (hi->second - lo->second);
+  }
+  return -1;
+}
+
 int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const GpuProfile& g = profile_.gpu();
+  const double measured = MeasuredGemmUs(work);
+  if (measured >= 0) return std::max<int64_t>(1, Nanos(measured * 1e3));
   double peak_tflops = g.peak_fp32_tflops();
   double efficiency = 1.0;
   switch (work.compute_class) {
@@ -141,7 +185,9 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
       break;
     case ComputeClass::kAttention:
       peak_tflops = g.peak_bf16_tflops();
-      efficiency = g.attention_efficiency();
+      efficiency = work.backward && g.has_attention_backward_efficiency()
+                       ? g.attention_backward_efficiency()
+                       : g.attention_efficiency();
       break;
     case ComputeClass::kElementwise:
       break;

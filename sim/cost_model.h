@@ -40,6 +40,11 @@ struct KernelWork {
   ComputeClass compute_class = ComputeClass::kElementwise;
   double flops = 0;
   double bytes = 0;  // read + written
+  // Matmuls: the GEMM's shape, for measured tables.
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  // Attention: the backward pass (its own efficiency).
+  bool backward = false;
 };
 
 enum class CopyKind {
@@ -86,6 +91,10 @@ class CostModel {
 
   // Efficiency of a matmul of `flops` against peak (profile curve).
   double MatmulEfficiency(double flops) const;
+  // The measured time of a GEMM of this shape, or an interpolation of
+  // measured ones (see GpuProfile.gemm_table); negative when the table
+  // cannot say.
+  double MeasuredGemmUs(const KernelWork& work) const;
   // Bus bandwidth in GB/s for a collective of `total_bytes`.
   double BusBandwidthGbps(CollectiveKind kind, int64_t total_bytes,
                           bool spans_nodes) const;

@@ -361,7 +361,8 @@ TEST(SimulatorTest, DeviceSynchronizeWaitsForDestroyedStreams) {
     EXPECT_OK(rt.RunHostTask(read));
     EXPECT_EQ(*static_cast<float*>(host.data()), 1.0f);
     return absl::OkStatus();
-  }), IsOk());
+  }),
+              IsOk());
   EXPECT_TRUE(world->races().empty());
 }
 

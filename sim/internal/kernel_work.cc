@@ -81,11 +81,18 @@ KernelWork WorkOf(const runtime::KernelCall& call) {
   KernelWork w;
   w.flops = static_cast<double>(cost.flops);
   w.bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
-  if (std::holds_alternative<ops::Matmul>(call.op)) {
+  if (const auto* mm = std::get_if<ops::Matmul>(&call.op)) {
     w.compute_class = ComputeClass::kMatmul;
-  } else if (std::holds_alternative<ops::AttentionForward>(call.op) ||
-             std::holds_alternative<ops::AttentionBackward>(call.op)) {
+    w.m = mm->args.m;
+    w.n = mm->args.n;
+    w.k = mm->args.k;
+    w.trans_a = mm->args.trans_a;
+    w.trans_b = mm->args.trans_b;
+  } else if (std::holds_alternative<ops::AttentionForward>(call.op)) {
     w.compute_class = ComputeClass::kAttention;
+  } else if (std::holds_alternative<ops::AttentionBackward>(call.op)) {
+    w.compute_class = ComputeClass::kAttention;
+    w.backward = true;
   } else {
     w.compute_class = ComputeClass::kElementwise;
   }
