@@ -1,0 +1,66 @@
+// Copyright 2026 The zero3 Authors.
+//
+// calibrate.h: measure what a hardware profile needs, through the runtime
+// interface, on whatever backend the runtime is.
+//
+// On GPUs (the CUDA backend) this produces a measured profile for the
+// simulator: GEMM times at the shapes the model presets use, attention
+// efficiency forward and backward, achieved memory bandwidth and the
+// shortest kernel, host and device costs of runtime calls, pinned and
+// pageable copy bandwidths in both directions and how long each blocks the
+// host, collective bus bandwidth by size, and host AdamW throughput by
+// thread count. Every measured field carries a comment saying how it was
+// measured. Figures that cannot be measured here (peak rates, memory size)
+// come from the base profile, with their sources.
+//
+// On the simulator it measures the simulator, which is how the procedure is
+// tested: calibrating against a profile must give back that profile.
+
+#ifndef ZERO3_TOOLS_CALIBRATE_CALIBRATE_H_
+#define ZERO3_TOOLS_CALIBRATE_CALIBRATE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model/model_spec.pb.h"
+#include "core/runtime/runtime.h"
+#include "sim/profile.pb.h"
+
+namespace zero3 {
+namespace calibrate {
+
+struct Options {
+  // Peaks, capacities and anything not measured are taken from here.
+  sim::HardwareProfile base;
+  // GEMM and attention shapes: these models' layers at these micro-batch
+  // shapes (sequences x tokens).
+  std::vector<model::ModelSpec> models;
+  std::vector<std::pair<int64_t, int64_t>> batches;  // (sequences, seq)
+  // Repetitions per timing (the median is kept).
+  int reps = 5;
+  // Largest copy and collective measured, in bytes.
+  int64_t max_bytes = int64_t{512} << 20;
+  // Parameters of the host AdamW measurement.
+  int64_t adam_elements = int64_t{1} << 26;
+};
+
+struct Result {
+  sim::HardwareProfile profile;
+  // Human-readable summary of every measurement.
+  std::string report;
+};
+
+// Runs on every rank of the runtime (collectives need them all); rank 0's
+// result is the one to keep.
+absl::StatusOr<Result> Calibrate(runtime::Runtime& rt, const Options& options);
+
+// The profile as text-format protobuf with a comment on each measured
+// figure.
+std::string ProfileText(const Result& result);
+
+}  // namespace calibrate
+}  // namespace zero3
+
+#endif  // ZERO3_TOOLS_CALIBRATE_CALIBRATE_H_

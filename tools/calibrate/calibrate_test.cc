@@ -1,0 +1,108 @@
+// Copyright 2026 The zero3 Authors.
+//
+// Calibrating the simulator must give back the profile it simulates: the
+// procedure measures what it claims to.
+
+#include "tools/calibrate/calibrate.h"
+
+#include <algorithm>
+
+#include "core/model/presets.h"
+#include "core/util/check.h"
+#include "core/zero/host_adam.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/cost_model.h"
+#include "sim/profiles.h"
+#include "sim/simulator.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace calibrate {
+namespace {
+
+TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
+  const sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  sim::SimOptions so;
+  so.profile = truth;
+  so.world_size = 2;
+  so.mode = sim::SimMode::kTiming;
+  auto world = sim::SimWorld::Create(so).value();
+  Options o;
+  o.base = truth;
+  o.models = {model::LoadModelSpec("qwen2.5-0.5b").value()};
+  o.batches = {{2, 2048}};  // attention large enough to be compute-bound
+  o.reps = 3;
+  o.max_bytes = int64_t{64} << 20;
+  o.adam_elements = 1 << 20;
+  Result result;
+  ASSERT_THAT(world->Run([&](runtime::Runtime& rt) -> absl::Status {
+    auto r = Calibrate(rt, o);
+    if (!r.ok()) return r.status();
+    if (rt.rank() == 0) result = *r;
+    return absl::OkStatus();
+  }),
+              ::zero3::testing::IsOk());
+  const sim::HardwareProfile& got = result.profile;
+  auto near = [](double a, double b, double rel) {
+    return std::abs(a - b) <= rel * std::abs(b);
+  };
+  // Copies: 64 MiB, so the fixed latency is < 1% of the time.
+  EXPECT_TRUE(near(got.host_link().pinned_h2d_gbps(),
+                   truth.host_link().pinned_h2d_gbps(), 0.01));
+  EXPECT_TRUE(near(got.host_link().pinned_d2h_gbps(),
+                   truth.host_link().pinned_d2h_gbps(), 0.01));
+  EXPECT_TRUE(near(got.host_link().pageable_h2d_gbps(),
+                   truth.host_link().pageable_h2d_gbps(), 0.01));
+  EXPECT_TRUE(near(got.host_link().pageable_d2h_gbps(),
+                   truth.host_link().pageable_d2h_gbps(), 0.01));
+  EXPECT_EQ(got.host_link().pageable_h2d_async_max_bytes(),
+            truth.host_link().pageable_h2d_async_max_bytes());
+  EXPECT_TRUE(near(got.host_link().staging_gbps(),
+                   truth.host_link().staging_gbps(), 0.05));
+  EXPECT_TRUE(near(got.host_link().bidirectional_efficiency(),
+                   truth.host_link().bidirectional_efficiency(), 0.01));
+  EXPECT_TRUE(near(got.host().launch_us(), truth.host().launch_us(), 0.01));
+  EXPECT_TRUE(near(got.host().pin_gbps(), truth.host().pin_gbps(), 0.05));
+  EXPECT_TRUE(
+      near(got.gpu().hbm_efficiency(), truth.gpu().hbm_efficiency(), 0.01));
+  // Every measured GEMM costs, in the calibrated profile, what it cost in
+  // the simulation that measured it.
+  sim::CostModel model = sim::CostModel::Create(truth).value();
+  ASSERT_FALSE(got.gpu().gemm_table().empty());
+  for (const sim::GemmPoint& g : got.gpu().gemm_table()) {
+    sim::KernelWork w;
+    w.compute_class = sim::ComputeClass::kMatmul;
+    w.flops = 2.0 * g.m() * g.n() * g.k();
+    w.bytes = 2.0 * (g.m() * g.k() + g.k() * g.n() + g.m() * g.n());
+    EXPECT_TRUE(near(g.us(), model.KernelNanos(w) / 1e3, 0.05))
+        << g.m() << "x" << g.n() << "x" << g.k() << ": " << g.us();
+  }
+  EXPECT_TRUE(near(got.gpu().attention_efficiency(),
+                   truth.gpu().attention_efficiency(), 0.05));
+  // Collectives on 2 ranks: the profile's curve plus its per-step latency.
+  ASSERT_FALSE(got.fabric().allgather_busbw().empty());
+  for (const sim::CurvePoint& c : got.fabric().allgather_busbw()) {
+    const double expected = model.BusBandwidthGbps(
+        sim::CollectiveKind::kAllGather, static_cast<int64_t>(c.size()), false);
+    EXPECT_LE(c.value(), expected * 1.001);
+    EXPECT_GE(c.value(), expected * 0.5);
+  }
+  // Host AdamW: one thread at the per-thread bandwidth; all of this
+  // machine's threads at the per-rank bandwidth or their sum, whichever is
+  // less.
+  const int threads = zero::OptimizerThreads(0);
+  EXPECT_TRUE(near(got.host().memory_bandwidth_gbps_per_thread(),
+                   truth.host().memory_bandwidth_gbps_per_thread(), 0.02));
+  EXPECT_TRUE(
+      near(got.host().memory_bandwidth_gbps_per_rank(),
+           std::min(threads * truth.host().memory_bandwidth_gbps_per_thread(),
+                    truth.host().memory_bandwidth_gbps_per_rank()),
+           0.02));
+  // The written profile loads again.
+  EXPECT_TRUE(sim::ParseProfile(ProfileText(result), "calibrated").ok());
+}
+
+}  // namespace
+}  // namespace calibrate
+}  // namespace zero3
