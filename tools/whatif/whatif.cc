@@ -16,7 +16,6 @@
 #include "absl/strings/str_split.h"
 #include "core/config/config_loader.h"
 #include "core/config/json.h"
-#include "core/util/suggest.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/kernels/op_args.h"
@@ -25,6 +24,7 @@
 #include "core/model/presets.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
+#include "core/util/suggest.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -361,23 +361,39 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
       notices->push_back(n);
     }
   }
+  StepInput input;
+  input.profile = r.profile;
+  input.spec = r.spec;
+  input.options = r.options;
+  input.gpus = static_cast<int>(v.gpus);
+  input.steps = std::max(1, s.steps());
+  input.full = run.full;
+  input.traces = run.traces;
+  ZR_ASSIGN_OR_RETURN(VariantResult out, SimulateStep(input));
+  out.settings = v.settings;
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   sim::SimOptions so;
-  so.profile = r.profile;
-  so.world_size = static_cast<int>(v.gpus);
+  so.profile = in.profile;
+  so.world_size = in.gpus;
   so.mode = sim::SimMode::kTiming;
   so.detect_races = false;
-  so.trace = run.traces;
-  so.symmetric = !run.full;
+  so.trace = in.traces;
+  so.symmetric = !in.full;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
-  auto data = model::SyntheticBatches(r.spec.vocab_size(), 0);
-  const int steps = std::max(1, s.steps());
+  auto data = model::SyntheticBatches(in.spec.vocab_size(), 0);
+  const int steps = std::max(1, in.steps);
   engine::StepStats last;
   runtime::MemoryStats memory;
   runtime::PinnedMemoryStats pinned;
   int64_t step_start = 0;
   ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(
-        auto e, engine::Engine::Create(r.spec, r.options, data.get(), rt));
+        auto e, engine::Engine::Create(in.spec, in.options, data.get(), rt));
     for (int i = 0; i < steps; ++i) {
       if (rt.rank() == 0 && i == steps - 1) {
         world->set_record_activity(true);
@@ -416,7 +432,6 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   }
   const std::vector<Span> kernels = Union(compute);
   VariantResult out;
-  out.settings = v.settings;
   Metrics& m = out.metrics;
   m.fwd_ms = last.fwd_ns / 1e6;
   m.bwd_ms = last.bwd_ns / 1e6;
@@ -428,9 +443,11 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   m.host_blocked_ms = blocked / 1e6;
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
-  if (run.traces) out.trace_json = world->trace().ToJson();
+  if (in.traces) out.trace_json = world->trace().ToJson();
   return out;
 }
+
+namespace {
 
 std::string Label(
     const std::vector<std::pair<std::string, std::string>>& settings,

@@ -24,6 +24,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/model/model_spec.pb.h"
+#include "core/zero/options.h"
+#include "sim/profile.pb.h"
 #include "tools/whatif/scenario.pb.h"
 
 namespace zero3 {
@@ -63,6 +66,19 @@ struct RunOptions {
   // Directory for relative paths inside the scenario (its config file).
   std::string base_dir;
 };
+
+// One configuration simulated directly: what RunScenario does per variant,
+// for callers that already hold resolved options (`zero3 train --predict`).
+struct StepInput {
+  sim::HardwareProfile profile;
+  model::ModelSpec spec;
+  zero::ZeroOptions options;  // options.tensor_parallel included
+  int gpus = 1;
+  int steps = 3;
+  bool full = false;
+  bool traces = false;
+};
+absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
 
 // Loads a text-format scenario file. Errors name the file, line and column.
 absl::StatusOr<Scenario> LoadScenario(const std::string& path);
