@@ -1,0 +1,34 @@
+// Copyright 2026 The zero3 Authors.
+//
+// The default kernel launcher. Until the CUDA kernels are in the build, every
+// launch fails with Unimplemented naming the op; everything else of the
+// backend (memory, copies, streams, events, collectives) works without them.
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/kernel_launcher.h"
+
+namespace zero3 {
+namespace cuda {
+namespace {
+
+class NoKernelsLauncher final : public KernelLauncher {
+ public:
+  absl::Status Launch(const runtime::KernelCall& call,
+                      cudaStream_t stream) override {
+    return absl::UnimplementedError(
+        absl::StrCat("kernel '", call.label, "' (", call.OpName(),
+                     "): this build has no CUDA kernels"));
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KernelLauncher>> NewDefaultKernelLauncher(
+    int device) {
+  return std::unique_ptr<KernelLauncher>(std::make_unique<NoKernelsLauncher>());
+}
+
+}  // namespace cuda
+}  // namespace zero3
