@@ -386,10 +386,8 @@ absl::StatusOr<bool> CudaDevice::FenceReached(uint64_t fence) {
     Fence& f = fences_.front();
     while (!f.events.empty()) {
       const cudaError_t state = cudaEventQuery(f.events.back());
-      if (state == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return false;
-      }
+      // Not ready is not an error: it leaves cudaGetLastError() alone.
+      if (state == cudaErrorNotReady) return false;
       ZR_CUDA_RETURN_IF_ERROR(state);
       spare_events_.push_back(f.events.back());
       f.events.pop_back();

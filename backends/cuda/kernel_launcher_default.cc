@@ -1,8 +1,18 @@
 // Copyright 2026 The zero3 Authors.
 //
-// The default kernel launcher. Until the CUDA kernels are in the build, every
-// launch fails with Unimplemented naming the op; everything else of the
-// backend (memory, copies, streams, events, collectives) works without them.
+// The default kernel launcher. Until the CUDA kernels of backends/cuda/kernels
+// are in the build, every launch fails with Unimplemented naming the op;
+// everything else of the backend (memory, copies, streams, events,
+// collectives) works without them. Connecting them replaces
+// NoKernelsLauncher with a launcher that owns the kernels' per-device
+// context (made here, for `device`) and forwards each call:
+//
+//   absl::Status Launch(const runtime::KernelCall& call,
+//                       cudaStream_t stream) override {
+//     return LaunchKernel(call, stream, *context_);
+//   }
+//
+// plus the kernels' library in this target's deps (BUILD.bazel).
 
 #include <memory>
 
