@@ -248,6 +248,8 @@ absl::Status CudaDevice::ReleaseAll() {
     for (cudaEvent_t e : f.events) cudaEventDestroy(e);
   }
   fences_.clear();
+  for (cudaEvent_t e : retired_events_) cudaEventDestroy(e);
+  retired_events_.clear();
   for (cudaEvent_t e : spare_events_) cudaEventDestroy(e);
   spare_events_.clear();
   return result;
@@ -256,6 +258,17 @@ absl::Status CudaDevice::ReleaseAll() {
 void CudaDevice::Unregister(CudaStream* stream) {
   streams_.erase(std::remove(streams_.begin(), streams_.end(), stream),
                  streams_.end());
+  // Work the stream still has queued may use buffers freed later: the next
+  // fence waits for it through this event.
+  if (work_ == 0) return;
+  absl::StatusOr<cudaEvent_t> e = PooledEvent();
+  if (!e.ok()) return;
+  if (cudaEventRecord(*e, stream->raw()) == cudaSuccess) {
+    retired_events_.push_back(*e);
+  } else {
+    (void)cudaGetLastError();
+    spare_events_.push_back(*e);
+  }
 }
 
 absl::StatusOr<Buffer> CudaDevice::Allocate(int64_t bytes,
@@ -359,18 +372,27 @@ absl::StatusOr<cudaEvent_t> CudaDevice::PooledEvent() {
 
 absl::StatusOr<uint64_t> CudaDevice::MakeFence() {
   if (work_ == 0) return uint64_t{0};  // nothing was ever enqueued
-  if (work_ == fenced_work_) return last_fence_;
+  if (work_ == fenced_work_ && retired_events_.empty()) return last_fence_;
   Fence fence;
   fence.id = last_fence_ + 1;
+  fence.events = std::move(retired_events_);
+  retired_events_.clear();
+  // On failure the caller keeps the freed block out of use for good (see
+  // CachingAllocator::Free), so the events can simply be recycled.
+  auto recycle = [&] {
+    spare_events_.insert(spare_events_.end(), fence.events.begin(),
+                         fence.events.end());
+  };
   for (CudaStream* s : streams_) {
     absl::StatusOr<cudaEvent_t> e = PooledEvent();
-    if (!e.ok()) return e.status();
+    if (!e.ok()) {
+      recycle();
+      return e.status();
+    }
     const cudaError_t error = cudaEventRecord(*e, s->raw());
     if (error != cudaSuccess) {
       spare_events_.push_back(*e);
-      for (cudaEvent_t recorded : fence.events) {
-        spare_events_.push_back(recorded);
-      }
+      recycle();
       return CudaStatus(error, "cudaEventRecord (fence for a freed buffer)");
     }
     fence.events.push_back(*e);

@@ -198,6 +198,8 @@ class CudaDevice final : public runtime::Device {
     std::vector<cudaEvent_t> events;
   };
   std::deque<Fence> fences_;  // not yet known reached, in id order
+  // Recorded on streams as they were destroyed; part of the next fence.
+  std::vector<cudaEvent_t> retired_events_;
   std::vector<cudaEvent_t> spare_events_;
   uint64_t work_ = 0;
   uint64_t fenced_work_ = 0;  // work_ at the last fence

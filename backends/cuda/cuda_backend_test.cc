@@ -153,6 +153,39 @@ TEST_F(CudaBackendTest, FreedBlockWaitsForQueuedWork) {
   ASSERT_THAT(device.Free(d), IsOk());
 }
 
+// The same when the stream that uses the buffer is destroyed before the
+// buffer is freed: its queued work still counts.
+TEST_F(CudaBackendTest, FreedBlockWaitsForWorkOfADestroyedStream) {
+  CudaDevice& device = rt_->cuda_device();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> keeper,
+                       device.CreateStream("keeper"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> stream,
+                       device.CreateStream("short-lived"));
+  ASSERT_OK_AND_ASSIGN(Buffer a, device.Allocate(1 << 20, "a"));
+  ASSERT_OK_AND_ASSIGN(Buffer spare, device.Allocate(1 << 20, "spare"));
+  ASSERT_THAT(keeper->Memset(spare.All(), 0, "spare"), IsOk());
+  ASSERT_THAT(keeper->Synchronize(), IsOk());
+  ASSERT_THAT(device.Free(spare), IsOk());
+  {
+    StreamGate gate(*stream);
+    ASSERT_TRUE(gate.ok());
+    ASSERT_THAT(stream->Memset(a.All(), 7, "queued behind the gate"), IsOk());
+    stream.reset();  // destroyed with its work still queued
+    ASSERT_THAT(device.Free(a), IsOk());
+    ASSERT_OK_AND_ASSIGN(Buffer b, device.Allocate(1 << 20, "b"));
+    EXPECT_NE(b.data(), a.data());
+    ASSERT_THAT(device.Free(b), IsOk());
+    gate.Release();
+    ASSERT_THAT(device.Synchronize(), IsOk());
+  }
+  const int64_t reserves = device.allocator_stats().reserve_calls;
+  ASSERT_OK_AND_ASSIGN(Buffer c, device.Allocate(1 << 20, "c"));
+  ASSERT_OK_AND_ASSIGN(Buffer d, device.Allocate(1 << 20, "d"));
+  EXPECT_EQ(device.allocator_stats().reserve_calls, reserves);
+  ASSERT_THAT(device.Free(c), IsOk());
+  ASSERT_THAT(device.Free(d), IsOk());
+}
+
 TEST_F(CudaBackendTest, OutOfMemoryIsResourceExhaustedAndRecoverable) {
   CudaDevice& device = rt_->cuda_device();
   EXPECT_THAT(device.Allocate(device.total_memory_bytes() + 1, "too much"),
