@@ -11,6 +11,7 @@
 
 #include "tools/cli/command.h"
 #include "tools/cli/config_command.h"
+#include "tools/cli/launch_command.h"
 #include "tools/cli/train_command.h"
 #include "tools/cli/whatif_command.h"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   commands.push_back(zero3::cli::NewTrainCommand());
   commands.push_back(zero3::cli::NewWhatifCommand());
   commands.push_back(zero3::cli::NewConfigCommand());
+  commands.push_back(zero3::cli::NewLaunchCommand());
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   return zero3::cli::RunCommandLine("zero3", commands, args, std::cout,

@@ -11,8 +11,10 @@
 // BufferSlice). The simulator orders and checks accesses by these ranges (its
 // race detector), the CUDA backend turns them into pointers.
 //
-// data() is null where the backend does not hold the bytes: simulated
-// buffers in timing mode, and device memory seen from the host on real GPUs.
+// data() is the base address of the bytes: host memory for host buffers;
+// for device buffers a device address on real GPUs (for kernels, never to
+// dereference on the host) and host memory in the simulator's data mode. It
+// is null where the backend holds no bytes (the simulator's timing mode).
 // Thread-compatible.
 
 #ifndef ZERO3_CORE_RUNTIME_BUFFER_H_
@@ -84,7 +86,8 @@ class BufferSlice {
   MemorySpace space() const { return buffer_.space(); }
   bool empty() const { return bytes_ == 0; }
 
-  // Null where the backend holds no bytes for this buffer (see file comment).
+  // See the file comment: a device address for device buffers on GPUs; null
+  // where the backend holds no bytes.
   void* data() const {
     return buffer_.data() == nullptr
                ? nullptr

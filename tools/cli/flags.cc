@@ -174,6 +174,13 @@ void FlagSet::AddPositional(absl::string_view name, absl::string_view help,
       Positional{std::string(name), std::string(help), required});
 }
 
+void FlagSet::AddRemainingPositionals(absl::string_view name,
+                                      std::vector<std::string>* values,
+                                      absl::string_view help) {
+  remaining_ = Positional{std::string(name), std::string(help), false};
+  remaining_values_ = values;
+}
+
 std::string FlagSet::UnknownFlag(absl::string_view flag) const {
   std::vector<std::string> names = {"help"};
   for (const Flag& f : flags_) {
@@ -271,7 +278,11 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
             }),
         " [flags])"));
   }
-  if (positional_.size() > positionals_.size()) {
+  if (positional_.size() > positionals_.size() &&
+      remaining_values_ != nullptr) {
+    remaining_values_->assign(positional_.begin() + positionals_.size(),
+                              positional_.end());
+  } else if (positional_.size() > positionals_.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unexpected argument ",
         config::QuoteJsonString(positional_[positionals_.size()]),
@@ -291,7 +302,11 @@ std::string FlagSet::Help() const {
     absl::StrAppend(&out, " ",
                     p.required ? p.name : absl::StrCat("[", p.name, "]"));
   }
-  absl::StrAppend(&out, " [flags]\n");
+  if (remaining_values_ != nullptr) {
+    absl::StrAppend(&out, " [flags] [-- ", remaining_.name, "...]\n");
+  } else {
+    absl::StrAppend(&out, " [flags]\n");
+  }
   if (!description_.empty()) {
     absl::StrAppend(&out, "\n", Wrap(description_, kWidth, 0), "\n");
   }
@@ -313,16 +328,18 @@ std::string FlagSet::Help() const {
   }
   rows.emplace_back("-h, --help", "print this help and exit");
   size_t name_width = 0;
-  for (const Positional& p : positionals_) {
+  std::vector<Positional> arguments = positionals_;
+  if (remaining_values_ != nullptr) arguments.push_back(remaining_);
+  for (const Positional& p : arguments) {
     name_width = std::max(name_width, p.name.size());
   }
   for (const auto& row : rows) {
     name_width = std::max(name_width, row.first.size());
   }
   const size_t indent = 2 + name_width + 2;
-  if (!positionals_.empty()) {
+  if (!arguments.empty()) {
     absl::StrAppend(&out, "\nArguments:\n");
-    for (const Positional& p : positionals_) {
+    for (const Positional& p : arguments) {
       absl::StrAppend(&out, "  ", p.name,
                       std::string(name_width - p.name.size() + 2, ' '),
                       Wrap(p.help, kWidth - indent, indent), "\n");

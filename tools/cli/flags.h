@@ -69,6 +69,14 @@ class FlagSet {
   void AddPositional(absl::string_view name, absl::string_view help,
                      bool required = true);
 
+  // Accepts any number of positional arguments after the declared ones,
+  // collected in order into `values`: another program's command line, for
+  // a command that runs one. Its flags must follow `--`, which ends this
+  // command's flags. Shown as "[NAME...]" in the usage line.
+  void AddRemainingPositionals(absl::string_view name,
+                               std::vector<std::string>* values,
+                               absl::string_view help);
+
   // Parses `args` (the arguments after the command's name). On error the
   // message names the offending argument and the remedy. With -h/--help,
   // returns OK at once and help_requested() is true.
@@ -108,6 +116,9 @@ class FlagSet {
   std::string description_;
   std::vector<Flag> flags_;
   std::vector<Positional> positionals_;
+  // AddRemainingPositionals: its name and help, and where the arguments go.
+  Positional remaining_{"", "", false};
+  std::vector<std::string>* remaining_values_ = nullptr;
   std::vector<std::string> positional_;
   bool help_requested_ = false;
 };

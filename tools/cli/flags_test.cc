@@ -144,6 +144,35 @@ TEST(FlagSetTest, HelpDescribesEveryFlag) {
             "  -h, --help       print this help and exit\n");
 }
 
+TEST(FlagSetTest, RemainingPositionalsTakeAnotherCommandLine) {
+  FlagSet flags("zero3 run", "Runs a command.");
+  int64_t copies = 1;
+  std::vector<std::string> command;
+  flags.AddInt("copies", &copies, "N", "how many");
+  flags.AddRemainingPositionals("COMMAND", &command, "what to run");
+  ASSERT_THAT(
+      flags.Parse({"--copies", "3", "--", "train", "--steps", "2", "-h"}),
+      IsOk());
+  EXPECT_EQ(copies, 3);
+  EXPECT_THAT(command, ElementsAre("train", "--steps", "2", "-h"));
+  EXPECT_FALSE(flags.help_requested());
+  EXPECT_THAT(flags.Help(),
+              HasSubstr("Usage: zero3 run [flags] [-- COMMAND...]"));
+  EXPECT_THAT(flags.Help(), HasSubstr("COMMAND     what to run"));
+
+  // None is fine; flags before `--` are still this command's.
+  FlagSet none("zero3 run", "");
+  std::vector<std::string> empty;
+  none.AddRemainingPositionals("COMMAND", &empty, "what to run");
+  ASSERT_THAT(none.Parse({}), IsOk());
+  EXPECT_TRUE(empty.empty());
+  FlagSet unknown("zero3 run", "");
+  unknown.AddRemainingPositionals("COMMAND", &empty, "what to run");
+  EXPECT_THAT(unknown.Parse({"train", "--steps", "2"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown flag --steps")));
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace zero3

@@ -1,0 +1,642 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "backends/cuda/cuda_backend.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/nccl_communicator.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace cuda {
+
+using runtime::Buffer;
+using runtime::BufferSlice;
+using runtime::MemorySpace;
+
+namespace {
+
+// Pageable allocations from this size are anonymous mappings: page-aligned
+// and zero-filled by the kernel when first touched, so a multi-gigabyte
+// optimizer state costs nothing until it is written.
+constexpr int64_t kMmapThreshold = int64_t{1} << 20;
+constexpr size_t kHeapAlignment = 64;
+
+int64_t PageSize() {
+  static const int64_t page = sysconf(_SC_PAGESIZE);
+  return page;
+}
+
+absl::Status CheckMemory(const BufferSlice& slice, absl::string_view what,
+                         absl::string_view label) {
+  if (!slice.buffer().valid() || slice.buffer().data() == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " '", label, "': buffer without memory"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// CudaEvent
+
+CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }
+
+absl::Status CudaEvent::Synchronize() {
+  ZR_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(event_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> CudaEvent::ElapsedMillis(const CudaEvent& start,
+                                                const CudaEvent& end) {
+  if (!start.timing_ || !end.timing_) {
+    return absl::InvalidArgumentError(
+        "ElapsedMillis needs events from CreateTimingEvent");
+  }
+  float ms = 0;
+  ZR_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start.event_, end.event_));
+  return static_cast<double>(ms);
+}
+
+// ---------------------------------------------------------------------------
+// CudaStream
+
+CudaStream::~CudaStream() {
+  device_->Unregister(this);
+  cudaStreamDestroy(stream_);
+}
+
+absl::Status CudaStream::Copy(const BufferSlice& dst, const BufferSlice& src,
+                              absl::string_view label) {
+  if (dst.bytes() != src.bytes()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy '", label, "': destination has ", dst.bytes(),
+                     " bytes, source ", src.bytes()));
+  }
+  if (dst.bytes() == 0) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(CheckMemory(dst, "copy", label));
+  ZR_RETURN_IF_ERROR(CheckMemory(src, "copy", label));
+  device_->NoteWork();
+  if (runtime::IsHost(dst.space()) && runtime::IsHost(src.space())) {
+    // cudaMemcpyAsync would do this synchronously too; doing it here keeps
+    // it in stream order without a trip through the driver.
+    ZR_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    std::memmove(dst.data(), src.data(), static_cast<size_t>(dst.bytes()));
+    return absl::OkStatus();
+  }
+  // cudaMemcpyDefault infers the direction from the pointers (unified
+  // addressing); pinned and pageable host memory are told apart by the
+  // driver, which is what makes pageable copies block as stream.h says.
+  const cudaError_t error =
+      cudaMemcpyAsync(dst.data(), src.data(), static_cast<size_t>(dst.bytes()),
+                      cudaMemcpyDefault, stream_);
+  if (error != cudaSuccess) {
+    return Annotate(CudaStatus(error, "cudaMemcpyAsync"),
+                    absl::StrCat("copy '", label, "' (",
+                                 runtime::MemorySpaceName(src.space()), " to ",
+                                 runtime::MemorySpaceName(dst.space()), ", ",
+                                 dst.bytes(), " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
+                                const BufferSlice& src, int64_t src_pitch,
+                                int64_t row_bytes, int64_t rows,
+                                absl::string_view label) {
+  if (runtime::IsHost(dst.space()) || runtime::IsHost(src.space())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy2d '", label, "': device-to-device only"));
+  }
+  if (rows < 0 || row_bytes < 0 || row_bytes > dst_pitch ||
+      row_bytes > src_pitch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copy2d '", label, "': row of ", row_bytes,
+        " bytes does not fit pitches ", src_pitch, " / ", dst_pitch));
+  }
+  if (rows > 0 && ((rows - 1) * dst_pitch + row_bytes > dst.bytes() ||
+                   (rows - 1) * src_pitch + row_bytes > src.bytes())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copy2d '", label, "': ", rows, " rows do not fit the slices"));
+  }
+  if (rows == 0 || row_bytes == 0) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(CheckMemory(dst, "copy2d", label));
+  ZR_RETURN_IF_ERROR(CheckMemory(src, "copy2d", label));
+  device_->NoteWork();
+  const cudaError_t error = cudaMemcpy2DAsync(
+      dst.data(), static_cast<size_t>(dst_pitch), src.data(),
+      static_cast<size_t>(src_pitch), static_cast<size_t>(row_bytes),
+      static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream_);
+  if (error != cudaSuccess) {
+    return Annotate(CudaStatus(error, "cudaMemcpy2DAsync"),
+                    absl::StrCat("copy2d '", label, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaStream::Memset(const BufferSlice& dst, uint8_t value,
+                                absl::string_view label) {
+  if (runtime::IsHost(dst.space())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "memset '", label, "': target is host memory; write it in a HostTask"));
+  }
+  if (dst.bytes() == 0) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(CheckMemory(dst, "memset", label));
+  device_->NoteWork();
+  const cudaError_t error = cudaMemsetAsync(
+      dst.data(), value, static_cast<size_t>(dst.bytes()), stream_);
+  if (error != cudaSuccess) {
+    return Annotate(CudaStatus(error, "cudaMemsetAsync"),
+                    absl::StrCat("memset '", label, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaStream::Launch(const runtime::KernelCall& call) {
+  for (const runtime::Access& a : call.Accesses()) {
+    if (runtime::IsHost(a.slice.space())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel '", call.label, "' (", call.OpName(),
+                       ") touches host buffer; kernels run on device memory"));
+    }
+  }
+  device_->NoteWork();
+  return device_->launcher_->Launch(call, stream_);
+}
+
+absl::Status CudaStream::Record(runtime::Event& event) {
+  auto* e = dynamic_cast<CudaEvent*>(&event);
+  if (e == nullptr || e->device_ != device_) {
+    return absl::InvalidArgumentError("event belongs to another device");
+  }
+  ZR_CUDA_RETURN_IF_ERROR(cudaEventRecord(e->event_, stream_));
+  return absl::OkStatus();
+}
+
+absl::Status CudaStream::Wait(const runtime::Event& event) {
+  const auto* e = dynamic_cast<const CudaEvent*>(&event);
+  if (e == nullptr || e->device_ != device_) {
+    return absl::InvalidArgumentError("event belongs to another device");
+  }
+  // An event never recorded makes this a no-op, as the interface requires.
+  ZR_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream_, e->event_, 0));
+  return absl::OkStatus();
+}
+
+absl::Status CudaStream::Synchronize() {
+  const cudaError_t error = cudaStreamSynchronize(stream_);
+  if (error != cudaSuccess) {
+    return Annotate(CudaStatus(error, "cudaStreamSynchronize"),
+                    absl::StrCat("stream '", name_, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// CudaDevice
+
+class CudaDevice::AllocatorBackend final : public CachingAllocator::Backend {
+ public:
+  explicit AllocatorBackend(CudaDevice* device) : device_(device) {}
+
+  absl::StatusOr<void*> Reserve(int64_t bytes) override {
+    void* ptr = nullptr;
+    ZR_CUDA_RETURN_IF_ERROR(cudaMalloc(&ptr, static_cast<size_t>(bytes)));
+    return ptr;
+  }
+  absl::Status Release(void* ptr) override {
+    ZR_CUDA_RETURN_IF_ERROR(cudaFree(ptr));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<uint64_t> MakeFence() override { return device_->MakeFence(); }
+  absl::StatusOr<bool> FenceReached(uint64_t fence) override {
+    return device_->FenceReached(fence);
+  }
+  absl::Status WaitFence(uint64_t fence) override {
+    return device_->WaitFence(fence);
+  }
+
+ private:
+  CudaDevice* device_;
+};
+
+CudaDevice::CudaDevice(int ordinal, std::string name, int64_t total_memory,
+                       std::unique_ptr<KernelLauncher> launcher)
+    : ordinal_(ordinal),
+      name_(std::move(name)),
+      total_memory_(total_memory),
+      launcher_(std::move(launcher)),
+      allocator_backend_(std::make_unique<AllocatorBackend>(this)),
+      allocator_(allocator_backend_.get()) {}
+
+CudaDevice::~CudaDevice() { (void)ReleaseAll(); }
+
+absl::Status CudaDevice::ReleaseAll() {
+  absl::Status result = allocator_.ReleaseAll();
+  live_ids_.clear();
+  for (Fence& f : fences_) {
+    for (cudaEvent_t e : f.events) cudaEventDestroy(e);
+  }
+  fences_.clear();
+  for (cudaEvent_t e : retired_events_) cudaEventDestroy(e);
+  retired_events_.clear();
+  for (cudaEvent_t e : spare_events_) cudaEventDestroy(e);
+  spare_events_.clear();
+  return result;
+}
+
+void CudaDevice::Unregister(CudaStream* stream) {
+  streams_.erase(std::remove(streams_.begin(), streams_.end(), stream),
+                 streams_.end());
+  // Work the stream still has queued may use buffers freed later: the next
+  // fence waits for it through this event.
+  if (work_ == 0) return;
+  absl::StatusOr<cudaEvent_t> e = PooledEvent();
+  if (!e.ok()) return;
+  if (cudaEventRecord(*e, stream->raw()) == cudaSuccess) {
+    retired_events_.push_back(*e);
+  } else {
+    (void)cudaGetLastError();
+    spare_events_.push_back(*e);
+  }
+}
+
+absl::StatusOr<Buffer> CudaDevice::Allocate(int64_t bytes,
+                                            absl::string_view label) {
+  if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
+  const CachingAllocator::Stats& s = allocator_.stats();
+  auto exhausted = [&](absl::string_view why) {
+    size_t free_bytes = 0, total_bytes = 0;
+    std::string driver;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      driver = absl::StrCat("; the driver reports ",
+                            runtime::FormatBytes(free_bytes), " free of ",
+                            runtime::FormatBytes(total_bytes),
+                            " (other processes on this GPU count too)");
+    } else {
+      (void)cudaGetLastError();
+    }
+    return absl::ResourceExhaustedError(
+        absl::StrCat(why, " on GPU ", ordinal_, " (", name_, ")", driver));
+  };
+  if (bytes > total_memory_) {
+    return exhausted(absl::StrCat(
+        "device out of memory allocating ", runtime::FormatBytes(bytes),
+        " for ", label, ": more than the device's ",
+        runtime::FormatBytes(total_memory_), "; ",
+        runtime::FormatBytes(s.bytes_in_use), " in use by ", s.allocations,
+        " allocations"));
+  }
+  absl::StatusOr<void*> ptr = allocator_.Allocate(bytes, label);
+  if (!ptr.ok()) {
+    if (absl::IsResourceExhausted(ptr.status())) {
+      return exhausted(ptr.status().message());
+    }
+    return ptr.status();
+  }
+  const uint64_t id = ++*next_buffer_id_;
+  live_ids_[*ptr] = id;
+  return Buffer(id, bytes, MemorySpace::kDevice, *ptr);
+}
+
+absl::Status CudaDevice::Free(const Buffer& buffer) {
+  auto it = live_ids_.find(buffer.data());
+  if (buffer.space() != MemorySpace::kDevice || it == live_ids_.end() ||
+      it->second != buffer.id()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("freeing device buffer ", buffer.id(),
+                     " that is not live on GPU ", ordinal_));
+  }
+  live_ids_.erase(it);
+  return allocator_.Free(buffer.data());
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Stream>> CudaDevice::CreateStream(
+    absl::string_view name) {
+  cudaStream_t stream = nullptr;
+  ZR_CUDA_RETURN_IF_ERROR(
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::unique_ptr<CudaStream> s(
+      new CudaStream(this, stream, std::string(name)));
+  streams_.push_back(s.get());
+  return std::unique_ptr<runtime::Stream>(std::move(s));
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Event>> CudaDevice::CreateEvent() {
+  cudaEvent_t event = nullptr;
+  ZR_CUDA_RETURN_IF_ERROR(
+      cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  return std::unique_ptr<runtime::Event>(new CudaEvent(this, event, false));
+}
+
+absl::StatusOr<std::unique_ptr<CudaEvent>> CudaDevice::CreateTimingEvent() {
+  cudaEvent_t event = nullptr;
+  ZR_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event, cudaEventDefault));
+  return std::unique_ptr<CudaEvent>(new CudaEvent(this, event, true));
+}
+
+absl::Status CudaDevice::Synchronize() {
+  ZR_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return absl::OkStatus();
+}
+
+runtime::MemoryStats CudaDevice::memory_stats() const {
+  const CachingAllocator::Stats& s = allocator_.stats();
+  runtime::MemoryStats stats;
+  stats.bytes_in_use = s.bytes_in_use;
+  stats.peak_bytes_in_use = s.peak_bytes_in_use;
+  stats.allocations = s.allocations;
+  return stats;
+}
+
+absl::StatusOr<cudaEvent_t> CudaDevice::PooledEvent() {
+  if (!spare_events_.empty()) {
+    cudaEvent_t e = spare_events_.back();
+    spare_events_.pop_back();
+    return e;
+  }
+  cudaEvent_t e = nullptr;
+  ZR_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+absl::StatusOr<uint64_t> CudaDevice::MakeFence() {
+  if (work_ == 0) return uint64_t{0};  // nothing was ever enqueued
+  if (work_ == fenced_work_ && retired_events_.empty()) return last_fence_;
+  Fence fence;
+  fence.id = last_fence_ + 1;
+  fence.events = std::move(retired_events_);
+  retired_events_.clear();
+  // On failure the caller keeps the freed block out of use for good (see
+  // CachingAllocator::Free), so the events can simply be recycled.
+  auto recycle = [&] {
+    spare_events_.insert(spare_events_.end(), fence.events.begin(),
+                         fence.events.end());
+  };
+  for (CudaStream* s : streams_) {
+    absl::StatusOr<cudaEvent_t> e = PooledEvent();
+    if (!e.ok()) {
+      recycle();
+      return e.status();
+    }
+    const cudaError_t error = cudaEventRecord(*e, s->raw());
+    if (error != cudaSuccess) {
+      spare_events_.push_back(*e);
+      recycle();
+      return CudaStatus(error, "cudaEventRecord (fence for a freed buffer)");
+    }
+    fence.events.push_back(*e);
+  }
+  fences_.push_back(std::move(fence));
+  last_fence_ = fences_.back().id;
+  fenced_work_ = work_;
+  return last_fence_;
+}
+
+absl::StatusOr<bool> CudaDevice::FenceReached(uint64_t fence) {
+  while (!fences_.empty() && fences_.front().id <= fence) {
+    Fence& f = fences_.front();
+    while (!f.events.empty()) {
+      const cudaError_t state = cudaEventQuery(f.events.back());
+      // Not ready is not an error: it leaves cudaGetLastError() alone.
+      if (state == cudaErrorNotReady) return false;
+      ZR_CUDA_RETURN_IF_ERROR(state);
+      spare_events_.push_back(f.events.back());
+      f.events.pop_back();
+    }
+    fences_.pop_front();
+  }
+  return true;
+}
+
+absl::Status CudaDevice::WaitFence(uint64_t fence) {
+  while (!fences_.empty() && fences_.front().id <= fence) {
+    Fence& f = fences_.front();
+    while (!f.events.empty()) {
+      ZR_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(f.events.back()));
+      spare_events_.push_back(f.events.back());
+      f.events.pop_back();
+    }
+    fences_.pop_front();
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// CudaRuntime
+
+CudaRuntime::CudaRuntime(int rank, int world_size, int64_t max_pinned_bytes)
+    : rank_(rank), world_size_(world_size), pinned_(max_pinned_bytes) {}
+
+absl::StatusOr<std::unique_ptr<CudaRuntime>> CudaRuntime::Create(
+    CudaRuntimeOptions options) {
+  if (options.world_size < 1 || options.rank < 0 ||
+      options.rank >= options.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", options.rank, " of ", options.world_size, " is not a rank"));
+  }
+  ZR_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
+  // Creates the context now, so its cost and its errors are here.
+  ZR_CUDA_RETURN_IF_ERROR(cudaFree(nullptr));
+  cudaDeviceProp prop;
+  ZR_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, options.device));
+
+  KernelLauncherFactory make_launcher =
+      options.make_launcher ? options.make_launcher : NewDefaultKernelLauncher;
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<KernelLauncher> launcher,
+                      make_launcher(options.device));
+
+  std::unique_ptr<CudaRuntime> rt(new CudaRuntime(
+      options.rank, options.world_size, options.max_pinned_bytes));
+  rt->device_.reset(new CudaDevice(options.device, prop.name,
+                                   static_cast<int64_t>(prop.totalGlobalMem),
+                                   std::move(launcher)));
+  rt->device_->next_buffer_id_ = &rt->next_buffer_id_;
+
+  std::string id = options.nccl_id;
+  if (id.empty() && options.world_size == 1) {
+    ZR_ASSIGN_OR_RETURN(id, NcclCommunicator::NewUniqueId());
+  }
+  ZR_ASSIGN_OR_RETURN(
+      rt->comm_, NcclCommunicator::Create(rt->device_.get(), id, options.rank,
+                                          options.world_size));
+  return rt;
+}
+
+CudaRuntime::~CudaRuntime() { (void)Shutdown(); }
+
+absl::StatusOr<runtime::Communicator*> CudaRuntime::Group(
+    const std::vector<int>& ranks) {
+  bool all = static_cast<int>(ranks.size()) == world_size();
+  for (size_t i = 0; all && i < ranks.size(); ++i) {
+    all = ranks[i] == static_cast<int>(i);
+  }
+  if (all) return &world();
+  return absl::UnimplementedError(
+      "communicator subgroups are not available on the CUDA backend");
+}
+
+runtime::Communicator& CudaRuntime::world() { return *comm_; }
+
+absl::Status CudaRuntime::ReleaseMemory() {
+  absl::Status result;
+  for (const auto& [id, allocation] : host_) {
+    result.Update(ReleaseHost(allocation));
+  }
+  host_.clear();
+  if (device_ != nullptr) result.Update(device_->ReleaseAll());
+  return result;
+}
+
+absl::Status CudaRuntime::Shutdown() {
+  if (shut_down_) return absl::OkStatus();
+  shut_down_ = true;
+  absl::Status result = CudaStatus(cudaDeviceSynchronize(),
+                                   "cudaDeviceSynchronize (at shutdown)");
+  if (comm_ != nullptr) {
+    if (result.ok()) {
+      result.Update(comm_->Destroy());
+    } else {
+      comm_->Abort();
+    }
+    comm_.reset();
+  }
+  result.Update(ReleaseMemory());
+  device_.reset();
+  return result;
+}
+
+void CudaRuntime::Abort() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (comm_ != nullptr) {
+    comm_->Abort();
+    comm_.reset();
+  }
+  (void)ReleaseMemory();
+  device_.reset();
+}
+
+absl::StatusOr<Buffer> CudaRuntime::AllocateHost(int64_t bytes,
+                                                 runtime::HostMemoryKind kind,
+                                                 absl::string_view label) {
+  if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
+  HostAllocation a;
+  a.bytes = bytes;
+  a.mapped_bytes = 0;
+  const size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+  if (kind == runtime::HostMemoryKind::kPinned) {
+    ZR_RETURN_IF_ERROR(pinned_.Allocate(bytes, label));
+    a.how = HostAllocation::How::kCudaHostAlloc;
+    void* ptr = nullptr;
+    const cudaError_t error = cudaHostAlloc(&ptr, size, cudaHostAllocPortable);
+    if (error != cudaSuccess) {
+      pinned_.Free(bytes);
+      return Annotate(
+          CudaStatus(error, "cudaHostAlloc"),
+          absl::StrCat("pinning ", runtime::FormatBytes(bytes), " for ", label,
+                       " (", pinned_.Summary(),
+                       "); with too little host RAM to pin, set pin_memory: "
+                       "false in zero_optimization.offload_optimizer / "
+                       "offload_param"));
+    }
+    // cudaHostAlloc does not clear the memory; the interface promises zeros.
+    std::memset(ptr, 0, size);
+    a.ptr = ptr;
+  } else if (bytes >= kMmapThreshold) {
+    const int64_t page = PageSize();
+    a.mapped_bytes = (bytes + page - 1) / page * page;
+    void* ptr =
+        mmap(nullptr, static_cast<size_t>(a.mapped_bytes),
+             PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ptr == MAP_FAILED) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("host out of memory allocating ",
+                       runtime::FormatBytes(bytes), " for ", label));
+    }
+    a.how = HostAllocation::How::kMmap;
+    a.ptr = ptr;
+  } else {
+    void* ptr = nullptr;
+    if (posix_memalign(&ptr, kHeapAlignment, size) != 0) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("host out of memory allocating ",
+                       runtime::FormatBytes(bytes), " for ", label));
+    }
+    std::memset(ptr, 0, size);
+    a.how = HostAllocation::How::kHeap;
+    a.ptr = ptr;
+  }
+  const uint64_t id = ++next_buffer_id_;
+  host_[id] = a;
+  return Buffer(id, bytes,
+                kind == runtime::HostMemoryKind::kPinned
+                    ? MemorySpace::kPinnedHost
+                    : MemorySpace::kPageableHost,
+                a.ptr);
+}
+
+absl::Status CudaRuntime::ReleaseHost(const HostAllocation& a) {
+  switch (a.how) {
+    case HostAllocation::How::kCudaHostAlloc:
+      pinned_.Free(a.bytes);
+      ZR_CUDA_RETURN_IF_ERROR(cudaFreeHost(a.ptr));
+      break;
+    case HostAllocation::How::kMmap:
+      munmap(a.ptr, static_cast<size_t>(a.mapped_bytes));
+      break;
+    case HostAllocation::How::kHeap:
+      std::free(a.ptr);
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaRuntime::FreeHost(const Buffer& buffer) {
+  auto it = host_.find(buffer.id());
+  if (it == host_.end() || it->second.ptr != buffer.data()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("freeing host buffer ", buffer.id(),
+                     " that is not live on rank ", rank_));
+  }
+  const HostAllocation a = it->second;
+  host_.erase(it);
+  return ReleaseHost(a);
+}
+
+absl::Status CudaRuntime::RunHostTask(const runtime::HostTask& task) {
+  for (const BufferSlice& s : task.reads) {
+    if (!runtime::IsHost(s.space())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "host task '", task.label, "' reads device memory; copy it first"));
+    }
+  }
+  for (const BufferSlice& s : task.writes) {
+    if (!runtime::IsHost(s.space())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("host task '", task.label,
+                       "' writes device memory; copy it instead"));
+    }
+  }
+  if (!task.run) return absl::OkStatus();
+  return task.run();
+}
+
+int64_t CudaRuntime::NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace cuda
+}  // namespace zero3

@@ -1,0 +1,180 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "backends/cuda/cuda_rank.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/nccl_communicator.h"
+#include "backends/cuda/rendezvous.h"
+#include "core/runtime/pinned_memory.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace cuda {
+namespace {
+
+// Serializes log lines of ranks that share a process.
+absl::Mutex log_mu(absl::kConstInit);
+
+// NVLink SHARP (multicast) stays off unless the user asks for it: see the
+// file comment of cuda_rank.h. Must run before NCCL reads its environment,
+// and before threads that might read the environment start.
+void DefaultNvlsOff() { setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); }
+
+absl::Status RankContext(const absl::Status& status, int rank, int world_size,
+                         absl::string_view what) {
+  if (status.ok()) return status;
+  if (world_size == 1) return what.empty() ? status : Annotate(status, what);
+  return Annotate(status, what.empty()
+                              ? absl::StrCat("rank ", rank)
+                              : absl::StrCat("rank ", rank, ": ", what));
+}
+
+absl::Status RunOneRank(const CudaRuntimeOptions& runtime_options,
+                        const CudaRankOptions& options,
+                        absl::string_view source,
+                        const runtime::RankFunction& fn) {
+  const int rank = runtime_options.rank;
+  const int world = runtime_options.world_size;
+  absl::StatusOr<std::unique_ptr<CudaRuntime>> rt =
+      CudaRuntime::Create(runtime_options);
+  if (!rt.ok()) {
+    return RankContext(rt.status(), rank, world, "starting the cuda backend");
+  }
+  if (options.log != nullptr) {
+    CudaDevice& d = (*rt)->cuda_device();
+    absl::MutexLock lock(&log_mu);
+    *options.log << "zero3: rank " << rank << " of " << world << " on GPU "
+                 << d.ordinal() << " (" << d.name() << ", "
+                 << runtime::FormatBytes(d.total_memory_bytes()) << ")"
+                 << (source.empty() ? "" : absl::StrCat("; ", source)) << "\n";
+    options.log->flush();
+  }
+  absl::Status status = fn(**rt);
+  if (!status.ok()) {
+    // The other ranks may be waiting in a collective this rank will never
+    // reach: abort rather than wait for them.
+    (*rt)->Abort();
+    return RankContext(status, rank, world, "");
+  }
+  return RankContext((*rt)->Shutdown(), rank, world, "shutting down");
+}
+
+}  // namespace
+
+int VisibleCudaDevices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+bool CudaBackendBuilt() { return true; }
+
+absl::Status RunCudaRank(const runtime::RankFunction& fn) {
+  return RunCudaRank(CudaRankOptions(), fn);
+}
+
+absl::Status RunCudaRank(const CudaRankOptions& options,
+                         const runtime::RankFunction& fn) {
+  const EnvLookup env = options.env ? options.env : ProcessEnv();
+  absl::StatusOr<RankEnvironment> re = ReadRankEnvironment(env);
+  if (!re.ok()) return Annotate(re.status(), "cuda backend");
+  DefaultNvlsOff();
+
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    const absl::Status s = CudaStatus(error, "cudaGetDeviceCount");
+    return absl::FailedPreconditionError(
+        absl::StrCat(re->Describe(), ": no usable CUDA device: ", s.message(),
+                     "; run on a GPU node, or use --backend sim"));
+  }
+  absl::StatusOr<int> device =
+      ChooseDevice(re->local_rank, count, env("CUDA_VISIBLE_DEVICES"));
+  if (!device.ok()) return Annotate(device.status(), re->Describe());
+  ZR_CUDA_RETURN_IF_ERROR(cudaSetDevice(*device));
+
+  std::string id;
+  if (re->rank == 0) {
+    absl::StatusOr<std::string> made = NcclCommunicator::NewUniqueId();
+    if (!made.ok()) return Annotate(made.status(), re->Describe());
+    id = std::move(*made);
+  }
+  if (re->world_size > 1) {
+    RendezvousConfig config;
+    config.rank = re->rank;
+    config.world_size = re->world_size;
+    config.host = re->master_addr;
+    config.port = re->master_port;
+    config.file = re->rendezvous_file;
+    config.timeout = re->rendezvous_timeout;
+    absl::StatusOr<std::string> shared = ShareFromRankZero(config, id);
+    if (!shared.ok()) return Annotate(shared.status(), re->Describe());
+    id = std::move(*shared);
+  }
+
+  CudaRuntimeOptions runtime_options;
+  runtime_options.device = *device;
+  runtime_options.rank = re->rank;
+  runtime_options.world_size = re->world_size;
+  runtime_options.nccl_id = std::move(id);
+  runtime_options.max_pinned_bytes = options.max_pinned_bytes;
+  return RunOneRank(
+      runtime_options, options,
+      absl::StrCat("local rank ", re->local_rank, ", from ", re->source), fn);
+}
+
+absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
+                                   const runtime::RankFunction& fn) {
+  if (ranks < 1) {
+    return absl::InvalidArgumentError("need at least one rank");
+  }
+  DefaultNvlsOff();
+  const int count = VisibleCudaDevices();
+  if (count < ranks) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(ranks, " ranks in one process need ", ranks,
+                     " GPUs, one each; ", count, " visible"));
+  }
+  ZR_ASSIGN_OR_RETURN(std::string id, NcclCommunicator::NewUniqueId());
+  auto options_for = [&](int r) {
+    CudaRuntimeOptions o;
+    o.device = r;
+    o.rank = r;
+    o.world_size = ranks;
+    o.nccl_id = id;
+    o.max_pinned_bytes = options.max_pinned_bytes;
+    return o;
+  };
+  if (ranks == 1) return RunOneRank(options_for(0), options, "", fn);
+  std::vector<absl::Status> results(ranks);
+  std::vector<std::thread> threads;
+  threads.reserve(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      results[r] = RunOneRank(options_for(r), options, "in-process", fn);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cuda
+}  // namespace zero3

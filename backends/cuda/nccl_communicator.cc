@@ -1,0 +1,198 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "backends/cuda/nccl_communicator.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_status.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace cuda {
+
+using runtime::TensorRef;
+
+namespace {
+
+absl::StatusOr<ncclDataType_t> NcclType(kernels::DType dtype) {
+  switch (dtype) {
+    case kernels::DType::kF32:
+      return ncclFloat32;
+    case kernels::DType::kBF16:
+      return ncclBfloat16;
+    case kernels::DType::kF16:
+      return ncclFloat16;
+  }
+  return absl::InvalidArgumentError("no NCCL type for this dtype");
+}
+
+absl::Status CheckDevice(const TensorRef& t, absl::string_view what,
+                         absl::string_view label) {
+  if (runtime::IsHost(t.slice.space())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " '", label, "' needs device buffers"));
+  }
+  if (t.slice.data() == nullptr && t.slice.bytes() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " '", label, "': buffer without memory"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> NcclCommunicator::NewUniqueId() {
+  ncclUniqueId id;
+  ZR_NCCL_RETURN_IF_ERROR(ncclGetUniqueId(&id), nullptr);
+  return std::string(id.internal, sizeof(id.internal));
+}
+
+absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
+    CudaDevice* device, absl::string_view id, int rank, int size) {
+  ncclUniqueId unique;
+  if (id.size() != sizeof(unique.internal)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("NCCL unique id of ", id.size(), " bytes, expected ",
+                     sizeof(unique.internal)));
+  }
+  std::memcpy(unique.internal, id.data(), sizeof(unique.internal));
+  ncclComm_t comm = nullptr;
+  const ncclResult_t result = ncclCommInitRank(&comm, size, unique, rank);
+  if (result != ncclSuccess) {
+    return Annotate(NcclStatus(result, "ncclCommInitRank", comm),
+                    absl::StrCat("rank ", rank, " of ", size, " on GPU ",
+                                 device->ordinal()));
+  }
+  return std::unique_ptr<NcclCommunicator>(
+      new NcclCommunicator(device, comm, rank, size));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ != nullptr) (void)Destroy();
+}
+
+absl::Status NcclCommunicator::Destroy() {
+  if (comm_ == nullptr) return absl::OkStatus();
+  ncclComm_t comm = comm_;
+  comm_ = nullptr;
+  absl::Status result =
+      NcclStatus(ncclCommFinalize(comm), "ncclCommFinalize", comm);
+  if (!result.ok()) {
+    ncclCommAbort(comm);
+    return result;
+  }
+  return NcclStatus(ncclCommDestroy(comm), "ncclCommDestroy");
+}
+
+void NcclCommunicator::Abort() {
+  if (comm_ == nullptr) return;
+  ncclCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+absl::Status NcclCommunicator::AsyncError() {
+  if (comm_ == nullptr) return absl::OkStatus();
+  ncclResult_t async = ncclSuccess;
+  ZR_NCCL_RETURN_IF_ERROR(ncclCommGetAsyncError(comm_, &async), comm_);
+  return NcclStatus(async, "NCCL (asynchronous error)", comm_);
+}
+
+absl::StatusOr<cudaStream_t> NcclCommunicator::StreamOf(
+    runtime::Stream& stream, absl::string_view what, absl::string_view label) {
+  auto* s = dynamic_cast<CudaStream*>(&stream);
+  if (s == nullptr || &s->device() != device_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " '", label, "': stream belongs to another device"));
+  }
+  if (comm_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " '", label, "': the communicator was destroyed"));
+  }
+  device_->NoteWork();
+  return s->raw();
+}
+
+absl::Status NcclCommunicator::AllGather(runtime::Stream& stream,
+                                         const TensorRef& send,
+                                         const TensorRef& recv,
+                                         absl::string_view label) {
+  if (recv.elements() != send.elements() * size_ || recv.dtype != send.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "all-gather '", label, "': recv must hold ", size_, " x ",
+        send.elements(), " elements of the send dtype, has ", recv.elements()));
+  }
+  ZR_RETURN_IF_ERROR(CheckDevice(send, "all-gather", label));
+  ZR_RETURN_IF_ERROR(CheckDevice(recv, "all-gather", label));
+  ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
+  ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "all-gather", label));
+  const ncclResult_t result =
+      ncclAllGather(send.slice.data(), recv.slice.data(),
+                    static_cast<size_t>(send.elements()), type, comm_, s);
+  return Annotate(NcclStatus(result, "ncclAllGather", comm_),
+                  absl::StrCat("all-gather '", label, "'"));
+}
+
+absl::Status NcclCommunicator::ReduceScatter(runtime::Stream& stream,
+                                             const TensorRef& send,
+                                             const TensorRef& recv,
+                                             absl::string_view label) {
+  if (send.elements() != recv.elements() * size_ || recv.dtype != send.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reduce-scatter '", label, "': send must hold ", size_, " x ",
+        recv.elements(), " elements of the recv dtype, has ", send.elements()));
+  }
+  ZR_RETURN_IF_ERROR(CheckDevice(send, "reduce-scatter", label));
+  ZR_RETURN_IF_ERROR(CheckDevice(recv, "reduce-scatter", label));
+  ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
+  ZR_ASSIGN_OR_RETURN(cudaStream_t s,
+                      StreamOf(stream, "reduce-scatter", label));
+  const ncclResult_t result = ncclReduceScatter(
+      send.slice.data(), recv.slice.data(),
+      static_cast<size_t>(recv.elements()), type, ncclSum, comm_, s);
+  return Annotate(NcclStatus(result, "ncclReduceScatter", comm_),
+                  absl::StrCat("reduce-scatter '", label, "'"));
+}
+
+absl::Status NcclCommunicator::AllReduce(runtime::Stream& stream,
+                                         const TensorRef& send,
+                                         const TensorRef& recv,
+                                         runtime::ReduceOp op,
+                                         absl::string_view label) {
+  if (send.elements() != recv.elements() || recv.dtype != send.dtype) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("all-reduce '", label, "': send and recv must match"));
+  }
+  ZR_RETURN_IF_ERROR(CheckDevice(send, "all-reduce", label));
+  ZR_RETURN_IF_ERROR(CheckDevice(recv, "all-reduce", label));
+  ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
+  ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "all-reduce", label));
+  const ncclResult_t result = ncclAllReduce(
+      send.slice.data(), recv.slice.data(),
+      static_cast<size_t>(send.elements()), type,
+      op == runtime::ReduceOp::kSum ? ncclSum : ncclMax, comm_, s);
+  return Annotate(NcclStatus(result, "ncclAllReduce", comm_),
+                  absl::StrCat("all-reduce '", label, "'"));
+}
+
+absl::Status NcclCommunicator::Broadcast(runtime::Stream& stream,
+                                         const TensorRef& buffer, int root,
+                                         absl::string_view label) {
+  if (root < 0 || root >= size_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("broadcast '", label, "': root ", root, " out of range"));
+  }
+  ZR_RETURN_IF_ERROR(CheckDevice(buffer, "broadcast", label));
+  ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(buffer.dtype));
+  ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "broadcast", label));
+  const ncclResult_t result = ncclBroadcast(
+      buffer.slice.data(), buffer.slice.data(),
+      static_cast<size_t>(buffer.elements()), type, root, comm_, s);
+  return Annotate(NcclStatus(result, "ncclBroadcast", comm_),
+                  absl::StrCat("broadcast '", label, "'"));
+}
+
+}  // namespace cuda
+}  // namespace zero3

@@ -1,0 +1,172 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "backends/cuda/rank_env.h"
+
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+
+namespace zero3 {
+namespace cuda {
+namespace {
+
+// One launcher's names for rank, world size and local rank.
+struct Convention {
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* name;
+};
+
+constexpr Convention kConventions[] = {
+    {"RANK", "WORLD_SIZE", "LOCAL_RANK", "RANK/WORLD_SIZE/LOCAL_RANK"},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_*"},
+    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_*"},
+};
+
+constexpr int kDefaultMasterPort = 29500;
+
+std::optional<std::string> Get(const EnvLookup& env, absl::string_view name) {
+  std::optional<std::string> value = env(name);
+  if (value.has_value() && value->empty()) return std::nullopt;
+  return value;
+}
+
+// Parses a non-negative integer variable.
+absl::StatusOr<int> ParseCount(absl::string_view name,
+                               absl::string_view value) {
+  int parsed = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(value), &parsed) ||
+      parsed < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "='", value, "' is not a non-negative integer"));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+EnvLookup ProcessEnv() {
+  return [](absl::string_view name) -> std::optional<std::string> {
+    const char* value = std::getenv(std::string(name).c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+std::string RankEnvironment::Describe() const {
+  return absl::StrCat("rank ", rank, " of ", world_size, " (local rank ",
+                      local_rank, "; from ", source, ")");
+}
+
+absl::StatusOr<RankEnvironment> ReadRankEnvironment(const EnvLookup& env) {
+  RankEnvironment result;
+  for (const Convention& c : kConventions) {
+    const std::optional<std::string> rank = Get(env, c.rank);
+    if (!rank.has_value()) continue;
+    const std::optional<std::string> size = Get(env, c.size);
+    std::optional<std::string> local = Get(env, c.local_rank);
+    std::vector<std::string> missing;
+    if (!size.has_value()) missing.push_back(c.size);
+    if (!local.has_value()) missing.push_back(c.local_rank);
+    if (!missing.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          c.rank, "=", *rank, " is set but ", absl::StrJoin(missing, " and "),
+          missing.size() == 1 ? " is" : " are", " not; a launcher sets all of ",
+          c.rank, ", ", c.size, " and ", c.local_rank,
+          " (the local rank selects this process's GPU)"));
+    }
+    absl::StatusOr<int> r = ParseCount(c.rank, *rank);
+    if (!r.ok()) return r.status();
+    absl::StatusOr<int> n = ParseCount(c.size, *size);
+    if (!n.ok()) return n.status();
+    absl::StatusOr<int> l = ParseCount(c.local_rank, *local);
+    if (!l.ok()) return l.status();
+    if (*n < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(c.size, "=", *size, ": must be at least 1"));
+    }
+    if (*r >= *n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(c.rank, "=", *r, " is not below ", c.size, "=", *n));
+    }
+    result.rank = *r;
+    result.world_size = *n;
+    result.local_rank = *l;
+    result.source = c.name;
+    break;
+  }
+
+  if (std::optional<std::string> t = Get(env, "ZERO3_RENDEZVOUS_TIMEOUT")) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(*t, &seconds) || !(seconds > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ZERO3_RENDEZVOUS_TIMEOUT='", *t,
+                       "' is not a positive number of "
+                       "seconds"));
+    }
+    result.rendezvous_timeout = absl::Seconds(seconds);
+  }
+  if (result.world_size == 1) return result;
+
+  if (std::optional<std::string> file = Get(env, "ZERO3_RENDEZVOUS_FILE")) {
+    result.rendezvous_file = *file;
+    return result;
+  }
+  const std::optional<std::string> addr = Get(env, "MASTER_ADDR");
+  if (!addr.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        result.Describe(),
+        ": with more than one rank, set MASTER_ADDR (and MASTER_PORT, default ",
+        kDefaultMasterPort,
+        ") to the host of rank 0, or ZERO3_RENDEZVOUS_FILE to a path on a "
+        "file system all ranks share; rank 0 hands the NCCL id to the others "
+        "through it"));
+  }
+  result.master_addr = *addr;
+  result.master_port = kDefaultMasterPort;
+  if (std::optional<std::string> port = Get(env, "MASTER_PORT")) {
+    absl::StatusOr<int> p = ParseCount("MASTER_PORT", *port);
+    if (!p.ok()) return p.status();
+    if (*p < 1 || *p > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MASTER_PORT=", *port, " is not a TCP port (1-65535)"));
+    }
+    result.master_port = *p;
+  }
+  return result;
+}
+
+absl::StatusOr<int> ChooseDevice(
+    int local_rank, int device_count,
+    const std::optional<std::string>& cuda_visible_devices) {
+  const std::string visible =
+      cuda_visible_devices.has_value()
+          ? absl::StrCat("CUDA_VISIBLE_DEVICES='", *cuda_visible_devices, "'")
+          : std::string("CUDA_VISIBLE_DEVICES unset");
+  if (device_count <= 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA device is visible to this process (", visible,
+                     "); run on a GPU node, or use --backend sim"));
+  }
+  if (local_rank < device_count) return local_rank;
+  if (device_count == 1 && cuda_visible_devices.has_value()) {
+    // The launcher bound one GPU to this process.
+    return 0;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "local rank ", local_rank, " needs GPU ", local_rank, " but ",
+      device_count, device_count == 1 ? " GPU is" : " GPUs are",
+      " visible on this node (", visible, "); start at most ", device_count,
+      device_count == 1 ? " process" : " processes",
+      " per node (zero3 launch --nproc-per-node, srun "
+      "--ntasks-per-node, mpirun -npernode)"));
+}
+
+}  // namespace cuda
+}  // namespace zero3

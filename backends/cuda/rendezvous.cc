@@ -1,0 +1,571 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "backends/cuda/rendezvous.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace zero3 {
+namespace cuda {
+namespace {
+
+// Both directions of the TCP exchange and the file start with this: it
+// tells a zero3 peer from anything else listening on or connecting to the
+// port, and changes if the format ever does.
+constexpr char kMagic[8] = {'Z', 'R', '3', 'R', 'D', 'V', '0', '1'};
+constexpr int64_t kMaxPayload = int64_t{1} << 20;
+// A connection that does not say who it is within this time is dropped, so
+// a stray client cannot hold up the rendezvous.
+constexpr absl::Duration kHelloTimeout = absl::Seconds(10);
+// One connection attempt waits at most this long before the next try.
+constexpr absl::Duration kConnectAttemptTimeout = absl::Seconds(5);
+
+std::string ErrnoText(int error) {
+  char buffer[256];
+  // GNU strerror_r: returns a pointer to the message (maybe not `buffer`).
+  return std::string(strerror_r(error, buffer, sizeof(buffer)));
+}
+
+std::string Seconds(absl::Duration d) {
+  return absl::StrFormat("%.3g s", absl::ToDoubleSeconds(d));
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = other.fd_;
+      other.fd_ = -1;
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+int RemainingMillis(absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) return 0;
+  return static_cast<int>(
+      std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+}
+
+// Waits until `fd` has `events` or `deadline` passes.
+absl::Status WaitFor(int fd, short events, absl::Time deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int n = poll(&p, 1, RemainingMillis(deadline));
+    if (n > 0) return absl::OkStatus();
+    if (n == 0) return absl::DeadlineExceededError("timed out");
+    if (errno != EINTR) return absl::UnavailableError(ErrnoText(errno));
+  }
+}
+
+absl::Status WriteAll(int fd, const void* data, size_t size,
+                      absl::Time deadline) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = send(fd, p, size, MSG_NOSIGNAL);
+    if (n > 0) {
+      p += n;
+      size -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      absl::Status s = WaitFor(fd, POLLOUT, deadline);
+      if (!s.ok()) return s;
+      continue;
+    }
+    return absl::UnavailableError(ErrnoText(errno));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadAll(int fd, void* data, size_t size, absl::Time deadline) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = recv(fd, p, size, 0);
+    if (n > 0) {
+      p += n;
+      size -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) return absl::UnavailableError("connection closed by the peer");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      absl::Status s = WaitFor(fd, POLLIN, deadline);
+      if (!s.ok()) return s;
+      continue;
+    }
+    return absl::UnavailableError(ErrnoText(errno));
+  }
+  return absl::OkStatus();
+}
+
+void PutU32(std::string* out, uint32_t v) {
+  const uint32_t be = htonl(v);
+  out->append(reinterpret_cast<const char*>(&be), 4);
+}
+
+uint32_t GetU32(const char* p) {
+  uint32_t be;
+  std::memcpy(&be, p, 4);
+  return ntohl(be);
+}
+
+std::string RankList(const std::vector<bool>& present) {
+  std::vector<int> missing;
+  for (int r = 0; r < static_cast<int>(present.size()); ++r) {
+    if (!present[r]) missing.push_back(r);
+  }
+  return absl::StrCat(missing.size() == 1 ? "rank " : "ranks ",
+                      absl::StrJoin(missing, ", "));
+}
+
+// ---------------------------------------------------------------------------
+// TCP
+
+// Reply: magic, status byte (0 = ok), length, payload or error text.
+std::string Reply(bool ok, absl::string_view body) {
+  std::string out(kMagic, sizeof(kMagic));
+  out.push_back(ok ? 0 : 1);
+  PutU32(&out, static_cast<uint32_t>(body.size()));
+  out.append(body.data(), body.size());
+  return out;
+}
+
+absl::StatusOr<Fd> Listen(int port) {
+  // One IPv6 socket accepting IPv4 too where the host has IPv6; IPv4 alone
+  // otherwise.
+  Fd fd(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  int bind_error = 0;
+  const int one = 1;
+  if (fd.valid()) {
+    const int zero = 0;
+    setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in6 addr{};
+    addr.sin6_family = AF_INET6;
+    addr.sin6_addr = in6addr_any;
+    addr.sin6_port = htons(static_cast<uint16_t>(port));
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      if (listen(fd.get(), 128) == 0) return fd;
+    }
+    bind_error = errno;
+  }
+  if (bind_error != EADDRINUSE) {
+    fd = Fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd.valid()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create a socket: ", ErrnoText(errno)));
+    }
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        listen(fd.get(), 128) == 0) {
+      return fd;
+    }
+    bind_error = errno;
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "rank 0 cannot listen on TCP port ", port,
+      " (MASTER_PORT) for the rendezvous: ", ErrnoText(bind_error),
+      bind_error == EADDRINUSE
+          ? "; another job on this host may be using the port: choose "
+            "another MASTER_PORT"
+          : ""));
+}
+
+absl::StatusOr<std::string> ServeTcp(const RendezvousConfig& config,
+                                     absl::string_view payload,
+                                     absl::Time deadline) {
+  absl::StatusOr<Fd> listener = Listen(config.port);
+  if (!listener.ok()) return listener.status();
+  const std::string ok_reply = Reply(true, payload);
+  std::vector<bool> joined(config.world_size, false);
+  joined[0] = true;
+  int missing = config.world_size - 1;
+  while (missing > 0) {
+    absl::Status ready = WaitFor(listener->get(), POLLIN, deadline);
+    if (absl::IsDeadlineExceeded(ready)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "rendezvous: rank 0 listened on port ", config.port, " for ",
+          Seconds(config.timeout), " but ", RankList(joined), " of ",
+          config.world_size,
+          " never connected; check that every rank was started, with the "
+          "same MASTER_ADDR (",
+          config.host, ") and MASTER_PORT (", config.port,
+          "), and can reach this host (firewall?)"));
+    }
+    if (!ready.ok()) return ready;
+    Fd conn(accept4(listener->get(), nullptr, nullptr,
+                    SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!conn.valid()) continue;  // EAGAIN, ECONNABORTED, EINTR: try again
+    const absl::Time hello_deadline =
+        std::min(deadline, absl::Now() + kHelloTimeout);
+    char hello[sizeof(kMagic) + 8];
+    if (!ReadAll(conn.get(), hello, sizeof(hello), hello_deadline).ok() ||
+        std::memcmp(hello, kMagic, sizeof(kMagic)) != 0) {
+      continue;  // not one of ours, or gone: ignore it
+    }
+    const int rank = static_cast<int>(GetU32(hello + sizeof(kMagic)));
+    const int world = static_cast<int>(GetU32(hello + sizeof(kMagic) + 4));
+    std::string problem;
+    if (world != config.world_size) {
+      problem = absl::StrCat("rank ", rank, " was started with world size ",
+                             world, " but rank 0 with ", config.world_size,
+                             "; every rank must see the same WORLD_SIZE");
+    } else if (rank < 1 || rank >= config.world_size) {
+      problem = absl::StrCat("a process connected as rank ", rank,
+                             ", outside 1..", config.world_size - 1);
+    } else if (joined[rank]) {
+      problem = absl::StrCat(
+          "two processes claim rank ", rank,
+          "; each process needs its own rank (check how RANK is set)");
+    }
+    if (!problem.empty()) {
+      (void)WriteAll(conn.get(), Reply(false, problem).data(),
+                     Reply(false, problem).size(), hello_deadline);
+      return absl::InvalidArgumentError(
+          absl::StrCat("rendezvous on port ", config.port, ": ", problem));
+    }
+    if (WriteAll(conn.get(), ok_reply.data(), ok_reply.size(), deadline).ok()) {
+      joined[rank] = true;
+      --missing;
+    }
+  }
+  return std::string(payload);
+}
+
+// One attempt: connect to one of `addresses`, say who we are, read the
+// reply. Unavailable for errors worth retrying (refused, reset, timed out);
+// other codes are final.
+absl::StatusOr<std::string> FetchOnce(const RendezvousConfig& config,
+                                      const addrinfo* addresses,
+                                      absl::Time deadline) {
+  std::string last_error = "no address";
+  for (const addrinfo* ai = addresses; ai != nullptr; ai = ai->ai_next) {
+    Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                 ai->ai_protocol));
+    if (!fd.valid()) {
+      last_error = ErrnoText(errno);
+      continue;
+    }
+    const absl::Time attempt_deadline =
+        std::min(deadline, absl::Now() + kConnectAttemptTimeout);
+    if (connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      if (errno != EINPROGRESS) {
+        last_error = ErrnoText(errno);
+        continue;
+      }
+      absl::Status s = WaitFor(fd.get(), POLLOUT, attempt_deadline);
+      if (!s.ok()) {
+        last_error = absl::StrCat("connect: ", s.message());
+        continue;
+      }
+      int error = 0;
+      socklen_t len = sizeof(error);
+      getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len);
+      if (error != 0) {
+        last_error = ErrnoText(error);
+        continue;
+      }
+    }
+    const int one = 1;
+    setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    std::string hello(kMagic, sizeof(kMagic));
+    PutU32(&hello, static_cast<uint32_t>(config.rank));
+    PutU32(&hello, static_cast<uint32_t>(config.world_size));
+    absl::Status s = WriteAll(fd.get(), hello.data(), hello.size(), deadline);
+    char header[sizeof(kMagic) + 5];
+    if (s.ok()) s = ReadAll(fd.get(), header, sizeof(header), deadline);
+    if (!s.ok()) {
+      last_error = std::string(s.message());
+      continue;
+    }
+    if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "something other than rank 0 of this job answers at ", config.host,
+          ":", config.port, "; check MASTER_ADDR and MASTER_PORT"));
+    }
+    const bool ok = header[sizeof(kMagic)] == 0;
+    const uint32_t size = GetU32(header + sizeof(kMagic) + 1);
+    if (size > kMaxPayload) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank 0 at ", config.host, ":", config.port,
+                       " sent a reply of ", size, " bytes"));
+    }
+    std::string body(size, '\0');
+    s = ReadAll(fd.get(), body.data(), size, deadline);
+    if (!s.ok()) {
+      last_error = std::string(s.message());
+      continue;
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank 0 at ", config.host, ":", config.port,
+                       " refused rank ", config.rank, ": ", body));
+    }
+    return body;
+  }
+  return absl::UnavailableError(last_error);
+}
+
+absl::StatusOr<std::string> FetchTcp(const RendezvousConfig& config,
+                                     absl::Time deadline) {
+  const std::string where = absl::StrCat(config.host, ":", config.port);
+  const std::string port = absl::StrCat(config.port);
+  absl::Duration backoff = absl::Milliseconds(50);
+  std::string last_error;
+  for (;;) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* addresses = nullptr;
+    const int gai =
+        getaddrinfo(config.host.c_str(), port.c_str(), &hints, &addresses);
+    if (gai == 0) {
+      absl::StatusOr<std::string> got = FetchOnce(config, addresses, deadline);
+      freeaddrinfo(addresses);
+      if (got.ok() || !absl::IsUnavailable(got.status())) return got;
+      last_error = std::string(got.status().message());
+    } else if (gai == EAI_AGAIN) {
+      last_error = gai_strerror(gai);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rendezvous: cannot resolve MASTER_ADDR '", config.host,
+          "': ", gai == EAI_SYSTEM ? ErrnoText(errno) : gai_strerror(gai)));
+    }
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) break;
+    absl::SleepFor(std::min(backoff, left));
+    backoff = std::min(backoff * 2, absl::Seconds(1));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "rendezvous: rank ", config.rank,
+      " could not get the NCCL id from rank "
+      "0 at ",
+      where, " (MASTER_ADDR:MASTER_PORT) within ", Seconds(config.timeout),
+      "; last error: ", last_error,
+      ". Check that rank 0 is running and that MASTER_ADDR is its address as "
+      "seen from this host"));
+}
+
+// ---------------------------------------------------------------------------
+// File
+
+std::string AckPath(const std::string& file, int rank) {
+  return absl::StrCat(file, ".ack.", rank);
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::string& content) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rendezvous: rank 0 cannot create '", tmp,
+                     "' (ZERO3_RENDEZVOUS_FILE): ", ErrnoText(errno)));
+  }
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n =
+        write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      unlink(tmp.c_str());
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rendezvous: cannot write '", tmp, "': ", ErrnoText(error)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  // The others may read it from another node: make it durable before it
+  // appears under its name.
+  fsync(fd.get());
+  fd = Fd();
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    unlink(tmp.c_str());
+    return absl::FailedPreconditionError(
+        absl::StrCat("rendezvous: cannot rename '", tmp, "' to '", path,
+                     "': ", ErrnoText(error)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> PublishFile(const RendezvousConfig& config,
+                                        absl::string_view payload,
+                                        absl::Time deadline) {
+  for (int r = 1; r < config.world_size; ++r) {
+    unlink(AckPath(config.file, r).c_str());  // left by an earlier run
+  }
+  std::string content(kMagic, sizeof(kMagic));
+  PutU32(&content, static_cast<uint32_t>(config.world_size));
+  PutU32(&content, static_cast<uint32_t>(payload.size()));
+  content.append(payload.data(), payload.size());
+  absl::Status written = WriteFileAtomically(config.file, content);
+  if (!written.ok()) return written;
+
+  std::vector<bool> acked(config.world_size, false);
+  acked[0] = true;
+  int missing = config.world_size - 1;
+  while (missing > 0) {
+    for (int r = 1; r < config.world_size; ++r) {
+      if (!acked[r] && access(AckPath(config.file, r).c_str(), F_OK) == 0) {
+        acked[r] = true;
+        --missing;
+      }
+    }
+    if (missing == 0) break;
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "rendezvous: rank 0 wrote '", config.file, "' but ", RankList(acked),
+          " of ", config.world_size, " did not read it within ",
+          Seconds(config.timeout),
+          "; check that every rank was started with the same "
+          "ZERO3_RENDEZVOUS_FILE, on a file system all nodes share"));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  for (int r = 1; r < config.world_size; ++r) {
+    unlink(AckPath(config.file, r).c_str());
+  }
+  unlink(config.file.c_str());
+  return std::string(payload);
+}
+
+absl::StatusOr<std::string> ReadPublishedFile(const RendezvousConfig& config,
+                                              absl::Time deadline) {
+  std::string problem;  // why the last file found was not accepted
+  for (;;) {
+    Fd fd(open(config.file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.valid()) {
+      std::string content;
+      char buffer[4096];
+      ssize_t n;
+      while ((n = read(fd.get(), buffer, sizeof(buffer))) > 0 ||
+             (n < 0 && errno == EINTR)) {
+        if (n > 0) content.append(buffer, static_cast<size_t>(n));
+      }
+      constexpr size_t kHeader = sizeof(kMagic) + 8;
+      if (content.size() < kHeader ||
+          std::memcmp(content.data(), kMagic, sizeof(kMagic)) != 0) {
+        problem = "it is not a zero3 rendezvous file";
+      } else {
+        const int world = static_cast<int>(GetU32(content.data() + 8));
+        const uint32_t size = GetU32(content.data() + 12);
+        if (world != config.world_size) {
+          problem = absl::StrCat(
+              "it is for a job of ", world, " ranks, this one has ",
+              config.world_size,
+              " (left by another job? use a path unique to the job)");
+        } else if (content.size() != kHeader + size) {
+          problem = "it is truncated";
+        } else {
+          Fd ack(open(AckPath(config.file, config.rank).c_str(),
+                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+          if (!ack.valid()) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "rendezvous: rank ", config.rank, " cannot create '",
+                AckPath(config.file, config.rank), "': ", ErrnoText(errno)));
+          }
+          return content.substr(kHeader);
+        }
+      }
+    }
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "rendezvous: rank ", config.rank, " waited ", Seconds(config.timeout),
+      " for rank 0 to write '", config.file, "' (ZERO3_RENDEZVOUS_FILE)",
+      problem.empty()
+          ? "; it never appeared"
+          : absl::StrCat("; the file found there was rejected: ", problem),
+      ". Check that rank 0 is running with the same path, on a file system "
+      "all nodes share"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ShareFromRankZero(const RendezvousConfig& config,
+                                              absl::string_view payload) {
+  if (config.world_size < 1 || config.rank < 0 ||
+      config.rank >= config.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rendezvous: rank ", config.rank, " of ", config.world_size));
+  }
+  if (config.world_size == 1) return std::string(payload);
+  if (config.rank == 0 && static_cast<int64_t>(payload.size()) > kMaxPayload) {
+    return absl::InvalidArgumentError("rendezvous payload over 1 MiB");
+  }
+  const absl::Time deadline = absl::Now() + config.timeout;
+  if (!config.file.empty()) {
+    return config.rank == 0 ? PublishFile(config, payload, deadline)
+                            : ReadPublishedFile(config, deadline);
+  }
+  if (config.port < 1 || config.port > 65535 ||
+      (config.rank != 0 && config.host.empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: need rank 0's host and a TCP port, got '",
+                     config.host, "' port ", config.port));
+  }
+  return config.rank == 0 ? ServeTcp(config, payload, deadline)
+                          : FetchTcp(config, deadline);
+}
+
+absl::StatusOr<int> PickFreePort() {
+  Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create a socket: ", ErrnoText(errno)));
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot pick a free TCP port: ", ErrnoText(errno)));
+  }
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+}  // namespace cuda
+}  // namespace zero3

@@ -1,0 +1,67 @@
+// Copyright 2026 The zero3 Authors.
+//
+// rendezvous.h: rank 0 hands a small blob (the NCCL unique id) to every
+// other rank, before any collective exists.
+//
+// Two transports:
+//
+//  - TCP. Rank 0 listens on `port` on all interfaces; the others connect to
+//    `host`:`port`, retrying while rank 0 is not up yet, until `timeout`.
+//    Each connecting rank says who it is (rank, world size); rank 0 checks
+//    that every rank 1..n-1 connects exactly once with the same world size,
+//    so a misconfigured launch fails here with a message rather than
+//    hanging in NCCL's initialization. Rank 0 returns once every rank has
+//    its copy, so the exchange is also a barrier with a timeout.
+//
+//  - A file on a shared file system. Rank 0 writes `file` atomically (a
+//    temporary file in the same directory, then rename); the others poll
+//    for it, read it, and acknowledge by creating `file`.ack.<rank>; rank 0
+//    waits for every acknowledgement, then removes the file and the
+//    acknowledgements. Use a path unique to the job (include the job id): a
+//    file left by a job that died mid-rendezvous would be read as this
+//    job's.
+//
+// Errors name the address or path, the ranks missing, and what to check.
+// Thread-safe: each call uses its own sockets and files; tests run several
+// ranks as threads of one process.
+
+#ifndef ZERO3_BACKENDS_CUDA_RENDEZVOUS_H_
+#define ZERO3_BACKENDS_CUDA_RENDEZVOUS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace zero3 {
+namespace cuda {
+
+struct RendezvousConfig {
+  int rank = 0;
+  int world_size = 1;
+  // TCP: rank 0's host as the others reach it, and the port it listens on.
+  std::string host;
+  int port = 0;
+  // File: used instead of TCP when non-empty.
+  std::string file;
+  // How long any rank waits for the others, in total.
+  absl::Duration timeout = absl::Seconds(300);
+};
+
+// Returns rank 0's `payload` on every rank (on rank 0, `payload` itself;
+// other ranks' `payload` is ignored). With one rank, returns at once.
+// Payloads up to 1 MiB.
+absl::StatusOr<std::string> ShareFromRankZero(const RendezvousConfig& config,
+                                              absl::string_view payload);
+
+// A TCP port that was free on this host a moment ago (bound to port 0 and
+// released), for launchers and tests that need a MASTER_PORT. Another
+// process may take it before it is used; launchers on shared hosts accept
+// that small risk, as torchrun does.
+absl::StatusOr<int> PickFreePort();
+
+}  // namespace cuda
+}  // namespace zero3
+
+#endif  // ZERO3_BACKENDS_CUDA_RENDEZVOUS_H_

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `zero3 launch` as a user runs it: the real binary starting copies of
+# itself, exit codes, output prefixes, a failing rank, a forwarded signal.
+set -uo pipefail
+
+ZERO3=tools/zero3
+CONFIGS=testing/testdata/configs
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect CODE ARGS...: runs zero3 ARGS, checks the exit code, keeps the streams.
+expect() {
+  local want="$1"
+  shift
+  "$ZERO3" "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "zero3 $*: exit $got, want $want"
+    sed 's/^/  stderr: /' "$TMP/err" >&2
+  fi
+}
+
+expect 0 --help
+grep -q "launch" "$TMP/out" || fail "--help does not list launch"
+
+expect 2 launch
+grep -q "give the zero3 command after --" "$TMP/err" || fail "no usage message"
+
+# Two ranks validating a configuration: both print it, prefixed.
+expect 0 launch --nproc-per-node 2 -- config "$CONFIGS/zero3_offload.json"
+grep -q '^\[rank 0\] {' "$TMP/out" || fail "rank 0's output is not prefixed"
+grep -q '^\[rank 1\] {' "$TMP/out" || fail "rank 1's output is not prefixed"
+grep -q "MASTER_PORT=" "$TMP/err" || fail "the start line does not name the port"
+
+expect 0 launch --no-prefix --nproc-per-node 2 -- config --help
+[ "$(grep -c '^Usage: zero3 config' "$TMP/out")" -eq 2 ] ||
+  fail "--no-prefix: expected two unprefixed usage lines"
+
+# A failing rank: the launcher exits with its code and quotes its stderr.
+expect 2 launch --nproc-per-node 3 -- config /nonexistent/config.json
+grep -q "zero3 launch: rank [0-2] (pid [0-9]*) exited with code 2" "$TMP/err" ||
+  fail "the failing rank is not named"
+grep -q "^  error: cannot read configuration file" "$TMP/err" ||
+  fail "the failing rank's stderr is not quoted"
+
+# SIGTERM to the launcher reaches the ranks (long simulated runs) and the
+# launcher exits 128 + 15.
+"$ZERO3" launch --nproc-per-node 2 -- train --ranks 1 --steps 200000 \
+  >"$TMP/out" 2>"$TMP/err" &
+launcher=$!
+for _ in $(seq 1 200); do
+  if grep -q '^\[rank 0\] step' "$TMP/out" && grep -q '^\[rank 1\] step' "$TMP/out"; then
+    break
+  fi
+  sleep 0.05
+done
+kill -TERM "$launcher"
+wait "$launcher"
+code=$?
+[ "$code" -eq 143 ] || fail "SIGTERM: launcher exited $code, want 143"
+grep -q "got SIGTERM, forwarding it to every rank" "$TMP/err" ||
+  fail "SIGTERM: no forwarding notice"
+grep -q "rank 0: stopped (SIGTERM)" "$TMP/err" || fail "SIGTERM: rank 0 not stopped"
+grep -q "rank 1: stopped (SIGTERM)" "$TMP/err" || fail "SIGTERM: rank 1 not stopped"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"
