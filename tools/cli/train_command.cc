@@ -13,17 +13,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "backends/cuda/cuda_rank.h"
 #include "core/config/config_loader.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/model/data.h"
 #include "core/model/presets.h"
 #include "core/runtime/pinned_memory.h"
+#include "core/util/status_macros.h"
 #include "core/zero/sync_points.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/whatif/whatif.h"
 
 namespace zero3 {
 namespace cli {
@@ -98,6 +101,9 @@ class TrainCommand : public Command {
                     "perturb every simulated cost by up to +-X (e.g. 0.1)");
     flags.AddBool("symmetric", &symmetric_,
                   "timing mode: simulate rank 0 only (ranks are symmetric)");
+    flags.AddBool("predict", &predict_,
+                  "cuda: also simulate the same configuration on --hardware "
+                  "and print predicted beside measured FWD/BWD/STEP");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -122,7 +128,22 @@ class TrainCommand : public Command {
   }
 
  private:
+  // Per-step results, gathered from the ranks as they finish each step.
+  struct StepRow {
+    double loss_sum = 0;
+    int ranks = 0;
+    engine::StepStats rank0;
+    int64_t total_ns = 0;
+    std::vector<std::vector<std::vector<float>>> shards;  // [rank][param]
+  };
+
   absl::Status Train(std::ostream& out, std::ostream& err);
+  // After a GPU run, on rank 0: --predict and --check-reference.
+  absl::Status CheckGpuRun(const model::ModelSpec& spec,
+                           const zero::ZeroOptions& options,
+                           const model::BatchSource& data,
+                           const sim::HardwareProfile& profile,
+                           const std::vector<StepRow>& rows, std::ostream& out);
 
   std::string backend_ = "sim";
   std::string model_ = "tiny";
@@ -141,15 +162,31 @@ class TrainCommand : public Command {
   bool strict_ = false;
   double jitter_ = 0;
   bool symmetric_ = false;
+  bool predict_ = false;
   int exit_code_ = kExitOk;
 };
 
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
-  if (backend_ == "cuda") {
+  const bool gpu = backend_ == "cuda";
+  if (gpu && !cuda::CudaBackendBuilt()) {
     return absl::UnimplementedError(
-        "the cuda backend is not in this build; use --backend sim");
+        "this zero3 was built without the CUDA toolkit; use --backend sim, "
+        "or build on a machine with /usr/local/cuda (docs/gpu.md)");
   }
-  if (backend_ != "sim") {
+  if (!gpu && predict_) {
+    return absl::InvalidArgumentError(
+        "--predict compares a GPU run with the simulator: it needs --backend "
+        "cuda");
+  }
+  int gpu_rank = 0;
+  if (gpu) {
+    absl::StatusOr<cuda::RankEnvironment> env =
+        cuda::ReadRankEnvironment(cuda::ProcessEnv());
+    if (!env.ok()) return env.status();
+    ranks_ = env->world_size;
+    gpu_rank = env->rank;
+  }
+  if (backend_ != "sim" && !gpu) {
     return absl::InvalidArgumentError(
         absl::StrCat("--backend must be sim or cuda, got '", backend_, "'"));
   }
@@ -238,36 +275,38 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   so.seed = static_cast<uint64_t>(seed_);
   so.trace = !trace_.empty();
   so.symmetric = symmetric_;
-  absl::StatusOr<std::unique_ptr<sim::SimWorld>> world =
-      sim::SimWorld::Create(so);
-  if (!world.ok()) return world.status();
-  const int simulated = (*world)->simulated_ranks();
+  std::unique_ptr<sim::SimWorld> world;
+  if (!gpu) {
+    absl::StatusOr<std::unique_ptr<sim::SimWorld>> created =
+        sim::SimWorld::Create(so);
+    if (!created.ok()) return created.status();
+    world = std::move(*created);
+  }
+  // Ranks whose results this process sees: every simulated rank, or this
+  // process's one GPU.
+  const int simulated = gpu ? 1 : world->simulated_ranks();
+  const bool leader = !gpu || gpu_rank == 0;
 
   const double params = static_cast<double>(model::ParameterCount(*spec));
-  out << absl::StrFormat(
-      "zero3 train: model %s (%.3g M parameters), %d ranks, %s on %s (%s "
-      "mode), micro-batch %d x %d tokens, accumulation %d, %s, optimizer %s\n",
-      spec->name(), params / 1e6, ranks_, "ZeRO-3", profile->name(), mode_,
-      options->micro_batch, options->seq, options->accumulation,
-      kernels::DTypeName(options->dtype),
-      options->offload_optimizer
-          ? absl::StrCat(
-                "on the host (",
-                options->optimizer_pin_memory ? "pinned" : "pageable", ", ",
-                options->grad_offload == zero::GradOffload::kAsync ? "async"
-                                                                   : "blocking",
-                " gradient offload)")
-          : std::string("on the device"));
+  if (leader)
+    out << absl::StrFormat(
+        "zero3 train: model %s (%.3g M parameters), %d ranks, %s on %s (%s), "
+        "micro-batch %d x %d tokens, accumulation %d, %s, optimizer %s\n",
+        spec->name(), params / 1e6, ranks_, "ZeRO-3",
+        gpu ? std::string("GPUs") : profile->name(),
+        gpu ? std::string("cuda") : mode_, options->micro_batch, options->seq,
+        options->accumulation, kernels::DTypeName(options->dtype),
+        options->offload_optimizer
+            ? absl::StrCat(
+                  "on the host (",
+                  options->optimizer_pin_memory ? "pinned" : "pageable", ", ",
+                  options->grad_offload == zero::GradOffload::kAsync
+                      ? "async"
+                      : "blocking",
+                  " gradient offload)")
+            : std::string("on the device"));
   out.flush();
 
-  // Per-step results, gathered from the ranks as they finish each step.
-  struct StepRow {
-    double loss_sum = 0;
-    int ranks = 0;
-    engine::StepStats rank0;
-    int64_t total_ns = 0;
-    std::vector<std::vector<std::vector<float>>> shards;  // [rank][param]
-  };
   std::vector<StepRow> rows(steps_);
   for (StepRow& r : rows) r.shards.resize(simulated);
   std::vector<int> param_count(1, 0);
@@ -276,7 +315,9 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   runtime::MemoryStats device0;
   int64_t activation_bytes = 0;
 
-  absl::Status run = (*world)->Run([&](runtime::Runtime& rt) -> absl::Status {
+  const runtime::RankFunction rank_fn =
+      [&](runtime::Runtime& rt) -> absl::Status {
+    const int local = gpu ? 0 : rt.rank();
     absl::StatusOr<std::unique_ptr<engine::Engine>> e =
         engine::Engine::Create(*spec, *options, data.get(), rt);
     if (!e.ok()) return e.status();
@@ -299,21 +340,21 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
         for (int p = 0; p < (*e)->layout().num_params(); ++p) {
           absl::StatusOr<std::vector<float>> shard = (*e)->MasterParam(p);
           if (!shard.ok()) return shard.status();
-          row.shards[rt.rank()].push_back(std::move(*shard));
+          row.shards[local].push_back(std::move(*shard));
         }
       }
       row.loss_sum += stats->loss;
       row.total_ns = std::max(row.total_ns, stats->total_ns);
       if (rt.rank() == 0) row.rank0 = *stats;
-      if (++row.ranks == simulated) {
+      if (++row.ranks == simulated && rt.rank() == 0) {
         const engine::StepStats& r0 = row.rank0;
         const double tokens = static_cast<double>(r0.global_tokens);
         out << absl::StrFormat(
             "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  "
             "total %s  %.0f tokens/s%s\n",
             static_cast<int>(std::to_string(steps_).size()), s + 1, steps_,
-            data_mode ? absl::StrFormat("%.4f", row.loss_sum / simulated)
-                      : std::string("-"),
+            data_mode || gpu ? absl::StrFormat("%.4f", row.loss_sum / simulated)
+                             : std::string("-"),
             Ms(r0.fwd_ns), Ms(r0.bwd_ns), Ms(r0.step_ns), Ms(row.total_ns),
             tokens / (row.total_ns / 1e9),
             r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]")
@@ -326,21 +367,29 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
       device0 = rt.device().memory_stats();
     }
     return absl::OkStatus();
-  });
-  if (!run.ok()) return run;
+  };
+  if (gpu) {
+    cuda::CudaRankOptions cuda_options;
+    cuda_options.log = &err;
+    ZR_RETURN_IF_ERROR(cuda::RunCudaRank(cuda_options, rank_fn));
+    if (!leader) return absl::OkStatus();
+  } else {
+    ZR_RETURN_IF_ERROR(world->Run(rank_fn));
+  }
 
   out << "end: pinned host memory " << FormatBytes(pinned0.bytes_in_use)
       << " in use, peak " << FormatBytes(pinned0.peak_bytes) << " in "
       << pinned0.allocations << " allocations; device memory peak "
       << FormatBytes(device0.peak_bytes_in_use) << " (activations "
       << FormatBytes(activation_bytes) << ") (rank 0)\n";
+  if (gpu) return CheckGpuRun(*spec, *options, *data, *profile, rows, out);
   if (!trace_.empty()) {
     const std::string path = ResolveUserPath(trace_);
-    absl::Status written = (*world)->trace().WriteFile(path);
+    absl::Status written = world->trace().WriteFile(path);
     if (!written.ok()) return written;
     out << "trace written to " << path << "\n";
   }
-  const std::vector<sim::RaceReport> races = (*world)->races();
+  const std::vector<sim::RaceReport> races = world->races();
   out << "race detector: " << races.size()
       << (races.size() == 1 ? " race" : " races") << " found\n";
   for (const sim::RaceReport& r : races) out << "  " << r.message << "\n";
@@ -384,6 +433,112 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
         "check-reference: largest relative difference %.2e, tolerance %.0e: "
         "%s\n",
         worst, tolerance, ok ? "OK" : "ABOVE TOLERANCE");
+    if (!ok) exit_code_ = kExitFailure;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainCommand::CheckGpuRun(const model::ModelSpec& spec,
+                                       const zero::ZeroOptions& options,
+                                       const model::BatchSource& data,
+                                       const sim::HardwareProfile& profile,
+                                       const std::vector<StepRow>& rows,
+                                       std::ostream& out) {
+  if (predict_) {
+    whatif::StepInput in;
+    in.profile = profile;
+    in.spec = spec;
+    in.options = options;
+    in.gpus = static_cast<int>(ranks_);
+    in.steps = 3;
+    absl::StatusOr<whatif::VariantResult> predicted = whatif::SimulateStep(in);
+    if (!predicted.ok()) return predicted.status();
+    // Measured: the median over the steps after the first (which records the
+    // module order and warms the allocator).
+    auto median = [&](int64_t engine::StepStats::*field) {
+      std::vector<double> v;
+      for (size_t s = rows.size() > 1 ? 1 : 0; s < rows.size(); ++s) {
+        v.push_back(rows[s].rank0.*field / 1e6);
+      }
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const whatif::Metrics& m = predicted->metrics;
+    const double measured[] = {median(&engine::StepStats::fwd_ns),
+                               median(&engine::StepStats::bwd_ns),
+                               median(&engine::StepStats::step_ns),
+                               median(&engine::StepStats::total_ns)};
+    const double simulated[] = {m.fwd_ms, m.bwd_ms, m.step_ms, m.total_ms};
+    const char* names[] = {"FWD", "BWD", "STEP", "total"};
+    out << absl::StrFormat(
+        "prediction on %s (median of measured steps 2..%d):\n", profile.name(),
+        rows.size());
+    out << absl::StrFormat("  %-6s %12s %12s %9s\n", "phase", "measured ms",
+                           "predicted ms", "error");
+    for (int i = 0; i < 4; ++i) {
+      out << absl::StrFormat(
+          "  %-6s %12.2f %12.2f %+8.1f%%\n", names[i], measured[i],
+          simulated[i], 100.0 * (simulated[i] - measured[i]) / measured[i]);
+    }
+  }
+  if (check_reference_) {
+    // The simulator's data mode on the same configuration and ranks: rank
+    // 0's losses and final master shards against this GPU run's rank 0.
+    sim::SimOptions so;
+    so.profile = profile;
+    so.world_size = static_cast<int>(ranks_);
+    so.mode = sim::SimMode::kData;
+    ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
+    std::vector<double> losses;
+    std::vector<std::vector<float>> shards;
+    ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
+      ZR_ASSIGN_OR_RETURN(auto e,
+                          engine::Engine::Create(spec, options, &data, rt));
+      for (int64_t s = 0; s < steps_; ++s) {
+        ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
+        if (rt.rank() == 0) losses.push_back(stats.loss);
+      }
+      if (rt.rank() == 0) {
+        for (int p = 0; p < e->layout().num_params(); ++p) {
+          ZR_ASSIGN_OR_RETURN(std::vector<float> shard, e->MasterParam(p));
+          shards.push_back(std::move(shard));
+        }
+      }
+      return absl::OkStatus();
+    }));
+    const bool fp32 = options.dtype == kernels::DType::kF32;
+    const double loss_tolerance = fp32 ? 1e-4 : kLowPrecisionTolerance;
+    const double param_tolerance = fp32 ? 1e-3 : 1e-2;
+    double worst_loss = 0;
+    for (int64_t s = 0; s < steps_; ++s) {
+      const double gpu_loss = rows[s].rank0.loss;
+      const double d = std::abs(gpu_loss - losses[s]) / std::abs(losses[s]);
+      worst_loss = std::max(worst_loss, d);
+      out << absl::StrFormat(
+          "check step %d: loss %.6f on the GPU, %.6f on the simulator "
+          "(relative difference %.2e)\n",
+          s + 1, gpu_loss, losses[s], d);
+    }
+    // Parameters, as one vector: ||gpu - sim|| / ||sim||.
+    double diff = 0, norm = 0;
+    const auto& gpu_shards = rows.back().shards[0];
+    for (size_t p = 0; p < shards.size() && p < gpu_shards.size(); ++p) {
+      for (size_t i = 0; i < shards[p].size() && i < gpu_shards[p].size();
+           ++i) {
+        const double d = static_cast<double>(gpu_shards[p][i]) - shards[p][i];
+        diff += d * d;
+        norm += static_cast<double>(shards[p][i]) * shards[p][i];
+      }
+    }
+    const double param_diff = std::sqrt(diff / std::max(norm, 1e-30));
+    const bool ok =
+        worst_loss <= loss_tolerance && param_diff <= param_tolerance;
+    out << absl::StrFormat(
+        "check against the simulator: loss within %.2e (tolerance %.0e), "
+        "parameters within %.2e (tolerance %.0e, ||gpu - sim|| / ||sim|| of "
+        "rank 0's shards): %s\n",
+        worst_loss, loss_tolerance, param_diff, param_tolerance,
+        ok ? "OK" : "ABOVE TOLERANCE");
     if (!ok) exit_code_ = kExitFailure;
   }
   return absl::OkStatus();
