@@ -29,8 +29,9 @@ constexpr int kVec = 8;
 // constant, so the summation order does not depend on the GPU.
 constexpr int64_t kBackwardBlocks = 512;
 // Largest dim whose weight-gradient partial row lives in shared memory
-// without raising the dynamic shared memory limit.
-constexpr int64_t kMaxSharedDim = 48 * 1024 / sizeof(float);
+// without raising the 48 KiB default limit, which also covers the kernel's
+// static shared memory (256 bytes).
+constexpr int64_t kMaxSharedDim = 47 * 1024 / sizeof(float);
 
 int ThreadsFor(int64_t chunks) {
   int64_t threads = (chunks + 31) / 32 * 32;
