@@ -41,6 +41,13 @@ __device__ __forceinline__ uint16_t FloatToBF16Bits(float value) {
 }
 
 __device__ __forceinline__ float F16BitsToFloat(uint16_t bits) {
+  if ((bits & 0x7C00u) == 0x7C00u && (bits & 0x3FFu) != 0) {
+    // NaN: keep sign and payload, as dtype.cc does (the hardware conversion
+    // need not).
+    return __uint_as_float((static_cast<uint32_t>(bits & 0x8000u) << 16) |
+                           0x7F800000u |
+                           (static_cast<uint32_t>(bits & 0x3FFu) << 13));
+  }
   return __half2float(__ushort_as_half(bits));
 }
 
@@ -51,8 +58,8 @@ __device__ __forceinline__ uint16_t FloatToF16Bits(float value) {
     return static_cast<uint16_t>(((bits >> 16) & 0x8000u) | 0x7E00u |
                                  ((magnitude >> 13) & 0x3FFu));
   }
-  // cvt.rn.f16.f32: IEEE round to nearest even, subnormals kept, overflow to
-  // inf.
+  // cvt.rn.f16.f32: IEEE round to nearest even, subnormals kept (no .ftz),
+  // overflow to inf.
   return __half_as_ushort(__float2half_rn(value));
 }
 

@@ -33,11 +33,16 @@
 // Blocking: LaunchKernel only enqueues work on the stream and returns; the
 // results are ready when the stream reaches that point. It blocks the host
 // only when the context's scratch memory must grow (the first call of a
-// larger shape; growth is stream-ordered, cudaMallocAsync). Errors: invalid
-// calls (sizes, dtypes, missing data) return InvalidArgument naming the call
-// label, the op and the tensor, before anything is enqueued; unsupported
-// combinations return Unimplemented; CUDA and cuBLAS failures return the
-// status of cuda_status.h.
+// larger shape): it then synchronizes the stream and reallocates with
+// cudaFree/cudaMalloc, which also rules out stream capture for that call;
+// size the scratch up front with RequiredScratchBytes() to avoid it. The
+// first matmul of each new shape also asks cuBLASLt for an algorithm (host
+// work, no device sync).
+//
+// Errors: invalid calls (sizes, dtypes, missing data) return InvalidArgument
+// naming the call label, the op and the tensor, before anything is enqueued;
+// unsupported combinations return Unimplemented; CUDA and cuBLAS failures
+// return the status of cuda_status.h.
 //
 // Thread-safety: a KernelContext may be shared by threads (LaunchKernel holds
 // its mutex while enqueuing), but it serves one stream: its scratch memory is
