@@ -1,0 +1,692 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "backends/cuda/kernels/launch.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/kernels/cuda_status.h"
+#include "backends/cuda/kernels/device_ops.h"
+#include "backends/cuda/kernels/matmul.h"
+#include "core/kernels/dtype.h"
+#include "core/kernels/op_args.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace cuda {
+namespace {
+
+namespace ops = runtime::ops;
+namespace k = kernels;
+using internal::DT;
+using runtime::BufferSlice;
+using runtime::KernelCall;
+using runtime::TensorRef;
+
+template <class>
+inline constexpr bool kAlwaysFalse = false;
+
+// Grid dimensions y and z are limited to 65535 blocks.
+constexpr int64_t kMaxGridY = 65535;
+
+DT ToDT(k::DType dtype) {
+  static_assert(
+      static_cast<int>(k::DType::kF32) == static_cast<int>(DT::kF32) &&
+          static_cast<int>(k::DType::kBF16) == static_cast<int>(DT::kBF16) &&
+          static_cast<int>(k::DType::kF16) == static_cast<int>(DT::kF16),
+      "DT mirrors kernels::DType");
+  return static_cast<DT>(static_cast<int>(dtype));
+}
+
+internal::Tensor Dev(const TensorRef& t) {
+  return internal::Tensor{t.slice.data(), ToDT(t.dtype)};
+}
+
+internal::AttentionShape ShapeOf(const k::AttentionArgs& a) {
+  internal::AttentionShape s;
+  s.batch = a.batch;
+  s.seq = a.seq;
+  s.num_heads = a.num_heads;
+  s.num_kv_heads = a.num_kv_heads;
+  s.head_dim = a.head_dim;
+  s.causal = a.causal;
+  return s;
+}
+
+// Collects the first validation failure of a call, naming it.
+class Checker {
+ public:
+  explicit Checker(const KernelCall& call) : call_(call) {}
+
+  void Fail(absl::string_view what) {
+    if (!status_.ok()) return;
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat(call_.label, " (", call_.OpName(), "): ", what));
+  }
+  void Unsupported(absl::string_view what) {
+    if (!status_.ok()) return;
+    status_ = absl::UnimplementedError(
+        absl::StrCat(call_.label, " (", call_.OpName(), "): ", what));
+  }
+  void NonNegative(int64_t value, const char* name) {
+    if (value < 0) Fail(absl::StrCat(name, " is negative (", value, ")"));
+  }
+  void Positive(int64_t value, const char* name) {
+    if (value <= 0) Fail(absl::StrCat(name, " must be positive, got ", value));
+  }
+  void Need(const TensorRef& t, int64_t elements, const char* name) {
+    if (!status_.ok()) return;
+    if (elements > 0 && t.slice.data() == nullptr) {
+      Fail(absl::StrCat("tensor ", name, " has no data"));
+    } else if (t.elements() < elements) {
+      Fail(absl::StrCat("tensor ", name, " holds ", t.elements(),
+                        " elements, the op needs ", elements));
+    }
+  }
+  void NeedIds(const BufferSlice& s, int64_t count, const char* name) {
+    if (!status_.ok()) return;
+    if (count > 0 && (s.data() == nullptr || s.bytes() < count * 4)) {
+      Fail(absl::StrCat(name, " needs ", count, " int32 ids"));
+    }
+  }
+  void NeedF32(const TensorRef& t, const char* name) {
+    if (t.dtype != k::DType::kF32) {
+      Fail(absl::StrCat("tensor ", name, " must be f32, is ",
+                        k::DTypeName(t.dtype)));
+    }
+  }
+  bool ok() const { return status_.ok(); }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  const KernelCall& call_;
+  absl::Status status_;
+};
+
+void CheckAttention(const k::AttentionArgs& a, Checker& c) {
+  c.NonNegative(a.batch, "batch");
+  c.NonNegative(a.seq, "seq");
+  c.Positive(a.num_heads, "num_heads");
+  c.Positive(a.num_kv_heads, "num_kv_heads");
+  c.Positive(a.head_dim, "head_dim");
+  if (!c.ok()) return;
+  if (a.num_heads % a.num_kv_heads != 0) {
+    c.Fail("num_heads must be a multiple of num_kv_heads");
+  }
+  if (a.batch * a.num_heads > kMaxGridY) {
+    c.Unsupported(absl::StrCat("batch * num_heads = ", a.batch * a.num_heads,
+                               " exceeds ", kMaxGridY));
+  }
+}
+
+// True when the tensor-core attention kernels run this call.
+bool UseFlash(const KernelContext& ctx, const k::AttentionArgs& a,
+              std::initializer_list<TensorRef> tensors) {
+  if (ctx.attention() != AttentionKernels::kAuto) return false;
+  internal::Tensor list[8];
+  int count = 0;
+  for (const TensorRef& t : tensors) list[count++] = Dev(t);
+  return internal::FlashAttentionSupports(ShapeOf(a), list, count);
+}
+
+// Scratch bytes of a call; 0 for shapes that cannot be valid.
+int64_t ScratchFor(const runtime::Op& op) {
+  const int64_t bytes = std::visit(
+      [](const auto& o) -> int64_t {
+        using T = std::decay_t<decltype(o)>;
+        const auto& a = o.args;
+        if constexpr (std::is_same_v<T, ops::SumSquares>) {
+          return internal::SumSquaresScratchBytes(a.n);
+        } else if constexpr (std::is_same_v<T, ops::BiasBackward>) {
+          return internal::BiasBackwardScratchBytes(a.rows, a.cols);
+        } else if constexpr (std::is_same_v<T, ops::RmsNormBackward>) {
+          return internal::RmsNormBackwardScratchBytes(a.rows, a.dim);
+        } else if constexpr (std::is_same_v<T, ops::EmbeddingBackward>) {
+          if (a.num_tokens > std::numeric_limits<int32_t>::max() ||
+              a.vocab_size < 0) {
+            return 0;
+          }
+          return internal::EmbeddingBackwardScratchBytes(a.num_tokens,
+                                                         a.vocab_size);
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
+          return internal::CrossEntropyForwardScratchBytes(a.num_tokens);
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
+          return internal::CrossEntropyBackwardScratchBytes();
+        } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
+          return internal::AttentionBackwardScratchBytes(ShapeOf(a));
+        } else {
+          return 0;
+        }
+      },
+      op);
+  return bytes > 0 ? bytes : 0;
+}
+
+// Validates a call: the checks of the reference executor (sizes, dtypes,
+// data present) plus this backend's limits.
+absl::Status Validate(const KernelCall& call) {
+  Checker c(call);
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        const auto& a = o.args;
+        if constexpr (std::is_same_v<T, ops::EmbeddingForward> ||
+                      std::is_same_v<T, ops::EmbeddingBackward>) {
+          c.NonNegative(a.num_tokens, "num_tokens");
+          c.NonNegative(a.vocab_size, "vocab_size");
+          c.NonNegative(a.dim, "dim");
+          if (!c.ok()) return;
+          if (a.num_tokens > std::numeric_limits<int32_t>::max()) {
+            c.Unsupported("more than 2^31 - 1 tokens");
+          }
+          c.NeedIds(o.tokens, a.num_tokens, "tokens");
+          if constexpr (std::is_same_v<T, ops::EmbeddingForward>) {
+            c.Need(o.table, a.vocab_size * a.dim, "table");
+            c.Need(o.out, a.num_tokens * a.dim, "out");
+          } else {
+            c.Need(o.d_out, a.num_tokens * a.dim, "d_out");
+            c.Need(o.d_table, a.vocab_size * a.dim, "d_table");
+          }
+        } else if constexpr (std::is_same_v<T, ops::Matmul>) {
+          c.NonNegative(a.m, "m");
+          c.NonNegative(a.n, "n");
+          c.NonNegative(a.k, "k");
+          if (!c.ok()) return;
+          c.Need(o.a, a.m * a.k, "a");
+          c.Need(o.b, a.k * a.n, "b");
+          c.Need(o.c, a.m * a.n, "c");
+          if (a.m > 0 && a.n > 0 && a.k > 0 &&
+              !internal::MatmulRunner::Supports(o.a.dtype, o.b.dtype,
+                                                o.c.dtype)) {
+            c.Unsupported(absl::StrCat(
+                "a ", k::DTypeName(o.a.dtype), " x b ", k::DTypeName(o.b.dtype),
+                " -> c ", k::DTypeName(o.c.dtype),
+                ": cuBLAS takes a and b of one type and c of that type or "
+                "f32"));
+          }
+        } else if constexpr (std::is_same_v<T, ops::BiasAdd> ||
+                             std::is_same_v<T, ops::BiasBackward>) {
+          c.NonNegative(a.rows, "rows");
+          c.NonNegative(a.cols, "cols");
+          if (!c.ok()) return;
+          if constexpr (std::is_same_v<T, ops::BiasAdd>) {
+            c.Need(o.bias, a.cols, "bias");
+            c.Need(o.x, a.rows * a.cols, "x");
+          } else {
+            c.Need(o.dy, a.rows * a.cols, "dy");
+            c.Need(o.d_bias, a.cols, "d_bias");
+          }
+        } else if constexpr (std::is_same_v<T, ops::RmsNormForward> ||
+                             std::is_same_v<T, ops::RmsNormBackward>) {
+          c.NonNegative(a.rows, "rows");
+          c.Positive(a.dim, "dim");
+          if (!(a.eps >= 0.0f)) c.Fail("eps must be non-negative");
+          if (!c.ok()) return;
+          if (a.rows > 0 && (a.dim + 7) / 8 > int64_t{1} << 30) {
+            c.Unsupported("dim too large");
+          }
+          c.Need(o.x, a.rows * a.dim, "x");
+          c.Need(o.weight, a.dim, "weight");
+          c.Need(o.rstd, a.rows, "rstd");
+          if constexpr (std::is_same_v<T, ops::RmsNormForward>) {
+            c.Need(o.y, a.rows * a.dim, "y");
+          } else {
+            c.Need(o.dy, a.rows * a.dim, "dy");
+            c.Need(o.dx, a.rows * a.dim, "dx");
+            c.Need(o.d_weight, a.dim, "d_weight");
+          }
+        } else if constexpr (std::is_same_v<T, ops::RotaryForward> ||
+                             std::is_same_v<T, ops::RotaryBackward>) {
+          c.NonNegative(a.batch, "batch");
+          c.NonNegative(a.seq, "seq");
+          c.NonNegative(a.heads, "heads");
+          c.Positive(a.head_dim, "head_dim");
+          if (!c.ok()) return;
+          if (a.head_dim % 2 != 0) c.Fail("rotary head_dim must be even");
+          if (!(a.theta > 0.0f)) c.Fail("theta must be positive");
+          const int64_t n = a.batch * a.seq * a.heads * a.head_dim;
+          if constexpr (std::is_same_v<T, ops::RotaryForward>) {
+            c.Need(o.x, n, "x");
+            c.Need(o.y, n, "y");
+          } else {
+            c.Need(o.dy, n, "dy");
+            c.Need(o.dx, n, "dx");
+          }
+        } else if constexpr (std::is_same_v<T, ops::AttentionForward> ||
+                             std::is_same_v<T, ops::AttentionBackward>) {
+          CheckAttention(a, c);
+          if (!c.ok()) return;
+          const int64_t tq = a.batch * a.seq * a.num_heads * a.head_dim;
+          const int64_t tk = a.batch * a.seq * a.num_kv_heads * a.head_dim;
+          c.Need(o.q, tq, "q");
+          c.Need(o.k, tk, "k");
+          c.Need(o.v, tk, "v");
+          c.Need(o.out, tq, "out");
+          c.Need(o.lse, a.batch * a.num_heads * a.seq, "lse");
+          if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
+            c.Need(o.d_out, tq, "d_out");
+            c.Need(o.dq, tq, "dq");
+            c.Need(o.dk, tk, "dk");
+            c.Need(o.dv, tk, "dv");
+          }
+        } else if constexpr (std::is_same_v<T, ops::SwigluForward>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.gate, a.n, "gate");
+          c.Need(o.up, a.n, "up");
+          c.Need(o.h, a.n, "h");
+        } else if constexpr (std::is_same_v<T, ops::SwigluBackward>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.gate, a.n, "gate");
+          c.Need(o.up, a.n, "up");
+          c.Need(o.dh, a.n, "dh");
+          c.Need(o.d_gate, a.n, "d_gate");
+          c.Need(o.d_up, a.n, "d_up");
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward> ||
+                             std::is_same_v<T, ops::CrossEntropyBackward>) {
+          c.NonNegative(a.num_tokens, "num_tokens");
+          c.Positive(a.vocab_size, "vocab_size");
+          if (!c.ok()) return;
+          c.Need(o.logits, a.num_tokens * a.vocab_size, "logits");
+          c.NeedIds(o.targets, a.num_tokens, "targets");
+          c.Need(o.lse, a.num_tokens, "lse");
+          if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
+            c.Need(o.loss, 1, "loss");
+          } else {
+            c.Need(o.d_logits, a.num_tokens * a.vocab_size, "d_logits");
+          }
+        } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.x, a.n, "x");
+          c.Need(o.y, a.n, "y");
+        } else if constexpr (std::is_same_v<T, ops::Scale> ||
+                             std::is_same_v<T, ops::Fill>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.x, a.n, "x");
+        } else if constexpr (std::is_same_v<T, ops::Add>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.a, a.n, "a");
+          c.Need(o.b, a.n, "b");
+          c.Need(o.out, a.n, "out");
+          if (o.a.dtype != o.b.dtype || o.a.dtype != o.out.dtype) {
+            c.Fail("add needs one dtype");
+          }
+        } else if constexpr (std::is_same_v<T, ops::Cast>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.src, a.n, "src");
+          c.Need(o.dst, a.n, "dst");
+          if (a.src != o.src.dtype || a.dst != o.dst.dtype) {
+            c.Fail("cast dtypes disagree with its tensors");
+          }
+          if (c.ok() && a.src == a.dst && a.n > 0 &&
+              o.src.slice.data() != o.dst.slice.data()) {
+            const int64_t bytes = a.n * k::DTypeSize(a.src);
+            const char* s = static_cast<const char*>(o.src.slice.data());
+            const char* d = static_cast<const char*>(o.dst.slice.data());
+            if (s < d + bytes && d < s + bytes) {
+              c.Unsupported("a copy between overlapping ranges");
+            }
+          }
+        } else if constexpr (std::is_same_v<T, ops::SumSquares>) {
+          c.NonNegative(a.n, "n");
+          if (!c.ok()) return;
+          c.Need(o.x, a.n, "x");
+          c.Need(o.out, 2, "out");
+          if (o.out.dtype != k::DType::kF32) {
+            c.Fail("sum_squares writes two fp32 values");
+          }
+        } else if constexpr (std::is_same_v<T, ops::AdamW>) {
+          c.NonNegative(a.n, "n");
+          if (a.step < 1) c.Fail("AdamW steps count from 1");
+          c.NeedF32(o.params, "params");
+          c.NeedF32(o.grads, "grads");
+          c.NeedF32(o.exp_avg, "exp_avg");
+          c.NeedF32(o.exp_avg_sq, "exp_avg_sq");
+          if (!c.ok()) return;
+          c.Need(o.params, a.n, "params");
+          c.Need(o.grads, a.n, "grads");
+          c.Need(o.exp_avg, a.n, "exp_avg");
+          c.Need(o.exp_avg_sq, a.n, "exp_avg_sq");
+        } else {
+          static_assert(kAlwaysFalse<T>, "unhandled op");
+        }
+      },
+      call.op);
+  return c.status();
+}
+
+// The scalars of kernels::AdamWStep, derived exactly as it derives them.
+internal::AdamWScalars AdamWScalarsOf(const k::AdamWArgs& args) {
+  float bias_correction1 = 1.0f;
+  float bias_correction2 = 1.0f;
+  if (args.bias_correction) {
+    const float beta1_t = static_cast<float>(
+        std::pow(static_cast<double>(args.beta1), args.step));
+    const float beta2_t = static_cast<float>(
+        std::pow(static_cast<double>(args.beta2), args.step));
+    bias_correction1 = 1.0f - beta1_t;
+    bias_correction2 = 1.0f / std::sqrt(1.0f - beta2_t);
+  }
+  internal::AdamWScalars s;
+  s.beta1 = args.beta1;
+  s.beta2 = args.beta2;
+  s.eps = args.eps;
+  s.weight_decay = args.weight_decay;
+  s.step_size = -1.0f * args.lr / bias_correction1;
+  s.w_decay = -1.0f * args.lr * args.weight_decay;
+  s.bias_correction2 = bias_correction2;
+  const bool has_decay = args.weight_decay > 0.0f;
+  s.decoupled = has_decay && args.adamw_mode;
+  s.l2 = has_decay && !args.adamw_mode;
+  return s;
+}
+
+// Enqueues the kernels of a validated call. Returns the CUDA error of the
+// launch and names the failing call in `what`.
+absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
+                     const internal::Env& env, internal::MatmulRunner& matmul) {
+  cudaError_t err = cudaSuccess;
+  absl::Status status;
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        const auto& a = o.args;
+        if constexpr (std::is_same_v<T, ops::EmbeddingForward>) {
+          err = internal::LaunchEmbeddingForward(
+              env, a.num_tokens, a.vocab_size, a.dim,
+              o.tokens.template As<int32_t>(), Dev(o.table), Dev(o.out));
+        } else if constexpr (std::is_same_v<T, ops::EmbeddingBackward>) {
+          err = internal::LaunchEmbeddingBackward(
+              env, a.num_tokens, a.vocab_size, a.dim,
+              o.tokens.template As<int32_t>(), Dev(o.d_out), Dev(o.d_table));
+        } else if constexpr (std::is_same_v<T, ops::Matmul>) {
+          if (a.m == 0 || a.n == 0) return;
+          if (a.k == 0) {
+            // An empty sum: C = beta C (or zero, ignoring C, when beta == 0).
+            err = a.beta == 0.0f
+                      ? internal::LaunchFill(env, a.m * a.n, 0.0f, Dev(o.c))
+                      : internal::LaunchScale(env, a.m * a.n, a.beta, Dev(o.c));
+            return;
+          }
+          status = matmul.Run(a, o.a.dtype, o.a.slice.data(), o.b.dtype,
+                              o.b.slice.data(), o.c.dtype, o.c.slice.data(),
+                              env.stream);
+        } else if constexpr (std::is_same_v<T, ops::BiasAdd>) {
+          err = internal::LaunchBiasAdd(env, a.rows, a.cols, Dev(o.bias),
+                                        Dev(o.x));
+        } else if constexpr (std::is_same_v<T, ops::BiasBackward>) {
+          err = internal::LaunchBiasBackward(env, a.rows, a.cols, Dev(o.dy),
+                                             Dev(o.d_bias));
+        } else if constexpr (std::is_same_v<T, ops::RmsNormForward>) {
+          err = internal::LaunchRmsNormForward(env, a.rows, a.dim, a.eps,
+                                               Dev(o.x), Dev(o.weight),
+                                               Dev(o.y), Dev(o.rstd));
+        } else if constexpr (std::is_same_v<T, ops::RmsNormBackward>) {
+          err = internal::LaunchRmsNormBackward(
+              env, a.rows, a.dim, Dev(o.x), Dev(o.weight), Dev(o.rstd),
+              Dev(o.dy), Dev(o.dx), Dev(o.d_weight));
+        } else if constexpr (std::is_same_v<T, ops::RotaryForward>) {
+          err = internal::LaunchRotary(env, a.batch, a.seq, a.heads, a.head_dim,
+                                       a.theta, false, Dev(o.x), Dev(o.y));
+        } else if constexpr (std::is_same_v<T, ops::RotaryBackward>) {
+          err = internal::LaunchRotary(env, a.batch, a.seq, a.heads, a.head_dim,
+                                       a.theta, true, Dev(o.dy), Dev(o.dx));
+        } else if constexpr (std::is_same_v<T, ops::AttentionForward>) {
+          const internal::AttentionShape shape = ShapeOf(a);
+          if (UseFlash(ctx, a, {o.q, o.k, o.v, o.out})) {
+            err = internal::LaunchFlashAttentionForward(env, shape, Dev(o.q),
+                                                        Dev(o.k), Dev(o.v),
+                                                        Dev(o.out), Dev(o.lse));
+          } else if (a.head_dim > internal::kMaxSimpleAttentionHeadDim) {
+            status = absl::UnimplementedError(
+                absl::StrCat("head_dim ", a.head_dim, " above ",
+                             internal::kMaxSimpleAttentionHeadDim,
+                             " needs the tensor-core kernels"));
+          } else {
+            err = internal::LaunchAttentionForwardSimple(
+                env, shape, Dev(o.q), Dev(o.k), Dev(o.v), Dev(o.out),
+                Dev(o.lse));
+          }
+        } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
+          const internal::AttentionShape shape = ShapeOf(a);
+          if (UseFlash(ctx, a,
+                       {o.q, o.k, o.v, o.out, o.d_out, o.dq, o.dk, o.dv})) {
+            err = internal::LaunchFlashAttentionBackward(
+                env, shape, Dev(o.q), Dev(o.k), Dev(o.v), Dev(o.out),
+                Dev(o.lse), Dev(o.d_out), Dev(o.dq), Dev(o.dk), Dev(o.dv));
+          } else if (a.head_dim > internal::kMaxSimpleAttentionHeadDim) {
+            status = absl::UnimplementedError(
+                absl::StrCat("head_dim ", a.head_dim, " above ",
+                             internal::kMaxSimpleAttentionHeadDim,
+                             " needs the tensor-core kernels"));
+          } else {
+            err = internal::LaunchAttentionBackwardSimple(
+                env, shape, Dev(o.q), Dev(o.k), Dev(o.v), Dev(o.out),
+                Dev(o.lse), Dev(o.d_out), Dev(o.dq), Dev(o.dk), Dev(o.dv));
+          }
+        } else if constexpr (std::is_same_v<T, ops::SwigluForward>) {
+          err = internal::LaunchSwigluForward(env, a.n, Dev(o.gate), Dev(o.up),
+                                              Dev(o.h));
+        } else if constexpr (std::is_same_v<T, ops::SwigluBackward>) {
+          err = internal::LaunchSwigluBackward(env, a.n, Dev(o.gate), Dev(o.up),
+                                               Dev(o.dh), Dev(o.d_gate),
+                                               Dev(o.d_up));
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
+          err = internal::LaunchCrossEntropyForward(
+              env, a.num_tokens, a.vocab_size, a.ignore_index, Dev(o.logits),
+              o.targets.template As<int32_t>(), Dev(o.lse), Dev(o.loss));
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
+          err = internal::LaunchCrossEntropyBackward(
+              env, a.num_tokens, a.vocab_size, a.ignore_index, a.grad_scale,
+              Dev(o.logits), o.targets.template As<int32_t>(), Dev(o.lse),
+              Dev(o.d_logits));
+        } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
+          err =
+              internal::LaunchAccumulate(env, a.n, a.alpha, Dev(o.x), Dev(o.y));
+        } else if constexpr (std::is_same_v<T, ops::Scale>) {
+          err = internal::LaunchScale(env, a.n, a.alpha, Dev(o.x));
+        } else if constexpr (std::is_same_v<T, ops::Fill>) {
+          if (a.n > 0 && a.value == 0.0f && !std::signbit(a.value)) {
+            // +0 is all-zero bits in every dtype.
+            err = cudaMemsetAsync(
+                o.x.slice.data(), 0,
+                static_cast<size_t>(a.n) * k::DTypeSize(o.x.dtype), env.stream);
+          } else {
+            err = internal::LaunchFill(env, a.n, a.value, Dev(o.x));
+          }
+        } else if constexpr (std::is_same_v<T, ops::Add>) {
+          err = internal::LaunchAdd(env, a.n, Dev(o.a), Dev(o.b), Dev(o.out));
+        } else if constexpr (std::is_same_v<T, ops::Cast>) {
+          if (a.n == 0) return;
+          if (a.src == a.dst) {
+            if (o.src.slice.data() != o.dst.slice.data()) {
+              err = cudaMemcpyAsync(
+                  o.dst.slice.data(), o.src.slice.data(),
+                  static_cast<size_t>(a.n) * k::DTypeSize(a.src),
+                  cudaMemcpyDeviceToDevice, env.stream);
+            }
+            return;
+          }
+          err = internal::LaunchCast(env, a.n, Dev(o.src), Dev(o.dst));
+        } else if constexpr (std::is_same_v<T, ops::SumSquares>) {
+          err = internal::LaunchSumSquares(env, a.n, Dev(o.x),
+                                           o.out.slice.template As<float>(),
+                                           o.accumulate);
+        } else if constexpr (std::is_same_v<T, ops::AdamW>) {
+          err = internal::LaunchAdamW(env, a.n, AdamWScalarsOf(a),
+                                      o.params.slice.template As<float>(),
+                                      o.grads.slice.template As<float>(),
+                                      o.exp_avg.slice.template As<float>(),
+                                      o.exp_avg_sq.slice.template As<float>());
+        } else {
+          static_assert(kAlwaysFalse<T>, "unhandled op");
+        }
+      },
+      call.op);
+  const std::string context =
+      absl::StrCat(call.label, " (", call.OpName(), ")");
+  if (!status.ok()) return Annotate(status, context);
+  return Annotate(CudaStatus(err, "enqueue"), context);
+}
+
+// ZERO3_CUDA_ATTENTION=simple forces the CUDA-core attention kernels (to
+// rule the tensor-core ones out when chasing a numerical problem).
+AttentionKernels AttentionFromEnvironment(AttentionKernels requested) {
+  const char* value = std::getenv("ZERO3_CUDA_ATTENTION");
+  if (value != nullptr && std::strcmp(value, "simple") == 0) {
+    return AttentionKernels::kSimple;
+  }
+  return requested;
+}
+
+}  // namespace
+
+KernelContext::~KernelContext() {
+  matmul_.reset();
+  // cudaFree waits for the device, so work still queued finishes first.
+  if (scratch_ != nullptr) cudaFree(scratch_);
+  if (cublas_workspace_ != nullptr) cudaFree(cublas_workspace_);
+  if (error_count_ != nullptr) cudaFree(error_count_);
+}
+
+cublasLtHandle_t KernelContext::cublaslt_handle() const {
+  return matmul_->lt_handle();
+}
+
+cublasHandle_t KernelContext::cublas_handle() const {
+  return matmul_->handle();
+}
+
+int64_t KernelContext::scratch_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return scratch_size_;
+}
+
+absl::Status KernelContext::EnsureScratch(int64_t bytes) const {
+  if (bytes <= scratch_size_) return absl::OkStatus();
+  if (!grow_scratch_) {
+    return absl::ResourceExhaustedError(absl::StrCat("the call needs ", bytes,
+                                                     " bytes of scratch, the "
+                                                     "context holds ",
+                                                     scratch_size_,
+                                                     " and may not grow"));
+  }
+  // Round up to 1 MiB so slightly larger shapes do not reallocate again.
+  const int64_t size = (bytes + (int64_t{1} << 20) - 1) >> 20 << 20;
+  // Work already queued may still use the old scratch.
+  ZR_RETURN_IF_ERROR(
+      CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+  if (scratch_ != nullptr) {
+    ZR_RETURN_IF_ERROR(CudaStatus(cudaFree(scratch_), "cudaFree"));
+    scratch_ = nullptr;
+    scratch_size_ = 0;
+  }
+  ZR_RETURN_IF_ERROR(CudaStatus(
+      cudaMalloc(&scratch_, static_cast<size_t>(size)), "cudaMalloc(scratch)"));
+  scratch_size_ = size;
+  return absl::OkStatus();
+}
+
+absl::Status KernelContext::ConsumeDeviceErrors() const {
+  int count = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    ZR_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(&count, error_count_, sizeof(int),
+                                   cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync(error count)"));
+    ZR_RETURN_IF_ERROR(
+        CudaStatus(cudaMemsetAsync(error_count_, 0, sizeof(int), stream_),
+                   "cudaMemsetAsync(error count)"));
+    ZR_RETURN_IF_ERROR(
+        CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+  }
+  if (count == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(count,
+                   " token or target ids outside the vocabulary were met "
+                   "(their rows were skipped)"));
+}
+
+absl::StatusOr<std::unique_ptr<KernelContext>> CreateKernelContext(
+    cudaStream_t stream, const KernelContextOptions& options) {
+  if (options.scratch_bytes < 0 || options.cublas_workspace_bytes < 0) {
+    return absl::InvalidArgumentError("negative scratch or workspace size");
+  }
+  std::unique_ptr<KernelContext> ctx(new KernelContext());
+  ctx->stream_ = stream;
+  ctx->grow_scratch_ = options.grow_scratch;
+  ctx->attention_ = AttentionFromEnvironment(options.attention);
+  ZR_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&ctx->device_), "cudaGetDevice"));
+  ZR_RETURN_IF_ERROR(CudaStatus(
+      cudaDeviceGetAttribute(&ctx->sm_count_, cudaDevAttrMultiProcessorCount,
+                             ctx->device_),
+      "cudaDeviceGetAttribute(MultiProcessorCount)"));
+  ZR_RETURN_IF_ERROR(CudaStatus(
+      cudaMalloc(reinterpret_cast<void**>(&ctx->error_count_), sizeof(int)),
+      "cudaMalloc(error count)"));
+  ZR_RETURN_IF_ERROR(CudaStatus(cudaMemset(ctx->error_count_, 0, sizeof(int)),
+                                "cudaMemset(error count)"));
+  if (options.cublas_workspace_bytes > 0) {
+    ZR_RETURN_IF_ERROR(CudaStatus(
+        cudaMalloc(&ctx->cublas_workspace_,
+                   static_cast<size_t>(options.cublas_workspace_bytes)),
+        "cudaMalloc(cublas workspace)"));
+  }
+  {
+    absl::MutexLock lock(&ctx->mu_);
+    if (options.scratch_bytes > 0) {
+      ZR_RETURN_IF_ERROR(
+          CudaStatus(cudaMalloc(&ctx->scratch_,
+                                static_cast<size_t>(options.scratch_bytes)),
+                     "cudaMalloc(scratch)"));
+      ctx->scratch_size_ = options.scratch_bytes;
+    }
+  }
+  ZR_ASSIGN_OR_RETURN(ctx->matmul_, internal::MatmulRunner::Create(
+                                        ctx->cublas_workspace_,
+                                        options.cublas_workspace_bytes));
+  return ctx;
+}
+
+absl::Status LaunchKernel(const runtime::KernelCall& call, cudaStream_t stream,
+                          const KernelContext& ctx) {
+  if (stream != ctx.stream_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(call.label, " (", call.OpName(),
+                     "): launched on a stream other than its context's"));
+  }
+  ZR_RETURN_IF_ERROR(Validate(call));
+  absl::MutexLock lock(&ctx.mu_);
+  ZR_RETURN_IF_ERROR(
+      Annotate(ctx.EnsureScratch(ScratchFor(call.op)),
+               absl::StrCat(call.label, " (", call.OpName(), ")")));
+  internal::Env env;
+  env.stream = stream;
+  env.sm_count = ctx.sm_count_;
+  env.scratch = ctx.scratch_;
+  env.scratch_bytes = ctx.scratch_size_;
+  env.error_count = ctx.error_count_;
+  return Enqueue(call, ctx, env, *ctx.matmul_);
+}
+
+int64_t RequiredScratchBytes(const runtime::KernelCall& call) {
+  return ScratchFor(call.op);
+}
+
+}  // namespace cuda
+}  // namespace zero3

@@ -1,0 +1,171 @@
+// Copyright 2026 The zero3 Authors.
+//
+// LaunchKernel's contract beyond the numbers: invalid calls fail before
+// anything runs and name the call, the stream must be the context's, scratch
+// memory grows on demand (or fails cleanly when it may not), and
+// RequiredScratchBytes sizes it.
+
+#include "backends/cuda/kernels/launch.h"
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "backends/cuda/kernels/test_util.h"
+#include "core/kernels/dtype.h"
+#include "core/runtime/kernel_call.h"
+#include "gtest/gtest.h"
+
+namespace zero3 {
+namespace cuda {
+namespace testing {
+namespace {
+
+using kernels::DType;
+namespace ops = runtime::ops;
+
+class LaunchTest : public KernelTest {};
+
+// Device memory that frees itself.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(uint64_t id, int64_t bytes) {
+    EXPECT_EQ(cudaMalloc(&data_, static_cast<size_t>(bytes)), cudaSuccess);
+    buffer_ = runtime::Buffer(id, bytes, runtime::MemorySpace::kDevice, data_);
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  runtime::TensorRef Tensor(DType dtype) const {
+    return runtime::TensorRef(buffer_.All(), dtype);
+  }
+
+ private:
+  void* data_ = nullptr;
+  runtime::Buffer buffer_;
+};
+
+TEST_F(LaunchTest, TooSmallTensorIsInvalidArgumentNamingTheCall) {
+  DeviceBuffer x(1, 40);
+  ops::Scale op;
+  op.args.n = 11;  // 44 bytes of f32
+  op.x = x.Tensor(DType::kF32);
+  const absl::Status status =
+      LaunchKernel(runtime::KernelCall(op, "my scale"), stream_, *ctx_);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("my scale (scale)"), std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("tensor x holds 10"), std::string::npos)
+      << status;
+}
+
+TEST_F(LaunchTest, BadArgumentsAreInvalidArgument) {
+  DeviceBuffer x(1, 1024);
+  ops::RotaryForward rotary;
+  rotary.args.batch = 1;
+  rotary.args.seq = 2;
+  rotary.args.heads = 1;
+  rotary.args.head_dim = 3;  // odd
+  rotary.x = x.Tensor(DType::kF32);
+  rotary.y = x.Tensor(DType::kF32);
+  EXPECT_EQ(
+      LaunchKernel(runtime::KernelCall(rotary, "r"), stream_, *ctx_).code(),
+      absl::StatusCode::kInvalidArgument);
+
+  ops::AttentionForward attention;
+  attention.args.batch = 1;
+  attention.args.seq = 2;
+  attention.args.num_heads = 3;
+  attention.args.num_kv_heads = 2;  // does not divide 3
+  attention.args.head_dim = 8;
+  attention.q = attention.k = attention.v = attention.out = attention.lse =
+      x.Tensor(DType::kF32);
+  EXPECT_EQ(
+      LaunchKernel(runtime::KernelCall(attention, "a"), stream_, *ctx_).code(),
+      absl::StatusCode::kInvalidArgument);
+
+  ops::Add add;
+  add.args.n = 4;
+  add.a = x.Tensor(DType::kF32);
+  add.b = x.Tensor(DType::kBF16);
+  add.out = x.Tensor(DType::kF32);
+  EXPECT_EQ(
+      LaunchKernel(runtime::KernelCall(add, "add"), stream_, *ctx_).code(),
+      absl::StatusCode::kInvalidArgument);
+
+  ops::AdamW adam;
+  adam.args.n = 4;
+  adam.params = adam.grads = adam.exp_avg = adam.exp_avg_sq =
+      x.Tensor(DType::kBF16);
+  EXPECT_EQ(
+      LaunchKernel(runtime::KernelCall(adam, "adam"), stream_, *ctx_).code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LaunchTest, OtherStreamIsRejected) {
+  DeviceBuffer x(1, 64);
+  ops::Fill op;
+  op.args.n = 16;
+  op.x = x.Tensor(DType::kF32);
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking),
+            cudaSuccess);
+  EXPECT_EQ(LaunchKernel(runtime::KernelCall(op, "fill"), other, *ctx_).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cudaStreamDestroy(other), cudaSuccess);
+}
+
+ops::SumSquares BigSumSquares(const DeviceBuffer& x, const DeviceBuffer& out,
+                              int64_t n) {
+  ops::SumSquares op;
+  op.args.n = n;
+  op.x = x.Tensor(DType::kF32);
+  op.out = out.Tensor(DType::kF32);
+  return op;
+}
+
+TEST_F(LaunchTest, ScratchGrowsOnDemand) {
+  KernelContextOptions options;
+  options.scratch_bytes = 0;
+  absl::StatusOr<std::unique_ptr<KernelContext>> ctx =
+      CreateKernelContext(stream_, options);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  const int64_t n = 1 << 20;
+  DeviceBuffer x(1, n * 4), out(2, 8);
+  ASSERT_EQ(
+      cudaMemsetAsync(x.Tensor(DType::kF32).slice.data(), 0, n * 4, stream_),
+      cudaSuccess);
+  const runtime::KernelCall call(BigSumSquares(x, out, n), "norm");
+  EXPECT_GT(RequiredScratchBytes(call), 0);
+  EXPECT_EQ((*ctx)->scratch_bytes(), 0);
+  ASSERT_TRUE(LaunchKernel(call, stream_, **ctx).ok());
+  EXPECT_GE((*ctx)->scratch_bytes(), RequiredScratchBytes(call));
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+}
+
+TEST_F(LaunchTest, ScratchThatMayNotGrowFailsCleanly) {
+  KernelContextOptions options;
+  options.scratch_bytes = 0;
+  options.grow_scratch = false;
+  absl::StatusOr<std::unique_ptr<KernelContext>> ctx =
+      CreateKernelContext(stream_, options);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  const int64_t n = 1 << 20;
+  DeviceBuffer x(1, n * 4), out(2, 8);
+  const absl::Status status = LaunchKernel(
+      runtime::KernelCall(BigSumSquares(x, out, n), "norm"), stream_, **ctx);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+}
+
+TEST_F(LaunchTest, ContextExposesItsHandles) {
+  EXPECT_NE(ctx_->cublaslt_handle(), nullptr);
+  EXPECT_NE(ctx_->cublas_handle(), nullptr);
+  EXPECT_GT(ctx_->sm_count(), 0);
+  EXPECT_EQ(ctx_->stream(), stream_);
+  EXPECT_EQ(simple_ctx_->attention(), AttentionKernels::kSimple);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace cuda
+}  // namespace zero3

@@ -1,0 +1,238 @@
+// Copyright 2026 The zero3 Authors.
+//
+// Reductions, RMSNorm and rotary embedding against the CPU reference.
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/kernels/test_util.h"
+#include "core/kernels/dtype.h"
+#include "core/runtime/kernel_call.h"
+#include "gtest/gtest.h"
+
+namespace zero3 {
+namespace cuda {
+namespace testing {
+namespace {
+
+using kernels::DType;
+using kernels::DTypeName;
+namespace ops = runtime::ops;
+
+class NormTest : public KernelTest {};
+
+TEST_F(NormTest, SumSquaresIsADoubleSum) {
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (int64_t n :
+         {int64_t{0}, int64_t{1}, int64_t{1001}, (int64_t{1} << 22) + 7}) {
+      for (bool accumulate : {false, true}) {
+        OpHarness h;
+        h.Input("x", dtype, RandomValues(n, 20, -2.0f, 2.0f), n % 2);
+        // [hi, lo] of a previous partial sum.
+        const float hi = 12345.678f;
+        const float lo = 1.0e-4f;
+        h.InOut("out", DType::kF32, {hi, lo}, Tolerance::Any());
+        const std::string label =
+            absl::StrCat("sum_squares ", DTypeName(dtype), " n=", n,
+                         accumulate ? " accumulate" : "");
+        ASSERT_TRUE(h.Run(*ctx_, label, [&](const OpHarness::Binder& b) {
+                       ops::SumSquares op;
+                       op.args.n = n;
+                       op.x = b.T("x");
+                       op.out = b.T("out");
+                       op.accumulate = accumulate;
+                       return runtime::Op(op);
+                     }).ok());
+        const std::vector<float> got = h.DeviceResult("out");
+        const std::vector<float> ref = h.HostResult("out");
+        const double got_total = static_cast<double>(got[0]) + got[1];
+        const double ref_total = static_cast<double>(ref[0]) + ref[1];
+        std::printf("%-44s double total rel err %.3e\n", label.c_str(),
+                    ref_total == 0 ? std::fabs(got_total)
+                                   : std::fabs(got_total - ref_total) /
+                                         std::fabs(ref_total));
+        EXPECT_NEAR(got_total, ref_total, 1e-12 * std::fabs(ref_total))
+            << label;
+        // hi is the double total rounded to float; lo the remainder.
+        EXPECT_EQ(got[0], static_cast<float>(got_total)) << label;
+      }
+    }
+  }
+}
+
+TEST_F(NormTest, BiasBackwardAccumulatesColumnSums) {
+  struct Case {
+    DType dy, d_bias;
+    int64_t rows, cols;
+  };
+  const Case cases[] = {{DType::kF32, DType::kF32, 37, 13},
+                        {DType::kBF16, DType::kF32, 300, 24},
+                        {DType::kBF16, DType::kBF16, 3000, 1536},
+                        {DType::kF32, DType::kF32, 1, 7},
+                        {DType::kF32, DType::kF32, 70000, 5}};
+  for (const Case& c : cases) {
+    OpHarness h;
+    h.Input("dy", c.dy, RandomValues(c.rows * c.cols, 21));
+    h.InOut("d_bias", c.d_bias, RandomValues(c.cols, 22),
+            Tolerance::For(c.d_bias));
+    ASSERT_TRUE(
+        h.Run(*ctx_,
+              absl::StrCat("bias_bwd ", DTypeName(c.dy), "/",
+                           DTypeName(c.d_bias), " ", c.rows, "x", c.cols),
+              [&](const OpHarness::Binder& b) {
+                ops::BiasBackward op;
+                op.args.rows = c.rows;
+                op.args.cols = c.cols;
+                op.dy = b.T("dy");
+                op.d_bias = b.T("d_bias");
+                return runtime::Op(op);
+              })
+            .ok());
+  }
+}
+
+struct NormCase {
+  DType x, weight, rstd;
+  int64_t rows, dim;
+  bool in_place;
+};
+
+constexpr NormCase kNormCases[] = {
+    {DType::kF32, DType::kF32, DType::kF32, 7, 13, false},
+    {DType::kF32, DType::kF32, DType::kF32, 33, 64, true},
+    {DType::kBF16, DType::kBF16, DType::kF32, 300, 1536, false},
+    {DType::kBF16, DType::kBF16, DType::kF32, 5, 100, true},
+    {DType::kBF16, DType::kF32, DType::kBF16, 17, 40, false},
+    {DType::kF16, DType::kF16, DType::kF32, 9, 256, false},
+    {DType::kBF16, DType::kBF16, DType::kF32, 2048, 1536, false},
+    {DType::kF32, DType::kF32, DType::kF32, 3, 20000, false},
+};
+
+std::string NormLabel(const char* what, const NormCase& c) {
+  return absl::StrCat(what, " ", DTypeName(c.x), "/", DTypeName(c.weight), "/",
+                      DTypeName(c.rstd), " ", c.rows, "x", c.dim,
+                      c.in_place ? " in place" : "");
+}
+
+TEST_F(NormTest, RmsNormForward) {
+  for (const NormCase& c : kNormCases) {
+    OpHarness h;
+    const int64_t n = c.rows * c.dim;
+    if (c.in_place) {
+      h.InOut("x", c.x, RandomValues(n, 23, -3.0f, 3.0f), Tolerance::For(c.x));
+    } else {
+      h.Input("x", c.x, RandomValues(n, 23, -3.0f, 3.0f));
+      h.Output("y", c.x, n, Tolerance::For(c.x));
+    }
+    h.Input("weight", c.weight, RandomValues(c.dim, 24, 0.5f, 1.5f));
+    h.Output("rstd", c.rstd, c.rows, Tolerance::For(c.rstd));
+    ASSERT_TRUE(h.Run(*ctx_, NormLabel("rmsnorm fwd", c),
+                      [&](const OpHarness::Binder& b) {
+                        ops::RmsNormForward op;
+                        op.args.rows = c.rows;
+                        op.args.dim = c.dim;
+                        op.args.eps = 1e-6f;
+                        op.x = b.T("x");
+                        op.weight = b.T("weight");
+                        op.y = b.T(c.in_place ? "x" : "y");
+                        op.rstd = b.T("rstd");
+                        return runtime::Op(op);
+                      })
+                    .ok());
+  }
+}
+
+TEST_F(NormTest, RmsNormBackward) {
+  for (const NormCase& c : kNormCases) {
+    OpHarness h;
+    const int64_t n = c.rows * c.dim;
+    h.Input("x", c.x, RandomValues(n, 25, -3.0f, 3.0f));
+    h.Input("weight", c.weight, RandomValues(c.dim, 26, 0.5f, 1.5f));
+    h.Input("rstd", c.rstd, RandomValues(c.rows, 27, 0.5f, 2.0f));
+    if (c.in_place) {
+      h.InOut("dy", c.x, RandomValues(n, 28), Tolerance::For(c.x));
+    } else {
+      h.Input("dy", c.x, RandomValues(n, 28));
+      h.Output("dx", c.x, n, Tolerance::For(c.x));
+    }
+    // The weight gradient accumulates: start from a previous micro-batch.
+    h.InOut("d_weight", c.weight, RandomValues(c.dim, 29),
+            Tolerance::For(c.weight));
+    ASSERT_TRUE(h.Run(*ctx_, NormLabel("rmsnorm bwd", c),
+                      [&](const OpHarness::Binder& b) {
+                        ops::RmsNormBackward op;
+                        op.args.rows = c.rows;
+                        op.args.dim = c.dim;
+                        op.args.eps = 1e-6f;
+                        op.x = b.T("x");
+                        op.weight = b.T("weight");
+                        op.rstd = b.T("rstd");
+                        op.dy = b.T("dy");
+                        op.dx = b.T(c.in_place ? "dy" : "dx");
+                        op.d_weight = b.T("d_weight");
+                        return runtime::Op(op);
+                      })
+                    .ok());
+  }
+}
+
+TEST_F(NormTest, Rotary) {
+  struct Case {
+    DType in, out;
+    int64_t batch, seq, heads, head_dim;
+    float theta;
+    bool in_place;
+  };
+  const Case cases[] = {
+      {DType::kF32, DType::kF32, 2, 37, 3, 16, 10000.0f, false},
+      {DType::kF32, DType::kF32, 1, 2048, 2, 128, 1e6f, true},
+      {DType::kBF16, DType::kBF16, 2, 100, 12, 128, 1e6f, true},
+      {DType::kBF16, DType::kF32, 1, 9, 2, 6, 5e5f, false},
+      {DType::kF16, DType::kF16, 3, 50, 2, 64, 1e4f, false},
+  };
+  for (const Case& c : cases) {
+    for (bool backward : {false, true}) {
+      OpHarness h;
+      const int64_t n = c.batch * c.seq * c.heads * c.head_dim;
+      if (c.in_place) {
+        h.InOut("x", c.in, RandomValues(n, 30), Tolerance::For(c.in));
+      } else {
+        h.Input("x", c.in, RandomValues(n, 30));
+        h.Output("y", c.out, n, Tolerance::For(c.out));
+      }
+      const std::string label = absl::StrCat(
+          backward ? "rotary bwd " : "rotary fwd ", DTypeName(c.in), "/",
+          DTypeName(c.out), " b=", c.batch, " s=", c.seq, " h=", c.heads,
+          " d=", c.head_dim, c.in_place ? " in place" : "");
+      ASSERT_TRUE(h.Run(*ctx_, label, [&](const OpHarness::Binder& b) {
+                     kernels::RotaryArgs args;
+                     args.batch = c.batch;
+                     args.seq = c.seq;
+                     args.heads = c.heads;
+                     args.head_dim = c.head_dim;
+                     args.theta = c.theta;
+                     const runtime::TensorRef in = b.T("x");
+                     const runtime::TensorRef out = b.T(c.in_place ? "x" : "y");
+                     if (backward) {
+                       ops::RotaryBackward op;
+                       op.args = args;
+                       op.dy = in;
+                       op.dx = out;
+                       return runtime::Op(op);
+                     }
+                     ops::RotaryForward op;
+                     op.args = args;
+                     op.x = in;
+                     op.y = out;
+                     return runtime::Op(op);
+                   }).ok());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace cuda
+}  // namespace zero3
