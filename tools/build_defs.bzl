@@ -101,6 +101,16 @@ def zr_cuda_cc_test(name, **kwargs):
     if CUDA_AVAILABLE:
         zr_cc_test(name = name, **kwargs)
 
+def zr_cuda_cc_library(**kwargs):
+    """A C++ library that includes CUDA headers: defined only with the toolkit."""
+    if CUDA_AVAILABLE:
+        zr_cc_library(**kwargs)
+
+def zr_cuda_cc_benchmark(**kwargs):
+    """A benchmark that needs the CUDA toolkit to build."""
+    if CUDA_AVAILABLE:
+        zr_cc_benchmark(**kwargs)
+
 def zr_if_cuda(if_true, if_false = []):
     """Returns if_true where the CUDA toolkit is installed, else if_false."""
     return if_true if CUDA_AVAILABLE else if_false

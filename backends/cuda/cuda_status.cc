@@ -111,6 +111,26 @@ absl::Status CudaStatus(cudaError_t error, absl::string_view call) {
   return absl::Status(CudaCode(error), message);
 }
 
+absl::Status CublasStatus(cublasStatus_t status, absl::string_view call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  const std::string message = absl::StrCat(
+      call, " failed: ", cublasGetStatusString(status), " (",
+      cublasGetStatusName(status), ", code ", static_cast<int>(status), ")");
+  switch (status) {
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return absl::ResourceExhaustedError(message);
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return absl::InvalidArgumentError(message);
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return absl::UnimplementedError(message);
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return absl::FailedPreconditionError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
 absl::Status NcclStatus(ncclResult_t result, absl::string_view call,
                         ncclComm_t comm) {
   if (result == ncclSuccess) return absl::OkStatus();

@@ -25,6 +25,7 @@
 #ifndef ZERO3_BACKENDS_CUDA_CUDA_STATUS_H_
 #define ZERO3_BACKENDS_CUDA_CUDA_STATUS_H_
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -42,6 +43,9 @@ absl::Status CudaStatus(cudaError_t error, absl::string_view call);
 // OK for ncclSuccess; otherwise an error naming `call`. With `comm`, the
 // message adds NCCL's last error text for that communicator, which says
 // more than the code (which peer, which transport).
+// The same for cuBLAS and cuBLASLt calls.
+absl::Status CublasStatus(cublasStatus_t status, absl::string_view call);
+
 absl::Status NcclStatus(ncclResult_t result, absl::string_view call,
                         ncclComm_t comm = nullptr);
 

@@ -27,13 +27,16 @@ TEST(SaxpyTest, MatchesHostComputation) {
   float* dy = nullptr;
   ASSERT_EQ(cudaMalloc(&dx, kN * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&dy, kN * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(dx, x.data(), kN * sizeof(float), cudaMemcpyHostToDevice),
-            cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(dy, y.data(), kN * sizeof(float), cudaMemcpyHostToDevice),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpy(dx, x.data(), kN * sizeof(float), cudaMemcpyHostToDevice),
+      cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpy(dy, y.data(), kN * sizeof(float), cudaMemcpyHostToDevice),
+      cudaSuccess);
   ASSERT_EQ(LaunchSaxpy(2.0f, dx, dy, kN), 0);
-  ASSERT_EQ(cudaMemcpy(y.data(), dy, kN * sizeof(float), cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpy(y.data(), dy, kN * sizeof(float), cudaMemcpyDeviceToHost),
+      cudaSuccess);
   for (int64_t i = 0; i < kN; ++i) EXPECT_EQ(y[i], 2.0f * i + 1.0f) << i;
   cudaFree(dx);
   cudaFree(dy);

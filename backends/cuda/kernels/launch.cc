@@ -14,7 +14,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "backends/cuda/kernels/cuda_status.h"
+#include "backends/cuda/cuda_status.h"
 #include "backends/cuda/kernels/device_ops.h"
 #include "backends/cuda/kernels/matmul.h"
 #include "core/kernels/dtype.h"

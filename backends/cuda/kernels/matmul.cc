@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "backends/cuda/kernels/cuda_status.h"
+#include "backends/cuda/cuda_status.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {

@@ -13,7 +13,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "backends/cuda/kernels/cuda_status.h"
+#include "backends/cuda/cuda_status.h"
 #include "core/kernels/reference.h"
 #include "gtest/gtest.h"
 
