@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/cli/calibrate_command.h"
 #include "tools/cli/command.h"
 #include "tools/cli/config_command.h"
 #include "tools/cli/launch_command.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   commands.push_back(zero3::cli::NewWhatifCommand());
   commands.push_back(zero3::cli::NewConfigCommand());
   commands.push_back(zero3::cli::NewLaunchCommand());
+  commands.push_back(zero3::cli::NewCalibrateCommand());
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   return zero3::cli::RunCommandLine("zero3", commands, args, std::cout,
