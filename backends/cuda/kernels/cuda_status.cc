@@ -6,6 +6,7 @@
 
 namespace zero3 {
 namespace cuda {
+namespace internal {
 
 absl::Status CudaStatus(cudaError_t error, const char* call) {
   if (error == cudaSuccess) return absl::OkStatus();
@@ -52,5 +53,6 @@ absl::Status CublasStatus(cublasStatus_t status, const char* call) {
   }
 }
 
+}  // namespace internal
 }  // namespace cuda
 }  // namespace zero3

@@ -21,6 +21,9 @@
 
 namespace zero3 {
 namespace cuda {
+// Internal to the kernels, so that they do not collide with the status
+// helpers of the rest of the CUDA backend.
+namespace internal {
 
 // OK for cudaSuccess; otherwise "<call>: <cudaGetErrorName> (<code>):
 // <cudaGetErrorString>".
@@ -30,6 +33,7 @@ absl::Status CudaStatus(cudaError_t error, const char* call);
 // (<code>): <cublasGetStatusString>".
 absl::Status CublasStatus(cublasStatus_t status, const char* call);
 
+}  // namespace internal
 }  // namespace cuda
 }  // namespace zero3
 

@@ -382,7 +382,7 @@ absl::Status OpHarness::Run(
   const KernelCall device_call(make_op(Binder(this, true)), label);
   absl::Status status = LaunchKernel(device_call, ctx.stream(), ctx);
   if (!status.ok()) return status;
-  status = CudaStatus(cudaStreamSynchronize(ctx.stream()), "sync");
+  status = internal::CudaStatus(cudaStreamSynchronize(ctx.stream()), "sync");
   if (!status.ok()) return status;
 
   for (auto& [name, e] : entries_) {
@@ -390,7 +390,7 @@ absl::Status OpHarness::Run(
     const int64_t size = ElementSize(e);
     e.device_result.resize(static_cast<size_t>(e.elements * size));
     if (e.elements > 0) {
-      status = CudaStatus(
+      status = internal::CudaStatus(
           cudaMemcpy(e.device_result.data(),
                      static_cast<char*>(e.device.data()) + e.offset * size,
                      e.device_result.size(), cudaMemcpyDeviceToHost),
