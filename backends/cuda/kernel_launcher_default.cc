@@ -1,13 +1,12 @@
 // Copyright 2026 The zero3 Authors.
 //
 // The default kernel launcher: the CUDA kernels of backends/cuda/kernels.
-// Their context (cuBLAS handles and workspace, scratch memory) serves one
-// stream, so the launcher keeps one per stream it has seen, created on the
-// stream's first launch (blocking: the engine's first step pays for it).
+// One kernel context serves the device's streams (each stream gets its own
+// scratch and cuBLAS workspace inside it); it is created on the first launch,
+// which blocks while it allocates: the engine's first step pays for it.
 
 #include <memory>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "backends/cuda/kernel_launcher.h"
 #include "backends/cuda/kernels/launch.h"
@@ -24,19 +23,17 @@ class DefaultLauncher final : public KernelLauncher {
     KernelContext* ctx = nullptr;
     {
       absl::MutexLock lock(&mu_);
-      std::unique_ptr<KernelContext>& slot = contexts_[stream];
-      if (slot == nullptr) {
-        ZR_ASSIGN_OR_RETURN(slot, CreateKernelContext(stream));
+      if (context_ == nullptr) {
+        ZR_ASSIGN_OR_RETURN(context_, CreateKernelContext(stream));
       }
-      ctx = slot.get();
+      ctx = context_.get();
     }
     return LaunchKernel(call, stream, *ctx);
   }
 
  private:
   absl::Mutex mu_;
-  absl::flat_hash_map<cudaStream_t, std::unique_ptr<KernelContext>> contexts_
-      ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<KernelContext> context_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -395,10 +395,11 @@ internal::AdamWScalars AdamWScalarsOf(const k::AdamWArgs& args) {
   return s;
 }
 
-// Enqueues the kernels of a validated call. Returns the CUDA error of the
-// launch and names the failing call in `what`.
+// Enqueues the kernels of a validated call on env.stream, whose cuBLAS
+// workspace is `cublas_workspace`. Errors name the call.
 absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
-                     const internal::Env& env, internal::MatmulRunner& matmul) {
+                     const internal::Env& env, internal::MatmulRunner& matmul,
+                     void* cublas_workspace) {
   cudaError_t err = cudaSuccess;
   absl::Status status;
   std::visit(
@@ -424,7 +425,7 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
           }
           status = matmul.Run(a, o.a.dtype, o.a.slice.data(), o.b.dtype,
                               o.b.slice.data(), o.c.dtype, o.c.slice.data(),
-                              env.stream);
+                              env.stream, cublas_workspace);
         } else if constexpr (std::is_same_v<T, ops::BiasAdd>) {
           err = internal::LaunchBiasAdd(env, a.rows, a.cols, Dev(o.bias),
                                         Dev(o.x));
@@ -558,8 +559,11 @@ AttentionKernels AttentionFromEnvironment(AttentionKernels requested) {
 KernelContext::~KernelContext() {
   matmul_.reset();
   // cudaFree waits for the device, so work still queued finishes first.
-  if (scratch_ != nullptr) cudaFree(scratch_);
-  if (cublas_workspace_ != nullptr) cudaFree(cublas_workspace_);
+  absl::MutexLock lock(&mu_);
+  for (auto& [stream, r] : streams_) {
+    if (r.scratch != nullptr) cudaFree(r.scratch);
+    if (r.cublas_workspace != nullptr) cudaFree(r.cublas_workspace);
+  }
   if (error_count_ != nullptr) cudaFree(error_count_);
 }
 
@@ -571,34 +575,61 @@ cublasHandle_t KernelContext::cublas_handle() const {
   return matmul_->handle();
 }
 
-int64_t KernelContext::scratch_bytes() const {
+int64_t KernelContext::scratch_bytes(cudaStream_t stream) const {
   absl::MutexLock lock(&mu_);
-  return scratch_size_;
+  auto it = streams_.find(stream);
+  return it == streams_.end() ? 0 : it->second.scratch_bytes;
 }
 
-absl::Status KernelContext::EnsureScratch(int64_t bytes) const {
-  if (bytes <= scratch_size_) return absl::OkStatus();
+absl::StatusOr<KernelContext::StreamResources*> KernelContext::ResourcesFor(
+    cudaStream_t stream, int64_t scratch_bytes) const {
+  auto [it, inserted] = streams_.try_emplace(stream);
+  StreamResources& r = it->second;
+  if (inserted) {
+    if (cublas_workspace_bytes_ > 0) {
+      const absl::Status status =
+          CudaStatus(cudaMalloc(&r.cublas_workspace,
+                                static_cast<size_t>(cublas_workspace_bytes_)),
+                     "cudaMalloc(cublas workspace)");
+      if (!status.ok()) {
+        streams_.erase(it);
+        return status;
+      }
+    }
+    if (initial_scratch_bytes_ > 0) {
+      const absl::Status status = CudaStatus(
+          cudaMalloc(&r.scratch, static_cast<size_t>(initial_scratch_bytes_)),
+          "cudaMalloc(scratch)");
+      if (!status.ok()) {
+        if (r.cublas_workspace != nullptr) cudaFree(r.cublas_workspace);
+        streams_.erase(it);
+        return status;
+      }
+      r.scratch_bytes = initial_scratch_bytes_;
+    }
+  }
+  if (scratch_bytes <= r.scratch_bytes) return &r;
   if (!grow_scratch_) {
-    return absl::ResourceExhaustedError(absl::StrCat("the call needs ", bytes,
-                                                     " bytes of scratch, the "
-                                                     "context holds ",
-                                                     scratch_size_,
-                                                     " and may not grow"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the call needs ", scratch_bytes,
+                     " bytes of scratch, the context holds ", r.scratch_bytes,
+                     " for this stream and may not grow"));
   }
   // Round up to 1 MiB so slightly larger shapes do not reallocate again.
-  const int64_t size = (bytes + (int64_t{1} << 20) - 1) >> 20 << 20;
-  // Work already queued may still use the old scratch.
+  const int64_t size = (scratch_bytes + (int64_t{1} << 20) - 1) >> 20 << 20;
+  // Work already queued on this stream may still use the old scratch.
   ZR_RETURN_IF_ERROR(
-      CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
-  if (scratch_ != nullptr) {
-    ZR_RETURN_IF_ERROR(CudaStatus(cudaFree(scratch_), "cudaFree"));
-    scratch_ = nullptr;
-    scratch_size_ = 0;
+      CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  if (r.scratch != nullptr) {
+    ZR_RETURN_IF_ERROR(CudaStatus(cudaFree(r.scratch), "cudaFree(scratch)"));
+    r.scratch = nullptr;
+    r.scratch_bytes = 0;
   }
-  ZR_RETURN_IF_ERROR(CudaStatus(
-      cudaMalloc(&scratch_, static_cast<size_t>(size)), "cudaMalloc(scratch)"));
-  scratch_size_ = size;
-  return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(
+      CudaStatus(cudaMalloc(&r.scratch, static_cast<size_t>(size)),
+                 "cudaMalloc(scratch)"));
+  r.scratch_bytes = size;
+  return &r;
 }
 
 absl::Status KernelContext::ConsumeDeviceErrors() const {
@@ -606,14 +637,12 @@ absl::Status KernelContext::ConsumeDeviceErrors() const {
   {
     absl::MutexLock lock(&mu_);
     ZR_RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpyAsync(&count, error_count_, sizeof(int),
-                                   cudaMemcpyDeviceToHost, stream_),
-                   "cudaMemcpyAsync(error count)"));
-    ZR_RETURN_IF_ERROR(
-        CudaStatus(cudaMemsetAsync(error_count_, 0, sizeof(int), stream_),
-                   "cudaMemsetAsync(error count)"));
-    ZR_RETURN_IF_ERROR(
-        CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+        CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+    ZR_RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpy(&count, error_count_, sizeof(int), cudaMemcpyDeviceToHost),
+        "cudaMemcpy(error count)"));
+    ZR_RETURN_IF_ERROR(CudaStatus(cudaMemset(error_count_, 0, sizeof(int)),
+                                  "cudaMemset(error count)"));
   }
   if (count == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -630,6 +659,8 @@ absl::StatusOr<std::unique_ptr<KernelContext>> CreateKernelContext(
   std::unique_ptr<KernelContext> ctx(new KernelContext());
   ctx->stream_ = stream;
   ctx->grow_scratch_ = options.grow_scratch;
+  ctx->initial_scratch_bytes_ = options.scratch_bytes;
+  ctx->cublas_workspace_bytes_ = options.cublas_workspace_bytes;
   ctx->attention_ = AttentionFromEnvironment(options.attention);
   ZR_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&ctx->device_), "cudaGetDevice"));
   ZR_RETURN_IF_ERROR(CudaStatus(
@@ -641,47 +672,31 @@ absl::StatusOr<std::unique_ptr<KernelContext>> CreateKernelContext(
       "cudaMalloc(error count)"));
   ZR_RETURN_IF_ERROR(CudaStatus(cudaMemset(ctx->error_count_, 0, sizeof(int)),
                                 "cudaMemset(error count)"));
-  if (options.cublas_workspace_bytes > 0) {
-    ZR_RETURN_IF_ERROR(CudaStatus(
-        cudaMalloc(&ctx->cublas_workspace_,
-                   static_cast<size_t>(options.cublas_workspace_bytes)),
-        "cudaMalloc(cublas workspace)"));
-  }
+  ZR_ASSIGN_OR_RETURN(ctx->matmul_, internal::MatmulRunner::Create(
+                                        options.cublas_workspace_bytes));
   {
     absl::MutexLock lock(&ctx->mu_);
-    if (options.scratch_bytes > 0) {
-      ZR_RETURN_IF_ERROR(
-          CudaStatus(cudaMalloc(&ctx->scratch_,
-                                static_cast<size_t>(options.scratch_bytes)),
-                     "cudaMalloc(scratch)"));
-      ctx->scratch_size_ = options.scratch_bytes;
-    }
+    ZR_RETURN_IF_ERROR(ctx->ResourcesFor(stream, 0).status());
   }
-  ZR_ASSIGN_OR_RETURN(ctx->matmul_, internal::MatmulRunner::Create(
-                                        ctx->cublas_workspace_,
-                                        options.cublas_workspace_bytes));
   return ctx;
 }
 
 absl::Status LaunchKernel(const runtime::KernelCall& call, cudaStream_t stream,
                           const KernelContext& ctx) {
-  if (stream != ctx.stream_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(call.label, " (", call.OpName(),
-                     "): launched on a stream other than its context's"));
-  }
   ZR_RETURN_IF_ERROR(Validate(call));
   absl::MutexLock lock(&ctx.mu_);
-  ZR_RETURN_IF_ERROR(
-      Annotate(ctx.EnsureScratch(ScratchFor(call.op)),
-               absl::StrCat(call.label, " (", call.OpName(), ")")));
+  const std::string context =
+      absl::StrCat(call.label, " (", call.OpName(), ")");
+  absl::StatusOr<KernelContext::StreamResources*> resources =
+      ctx.ResourcesFor(stream, ScratchFor(call.op));
+  if (!resources.ok()) return Annotate(resources.status(), context);
   internal::Env env;
   env.stream = stream;
   env.sm_count = ctx.sm_count_;
-  env.scratch = ctx.scratch_;
-  env.scratch_bytes = ctx.scratch_size_;
+  env.scratch = (*resources)->scratch;
+  env.scratch_bytes = (*resources)->scratch_bytes;
   env.error_count = ctx.error_count_;
-  return Enqueue(call, ctx, env, *ctx.matmul_);
+  return Enqueue(call, ctx, env, *ctx.matmul_, (*resources)->cublas_workspace);
 }
 
 int64_t RequiredScratchBytes(const runtime::KernelCall& call) {

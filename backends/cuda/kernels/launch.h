@@ -44,10 +44,12 @@
 // unsupported combinations return Unimplemented; CUDA and cuBLAS failures
 // return the status of cuda_status.h.
 //
-// Thread-safety: a KernelContext may be shared by threads (LaunchKernel holds
-// its mutex while enqueuing), but it serves one stream: its scratch memory is
-// reused by every launch, which is safe only because the stream orders them.
-// Use one context per stream.
+// Streams and thread-safety: one KernelContext serves a device and any
+// number of its streams. Each stream gets its own scratch memory and cuBLAS
+// workspace (allocated on its first call, blocking that call once), because
+// kernels reuse them from call to call, which is safe only when the stream
+// orders those calls; work on different streams may overlap. LaunchKernel
+// holds the context's mutex while enqueuing, so threads may share a context.
 
 #ifndef ZERO3_BACKENDS_CUDA_KERNELS_LAUNCH_H_
 #define ZERO3_BACKENDS_CUDA_KERNELS_LAUNCH_H_
@@ -60,6 +62,7 @@
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -78,38 +81,42 @@ enum class AttentionKernels {
 };
 
 struct KernelContextOptions {
-  // Scratch device memory for the kernels' temporaries (reduction partials,
-  // sort buffers, attention row statistics). Grows on demand when
+  // Scratch device memory per stream for the kernels' temporaries (reduction
+  // partials, sort buffers, attention row statistics). Grows on demand when
   // grow_scratch; otherwise a call that needs more fails with
   // ResourceExhausted. RequiredScratchBytes() sizes it in advance.
   int64_t scratch_bytes = int64_t{16} << 20;
   bool grow_scratch = true;
-  // cuBLAS workspace (32 MiB is NVIDIA's recommendation for Hopper).
+  // cuBLAS workspace per stream (32 MiB is NVIDIA's recommendation for
+  // Hopper).
   int64_t cublas_workspace_bytes = int64_t{32} << 20;
   // ZERO3_CUDA_ATTENTION=simple in the environment forces kSimple.
   AttentionKernels attention = AttentionKernels::kAuto;
 };
 
-// Per-stream state of the kernels: cuBLAS handles and workspace, scratch
-// memory, the device counter of invalid ids, the device's properties. Owns
-// its device memory and handles; destroy it only after the stream has
-// finished the work it launched (the destructor frees memory with cudaFree,
-// which synchronizes the device).
+// Per-device state of the kernels: cuBLAS handles, per-stream scratch memory
+// and cuBLAS workspaces, the device counter of invalid ids, the device's
+// properties. Owns its device memory and handles; destroy it only after the
+// streams have finished the work it launched (the destructor frees memory
+// with cudaFree, which waits for the device).
 class KernelContext {
  public:
   ~KernelContext();
   KernelContext(const KernelContext&) = delete;
   KernelContext& operator=(const KernelContext&) = delete;
 
+  // The stream the context was created for (its resources exist from the
+  // start); any other stream of the device works too.
   cudaStream_t stream() const { return stream_; }
   int device() const { return device_; }
   int sm_count() const { return sm_count_; }
   cublasLtHandle_t cublaslt_handle() const;
   cublasHandle_t cublas_handle() const;
   AttentionKernels attention() const { return attention_; }
-  int64_t scratch_bytes() const;
+  // Scratch bytes held for `stream` (0 before its first call).
+  int64_t scratch_bytes(cudaStream_t stream) const;
 
-  // Blocks until the stream is idle, then returns InvalidArgument with the
+  // Blocks until the device is idle, then returns InvalidArgument with the
   // number of out-of-range token and target ids the kernels met since the
   // last call (and resets the count), or OK if there were none.
   absl::Status ConsumeDeviceErrors() const;
@@ -121,36 +128,45 @@ class KernelContext {
                                    cudaStream_t stream,
                                    const KernelContext& ctx);
 
+  struct StreamResources {
+    void* scratch = nullptr;
+    int64_t scratch_bytes = 0;
+    void* cublas_workspace = nullptr;
+  };
+
   KernelContext() = default;
 
-  // Makes the scratch hold at least `bytes`.
-  absl::Status EnsureScratch(int64_t bytes) const
+  // The resources of `stream`, created on first use, with at least
+  // `scratch_bytes` of scratch.
+  absl::StatusOr<StreamResources*> ResourcesFor(cudaStream_t stream,
+                                                int64_t scratch_bytes) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   cudaStream_t stream_ = nullptr;
   int device_ = 0;
   int sm_count_ = 1;
   bool grow_scratch_ = true;
+  int64_t initial_scratch_bytes_ = 0;
+  int64_t cublas_workspace_bytes_ = 0;
   AttentionKernels attention_ = AttentionKernels::kAuto;
-  void* cublas_workspace_ = nullptr;
   int* error_count_ = nullptr;  // device
   std::unique_ptr<internal::MatmulRunner> matmul_;
 
-  // Launches mutate the scratch and the cuBLAS plan cache behind a const
-  // interface; the mutex makes that safe.
+  // Launches create per-stream resources and fill the cuBLAS plan cache
+  // behind a const interface; the mutex makes that safe.
   mutable absl::Mutex mu_;
-  mutable void* scratch_ ABSL_GUARDED_BY(mu_) = nullptr;
-  mutable int64_t scratch_size_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable absl::flat_hash_map<cudaStream_t, StreamResources> streams_
+      ABSL_GUARDED_BY(mu_);
 };
 
-// Creates a context for `stream` on the current device (cudaGetDevice; the
-// stream must belong to it). Allocates the workspace and scratch and creates
-// the cuBLAS handles: blocking, call it outside the training step.
+// Creates a context on the current device (cudaGetDevice), with the scratch
+// and workspace of `stream` (a stream of that device) allocated up front,
+// and the cuBLAS handles: blocking, call it outside the training step.
 absl::StatusOr<std::unique_ptr<KernelContext>> CreateKernelContext(
     cudaStream_t stream, const KernelContextOptions& options = {});
 
-// Validates `call` and enqueues its kernels on `stream`, which must be
-// ctx.stream(). See the file comment for semantics, blocking and errors.
+// Validates `call` and enqueues its kernels on `stream`, a stream of the
+// context's device. See the file comment for semantics, blocking and errors.
 absl::Status LaunchKernel(const runtime::KernelCall& call, cudaStream_t stream,
                           const KernelContext& ctx);
 

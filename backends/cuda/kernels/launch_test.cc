@@ -1,9 +1,9 @@
 // Copyright 2026 The zero3 Authors.
 //
 // LaunchKernel's contract beyond the numbers: invalid calls fail before
-// anything runs and name the call, the stream must be the context's, scratch
-// memory grows on demand (or fails cleanly when it may not), and
-// RequiredScratchBytes sizes it.
+// anything runs and name the call, every stream of the device gets its own
+// scratch, scratch memory grows on demand (or fails cleanly when it may
+// not), and RequiredScratchBytes sizes it.
 
 #include "backends/cuda/kernels/launch.h"
 
@@ -102,16 +102,31 @@ TEST_F(LaunchTest, BadArgumentsAreInvalidArgument) {
       absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(LaunchTest, OtherStreamIsRejected) {
-  DeviceBuffer x(1, 64);
-  ops::Fill op;
-  op.args.n = 16;
-  op.x = x.Tensor(DType::kF32);
+TEST_F(LaunchTest, AnyStreamOfTheDeviceWorksWithItsOwnScratch) {
+  const int64_t n = 1 << 20;
+  DeviceBuffer x(1, n * 4), out(2, 8);
   cudaStream_t other = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking),
             cudaSuccess);
-  EXPECT_EQ(LaunchKernel(runtime::KernelCall(op, "fill"), other, *ctx_).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ctx_->scratch_bytes(other), 0);
+  ops::Fill fill;
+  fill.args.n = n;
+  fill.args.value = 0.5f;
+  fill.x = x.Tensor(DType::kF32);
+  ASSERT_TRUE(
+      LaunchKernel(runtime::KernelCall(fill, "fill"), other, *ctx_).ok());
+  ops::SumSquares ss;
+  ss.args.n = n;
+  ss.x = x.Tensor(DType::kF32);
+  ss.out = out.Tensor(DType::kF32);
+  ASSERT_TRUE(LaunchKernel(runtime::KernelCall(ss, "norm"), other, *ctx_).ok());
+  EXPECT_GT(ctx_->scratch_bytes(other), 0);
+  float result[2] = {0, 0};
+  ASSERT_EQ(cudaMemcpyAsync(result, out.Tensor(DType::kF32).slice.data(), 8,
+                            cudaMemcpyDeviceToHost, other),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(other), cudaSuccess);
+  EXPECT_EQ(static_cast<double>(result[0]) + result[1], 0.25 * n);
   EXPECT_EQ(cudaStreamDestroy(other), cudaSuccess);
 }
 
@@ -137,9 +152,9 @@ TEST_F(LaunchTest, ScratchGrowsOnDemand) {
       cudaSuccess);
   const runtime::KernelCall call(BigSumSquares(x, out, n), "norm");
   EXPECT_GT(RequiredScratchBytes(call), 0);
-  EXPECT_EQ((*ctx)->scratch_bytes(), 0);
+  EXPECT_EQ((*ctx)->scratch_bytes(stream_), 0);
   ASSERT_TRUE(LaunchKernel(call, stream_, **ctx).ok());
-  EXPECT_GE((*ctx)->scratch_bytes(), RequiredScratchBytes(call));
+  EXPECT_GE((*ctx)->scratch_bytes(stream_), RequiredScratchBytes(call));
   EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
 }
 

@@ -86,13 +86,12 @@ struct MatmulRunner::Plan {
   }
 };
 
-MatmulRunner::MatmulRunner(void* workspace, int64_t workspace_bytes)
-    : workspace_(workspace), workspace_bytes_(workspace_bytes) {}
+MatmulRunner::MatmulRunner(int64_t workspace_bytes)
+    : workspace_bytes_(workspace_bytes) {}
 
 absl::StatusOr<std::unique_ptr<MatmulRunner>> MatmulRunner::Create(
-    void* workspace, int64_t workspace_bytes) {
-  std::unique_ptr<MatmulRunner> runner(
-      new MatmulRunner(workspace, workspace_bytes));
+    int64_t workspace_bytes) {
+  std::unique_ptr<MatmulRunner> runner(new MatmulRunner(workspace_bytes));
   ZR_RETURN_IF_ERROR(
       CublasStatus(cublasLtCreate(&runner->lt_), "cublasLtCreate"));
   ZR_RETURN_IF_ERROR(
@@ -101,12 +100,6 @@ absl::StatusOr<std::unique_ptr<MatmulRunner>> MatmulRunner::Create(
   ZR_RETURN_IF_ERROR(
       CublasStatus(cublasSetMathMode(runner->blas_, CUBLAS_DEFAULT_MATH),
                    "cublasSetMathMode"));
-  if (workspace_bytes > 0) {
-    ZR_RETURN_IF_ERROR(
-        CublasStatus(cublasSetWorkspace(runner->blas_, workspace,
-                                        static_cast<size_t>(workspace_bytes)),
-                     "cublasSetWorkspace"));
-  }
   return runner;
 }
 
@@ -213,7 +206,8 @@ absl::StatusOr<MatmulRunner::Plan*> MatmulRunner::GetPlan(
 
 absl::Status MatmulRunner::Run(const kernels::MatmulArgs& args, DType a_dtype,
                                const void* a, DType b_dtype, const void* b,
-                               DType c_dtype, void* c, cudaStream_t stream) {
+                               DType c_dtype, void* c, cudaStream_t stream,
+                               void* workspace) {
   if (!Supports(a_dtype, b_dtype, c_dtype)) {
     return absl::UnimplementedError(absl::StrCat(
         "matmul of a ", kernels::DTypeName(a_dtype), " and b ",
@@ -227,13 +221,21 @@ absl::Status MatmulRunner::Run(const kernels::MatmulArgs& args, DType a_dtype,
   if (plan->has_algo) {
     return CublasStatus(
         cublasLtMatmul(lt_, plan->op, &alpha, b, plan->a, a, plan->b, &beta, c,
-                       plan->c, c, plan->c, &plan->algo, workspace_,
+                       plan->c, c, plan->c, &plan->algo, workspace,
                        static_cast<size_t>(workspace_bytes_), stream),
         "cublasLtMatmul");
   }
   const ColumnMajor cm = ToColumnMajor(args);
   ZR_RETURN_IF_ERROR(
       CublasStatus(cublasSetStream(blas_, stream), "cublasSetStream"));
+  // cublasSetStream resets the workspace to cuBLAS's default pool; hand it
+  // this stream's instead.
+  if (workspace != nullptr) {
+    ZR_RETURN_IF_ERROR(
+        CublasStatus(cublasSetWorkspace(blas_, workspace,
+                                        static_cast<size_t>(workspace_bytes_)),
+                     "cublasSetWorkspace"));
+  }
   return CublasStatus(
       cublasGemmEx_64(blas_, cm.op_a, cm.op_b, args.n, args.m, args.k, &alpha,
                       b, CudaType(b_dtype), cm.lda, a, CudaType(a_dtype),

@@ -19,9 +19,10 @@
 // Others return Unimplemented naming the types.
 //
 // Owns the cuBLASLt and cuBLAS handles and a cache of plans (descriptors and
-// the chosen algorithm) per shape, types and pointer alignment. Not
-// thread-safe; KernelContext serializes its use. Run() only enqueues work on
-// the given stream.
+// the chosen algorithm) per shape, types and pointer alignment; the caller
+// passes each call's workspace (one per stream: calls on different streams
+// may overlap). Not thread-safe; KernelContext serializes its use. Run()
+// only enqueues work on the given stream.
 
 #ifndef ZERO3_BACKENDS_CUDA_KERNELS_MATMUL_H_
 #define ZERO3_BACKENDS_CUDA_KERNELS_MATMUL_H_
@@ -46,10 +47,10 @@ namespace internal {
 
 class MatmulRunner {
  public:
-  // `workspace` (device memory, `workspace_bytes` long, owned by the caller
-  // and outliving this object) is handed to cuBLAS for every call.
+  // Every call's workspace will be `workspace_bytes` long (algorithms are
+  // chosen for that size).
   static absl::StatusOr<std::unique_ptr<MatmulRunner>> Create(
-      void* workspace, int64_t workspace_bytes);
+      int64_t workspace_bytes);
   ~MatmulRunner();
 
   MatmulRunner(const MatmulRunner&) = delete;
@@ -58,11 +59,14 @@ class MatmulRunner {
   // True when cuBLAS multiplies these element types (see file comment).
   static bool Supports(kernels::DType a, kernels::DType b, kernels::DType c);
 
-  // Enqueues C = alpha op(A) op(B) + beta C on `stream`. Requires m, n,
-  // k > 0 (the caller handles empty products) and supported types.
+  // Enqueues C = alpha op(A) op(B) + beta C on `stream`, using `workspace`
+  // (device memory of the size given to Create, used only by work on
+  // `stream`). Requires m, n, k > 0 (the caller handles empty products) and
+  // supported types.
   absl::Status Run(const kernels::MatmulArgs& args, kernels::DType a_dtype,
                    const void* a, kernels::DType b_dtype, const void* b,
-                   kernels::DType c_dtype, void* c, cudaStream_t stream);
+                   kernels::DType c_dtype, void* c, cudaStream_t stream,
+                   void* workspace);
 
   cublasLtHandle_t lt_handle() const { return lt_; }
   cublasHandle_t handle() const { return blas_; }
@@ -72,14 +76,13 @@ class MatmulRunner {
   using PlanKey = std::tuple<bool, bool, int64_t, int64_t, int64_t, int, int,
                              int, int, int, int>;
 
-  MatmulRunner(void* workspace, int64_t workspace_bytes);
+  explicit MatmulRunner(int64_t workspace_bytes);
 
   absl::StatusOr<Plan*> GetPlan(const kernels::MatmulArgs& args,
                                 kernels::DType a_dtype, const void* a,
                                 kernels::DType b_dtype, const void* b,
                                 kernels::DType c_dtype, const void* c);
 
-  void* workspace_;
   int64_t workspace_bytes_;
   cublasLtHandle_t lt_ = nullptr;
   cublasHandle_t blas_ = nullptr;
