@@ -5,14 +5,16 @@
 // operations involved. With all of them in place it reports nothing (see
 // equivalence_test for the full configuration matrix).
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_join.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "core/model/presets.h"
 #include "core/util/check.h"
 #include "core/zero/sync_points.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "sim/testing/test_profile.h"
 #include "testing/equivalence.h"
 #include "testing/status_matchers.h"
@@ -31,7 +33,8 @@ struct Case {
   std::vector<std::string> expected;
 };
 
-std::vector<std::string> RacesWithout(const Case& c) {
+std::vector<std::string> RacesWithout(
+    const Case& c, const std::function<void(zero::ZeroOptions&)>& adjust = {}) {
   auto spec = model::LoadModelSpec("tiny").value();
   zero::ZeroOptions o;
   o.micro_batch = 2;
@@ -41,6 +44,7 @@ std::vector<std::string> RacesWithout(const Case& c) {
   o.param_persistence_threshold = 0;  // every parameter gathered and released
   o.accumulation = 2;
   o.syncs.Drop(c.sync);
+  if (adjust) adjust(o);
   auto data = model::SyntheticBatches(spec.vocab_size(), 1);
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
@@ -55,8 +59,8 @@ class DropSyncTest : public ::testing::TestWithParam<Case> {};
 TEST_P(DropSyncTest, DetectorReportsTheRace) {
   const Case& c = GetParam();
   const std::vector<std::string> races = RacesWithout(c);
-  ASSERT_FALSE(races.empty()) << "dropping " << zero::SyncName(c.sync)
-                              << " went unnoticed";
+  ASSERT_FALSE(races.empty())
+      << "dropping " << zero::SyncName(c.sync) << " went unnoticed";
   std::vector<::testing::Matcher<const std::string&>> all;
   for (const std::string& s : c.expected) all.push_back(HasSubstr(s));
   EXPECT_THAT(races, Contains(::testing::AllOfArray(all)))
@@ -67,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
     All, DropSyncTest,
     ::testing::Values(
         Case{zero::Sync::kGradOffloadBeforeStep,
-             {"race on 'host fp32 gradients'", "grad D2H", "adamw"}},
+             {"race on 'host gradients", "grad D2H", "adamw"}},
         Case{zero::Sync::kGatherBeforeCompute,
              {"race on 'gathered parameter'", "all-gather param"}},
         Case{zero::Sync::kParamBufferReuse,
@@ -86,6 +90,20 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// Without accumulation, bf16 gradients go to the host straight from the
+// reduced bucket; the same synchronization guards them.
+TEST(DropSyncTest, DirectLowPrecisionOffloadNeedsTheSameSync) {
+  const std::vector<std::string> races = RacesWithout(
+      Case{zero::Sync::kGradOffloadBeforeStep, {}}, [](zero::ZeroOptions& o) {
+        o.dtype = runtime::DType::kBF16;
+        o.accumulation = 1;
+      });
+  EXPECT_THAT(races,
+              Contains(AllOf(HasSubstr("race on 'host gradients (bf16)'"),
+                             HasSubstr("grad D2H"), HasSubstr("adamw"))))
+      << absl::StrJoin(races, "\n");
+}
 
 TEST(DropSyncTest, EverySyncIsCovered) {
   // A new entry in sync_points.h needs a case above.

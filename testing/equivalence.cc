@@ -55,6 +55,7 @@ absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
   for (const sim::RaceReport& r : simulated->races()) {
     result.races.push_back(r.message);
   }
+  for (const engine::StepStats& s : rank0) result.skipped.push_back(s.skipped);
   result.rank0 = std::move(rank0);
   return result;
 }
@@ -76,6 +77,7 @@ absl::StatusOr<RunResult> RunReference(
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(ReferenceStep step, t->Step());
       result.losses.push_back(step.loss);
+      result.skipped.push_back(step.skipped);
       if (params_by_step != nullptr) {
         params_by_step->emplace_back();
         for (int p = 0; p < t->num_params(); ++p) {

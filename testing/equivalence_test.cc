@@ -72,6 +72,8 @@ void Check(const Case& c) {
   EXPECT_THAT(zero.races, ::testing::IsEmpty())
       << absl::StrJoin(zero.races, "\n");
   EXPECT_THAT(ref.races, ::testing::IsEmpty());
+  // The same steps were skipped (fp16 overflow at the initial loss scale).
+  EXPECT_EQ(zero.skipped, ref.skipped) << c.name;
   const Difference d = Compare(zero, ref);
   const bool fp32 = options.dtype == runtime::DType::kF32;
   const double tolerance = fp32 ? 1e-5 : 2e-2;
@@ -183,6 +185,30 @@ std::vector<Case> Cases() {
   cases.push_back({"bf16_offload", 2, [=](zero::ZeroOptions& o) {
                      offload(o);
                      o.dtype = runtime::DType::kBF16;
+                   }});
+  // Accumulating: bf16 buckets add into the fp32 device partition, which
+  // goes to the host.
+  cases.push_back({"bf16_offload_accumulation2", 3, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.dtype = runtime::DType::kBF16;
+                     o.accumulation = 2;
+                   }});
+  cases.push_back(
+      {"bf16_offload_pageable_blocking", 2, [=](zero::ZeroOptions& o) {
+         offload(o);
+         o.dtype = runtime::DType::kBF16;
+         o.optimizer_pin_memory = false;
+         o.grad_offload = zero::GradOffload::kBlocking;
+       }});
+  // fp16 with dynamic loss scaling from 2^16.
+  cases.push_back({"f16_offload", 2, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.dtype = runtime::DType::kF16;
+                   }});
+  cases.push_back({"f16_device_static_scale", 3, [=](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kF16;
+                     o.static_loss_scale = 1024;
+                     o.gradient_clipping = 0.05;
                    }});
   cases.push_back({"bf16_device", 4, [](zero::ZeroOptions& o) {
                      o.dtype = runtime::DType::kBF16;

@@ -33,7 +33,17 @@ ReferenceTrainer::ReferenceTrainer(const model::ModelSpec& spec,
                                    const zero::ZeroOptions& options, int world,
                                    const model::BatchSource* data,
                                    runtime::Runtime& rt)
-    : spec_(spec), options_(options), world_(world), data_(data), rt_(rt) {}
+    : spec_(spec), options_(options), world_(world), data_(data), rt_(rt) {
+  if (options_.dtype == DType::kF16) {
+    scaler_ = options_.static_loss_scale > 0
+                  ? zero::LossScaler::Static(options_.static_loss_scale)
+                  : zero::LossScaler::Dynamic(options_.initial_scale_power,
+                                              options_.loss_scale_window,
+                                              options_.hysteresis,
+                                              options_.consecutive_hysteresis,
+                                              options_.min_loss_scale);
+  }
+}
 
 ReferenceTrainer::~ReferenceTrainer() = default;
 
@@ -167,7 +177,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
           stream_->Copy(inputs_.All(), inputs_host_.All(), "ref inputs H2D"));
       ZR_RETURN_IF_ERROR(model_->Forward(
           *stream_, *this, inputs_.Slice(0, t * 4), inputs_.Slice(t * 4, t * 4),
-          TensorRef::Of(loss_, DType::kF32, 0, 1), 1.0f / a_steps));
+          TensorRef::Of(loss_, DType::kF32, 0, 1),
+          static_cast<float>(scaler_.scale() / a_steps)));
       ZR_RETURN_IF_ERROR(model_->Backward(*stream_, *this));
       ZR_RETURN_IF_ERROR(
           stream_->Copy(loss_host_.All(), loss_.All(), "ref loss D2H"));
@@ -213,13 +224,23 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   for (const auto& g : acc_) {
     for (float x : g) norm_squared += static_cast<double>(x) * x;
   }
+  // fp16: the gradients carry the loss scale; unscaling and clipping fold
+  // into one factor, and non-finite gradients skip the step, as in
+  // DeepSpeed.
+  const double scale = scaler_.scale();
   const double norm = std::sqrt(norm_squared);
-  result.grad_norm = norm;
-  double combined = 1.0;
-  if (options_.gradient_clipping > 0) {
-    const double clip = (norm + 1e-6) / options_.gradient_clipping;
-    if (clip > 1) combined = clip;
+  result.grad_norm = norm / scale;
+  if (!std::isfinite(norm_squared)) {
+    result.skipped = true;
+    if (scaler_.dynamic()) scaler_.Update(true);
+    return result;
   }
+  double combined = scale;
+  if (options_.gradient_clipping > 0) {
+    const double clip = (norm / scale + 1e-6) / options_.gradient_clipping;
+    if (clip > 1) combined = clip * scale;
+  }
+  scaler_.Update(false);
   const float grad_scale = static_cast<float>(1.0 / combined);
   ++step_;
   for (int p = 0; p < num_params; ++p) {

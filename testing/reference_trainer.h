@@ -26,6 +26,7 @@
 #include "core/model/model_spec.pb.h"
 #include "core/model/transformer.h"
 #include "core/runtime/runtime.h"
+#include "core/zero/loss_scaler.h"
 #include "core/zero/options.h"
 
 namespace zero3 {
@@ -33,7 +34,8 @@ namespace testing {
 
 struct ReferenceStep {
   double loss = 0;       // mean over all ranks' micro-batches
-  double grad_norm = 0;  // global norm before clipping
+  double grad_norm = 0;  // global norm before clipping (unscaled)
+  bool skipped = false;  // non-finite gradients (fp16 overflow): no update
 };
 
 class ReferenceTrainer : private model::ParamProvider {
@@ -75,6 +77,7 @@ class ReferenceTrainer : private model::ParamProvider {
   std::vector<runtime::Buffer> params_, grads_;
   runtime::Buffer host_, inputs_host_, inputs_, loss_, loss_host_;
   std::vector<std::vector<float>> master_, m_, v_, acc_;
+  zero::LossScaler scaler_;  // fp16 only; scale 1 otherwise
   int64_t step_ = 0;
 };
 

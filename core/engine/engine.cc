@@ -244,12 +244,12 @@ absl::Status Engine::InitParameters() {
     cast.reads = {master_.All()};
     cast.writes = {target.All()};
     cast.memory_bytes = total * (4 + kernels::DTypeSize(dtype));
+    cast.threads =
+        options_.optimizer_threads > 0 ? options_.optimizer_threads : kAllCores;
     cast.run = [&]() -> absl::Status {
-      kernels::CastArgs a;
-      a.n = total;
-      a.src = DType::kF32;
-      a.dst = dtype;
-      kernels::Cast(a, master_.data(), target.data());
+      zero::HostCastFromFloat(
+          static_cast<const float*>(master_.data()), dtype, target.data(),
+          total, zero::OptimizerThreads(options_.optimizer_threads));
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
@@ -421,6 +421,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
 
   if (options_.offload_optimizer) {
     const TensorRef grads = reducer_->host_partition();
+    const int64_t gsize = kernels::DTypeSize(grads.dtype);
     const Buffer& lp = options_.offload_param ? shard_ : staging_;
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
     for (size_t g = 0; g < sub_groups_.size(); ++g) {
@@ -430,39 +431,34 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       const runtime::BufferSlice m = master_.Slice(r.offset * 4, n * 4);
       const runtime::BufferSlice m1 = exp_avg_.Slice(r.offset * 4, n * 4);
       const runtime::BufferSlice m2 = exp_avg_sq_.Slice(r.offset * 4, n * 4);
-      const runtime::BufferSlice gs = grads.slice.Sub(r.offset * 4, n * 4);
+      const runtime::BufferSlice gs =
+          grads.slice.Sub(r.offset * gsize, n * gsize);
+      const runtime::BufferSlice out = lp.Slice(r.offset * esize, n * esize);
+      // One pass: the update and the new working copy, which the H2D below
+      // (or the next gather, with offload_param) reads.
       HostTask adam;
       adam.label = absl::StrCat("adamw sub-group ", g);
       adam.reads = {gs};
-      adam.writes = {m, m1, m2};
+      adam.writes = {m, m1, m2, out};
       adam.flops = 15.0 * n;
-      adam.memory_bytes = 28 * n;
+      adam.memory_bytes = (24 + gsize + esize) * n;
       adam.threads = options_.optimizer_threads > 0 ? options_.optimizer_threads
                                                     : kAllCores;
       adam.run = [&, n]() -> absl::Status {
         kernels::AdamWArgs a = args;
         a.n = n;
-        zero::HostAdamWStep(a, grad_scale, m.As<float>(), gs.As<float>(),
-                            m1.As<float>(), m2.As<float>(), threads);
+        zero::HostAdamWArrays x;
+        x.params = m.As<float>();
+        x.grads = gs.data();
+        x.grad_dtype = grads.dtype;
+        x.exp_avg = m1.As<float>();
+        x.exp_avg_sq = m2.As<float>();
+        x.working = out.data();
+        x.working_dtype = dtype;
+        zero::HostAdamWStep(a, grad_scale, x, threads);
         return absl::OkStatus();
       };
       ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
-      const runtime::BufferSlice out = lp.Slice(r.offset * esize, n * esize);
-      HostTask cast;
-      cast.label = absl::StrCat("cast sub-group ", g);
-      cast.reads = {m};
-      cast.writes = {out};
-      cast.memory_bytes = n * (4 + esize);
-      cast.threads = adam.threads;
-      cast.run = [&, n]() -> absl::Status {
-        kernels::CastArgs c;
-        c.n = n;
-        c.src = DType::kF32;
-        c.dst = dtype;
-        kernels::Cast(c, m.data(), out.data());
-        return absl::OkStatus();
-      };
-      ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
       if (!options_.offload_param) {
         ZR_RETURN_IF_ERROR(
             compute_->Copy(shard_.Slice(r.offset * esize, n * esize), out,

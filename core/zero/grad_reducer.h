@@ -22,7 +22,9 @@
 //
 // At the accumulation boundary each bucket's partition range also adds its
 // sum of squares to a device norm accumulator and, with offload_optimizer,
-// is copied to the host fp32 gradient buffer: asynchronously when that
+// is copied to the host gradient buffer (in the model's dtype, straight from
+// the reduced chunk, when there is no accumulation - the fp32 partition
+// would only hold the same values twice as wide): asynchronously when that
 // buffer is pinned, blocking the host when it is pageable (the driver stages
 // it), or - grad_offload: blocking, DeepSpeed's old behaviour - one
 // blocking copy per parameter followed by a stream synchronize. At the end
@@ -67,7 +69,9 @@ class GradReducer {
 
   // fp32 [layout.total()]: the accumulated gradient partition, on the device.
   runtime::TensorRef device_partition() const;
-  // fp32 [layout.total()] in host memory (offload_optimizer only).
+  // [layout.total()] in host memory (offload_optimizer only): fp32, or the
+  // model's dtype when there is no accumulation (accumulation == 1), where
+  // the reduced gradients go to the host without a device fp32 copy.
   runtime::TensorRef host_partition() const;
   // Pinned host memory holding every rank's sum of squares of its gradient
   // partition after the boundary backward: W pairs [hi, lo] of fp32 whose
@@ -85,6 +89,9 @@ class GradReducer {
   explicit GradReducer(const ZeroContext& ctx);
   absl::Status Init(const std::vector<model::ModuleInfo>& modules);
   absl::Status Flush(int bucket);
+  // At the boundary: adds the bucket's partition range `part` to the norm
+  // and, with offload_optimizer, copies it to the host.
+  absl::Status NormAndOffload(int bucket, const runtime::TensorRef& part);
   absl::Status WaitSlot(Slot& slot);
 
   ZeroContext ctx_;
@@ -104,7 +111,9 @@ class GradReducer {
   bool slot_waited_ = false;
 
   runtime::Buffer bucket_;
-  runtime::Buffer reduced_;  // this rank's chunk of a bucket
+  runtime::Buffer reduced_;      // this rank's chunk of a bucket
+  bool direct_to_host_ = false;  // see Init
+  runtime::DType host_dtype_ = runtime::DType::kF32;
   runtime::Buffer partition_;
   runtime::Buffer host_partition_;
   runtime::Buffer norm_device_;

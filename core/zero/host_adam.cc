@@ -2,8 +2,11 @@
 
 #include "core/zero/host_adam.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -12,6 +15,8 @@
 namespace zero3 {
 namespace zero {
 namespace {
+
+using kernels::DType;
 
 // Everything the per-element update needs, computed once per step as
 // DeepSpeed's cpu_adam does (beta^t in double, the corrections in float).
@@ -76,52 +81,166 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void Loop(
   }
 }
 
-void StepRange(const kernels::AdamWArgs& a, const Constants& c, float* p,
-               const float* g, float* m, float* v, int64_t begin, int64_t end) {
-  const int64_t n = end - begin;
-  const bool decay = a.weight_decay > 0.0f;
-  if (decay && a.adamw_mode) {
-    Loop<false, true>(c, n, p + begin, g + begin, m + begin, v + begin);
-  } else if (decay) {
-    Loop<true, false>(c, n, p + begin, g + begin, m + begin, v + begin);
-  } else {
-    Loop<false, false>(c, n, p + begin, g + begin, m + begin, v + begin);
+// bf16 is the top half of a float: widening is exact and a shift.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void WidenBF16(
+    int64_t n, const uint16_t* __restrict src, float* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+    std::memcpy(&dst[i], &bits, 4);
   }
+}
+
+// kernels::FloatToBF16 without branches, so it vectorizes: round to nearest
+// even at bit 16 by adding 0x7FFF plus the kept lowest bit (a carry into the
+// exponent gives inf, as it should); a NaN keeps its sign and top payload
+// bits and gets the quiet bit, so it cannot become inf.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void NarrowBF16(
+    int64_t n, const float* __restrict src, uint16_t* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &src[i], 4);
+    const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+    const uint32_t nan = (bits >> 16) | 0x40u;
+    dst[i] = static_cast<uint16_t>(
+        (bits & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+  }
+}
+
+void Widen(DType dtype, int64_t n, const void* src, float* dst) {
+  switch (dtype) {
+    case DType::kF32:
+      std::memcpy(dst, src, n * 4);
+      return;
+    case DType::kBF16:
+      WidenBF16(n, static_cast<const uint16_t*>(src), dst);
+      return;
+    case DType::kF16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = kernels::F16ToFloat(s[i]);
+      return;
+    }
+  }
+}
+
+void Narrow(DType dtype, int64_t n, const float* src, void* dst) {
+  switch (dtype) {
+    case DType::kF32:
+      std::memcpy(dst, src, n * 4);
+      return;
+    case DType::kBF16:
+      NarrowBF16(n, src, static_cast<uint16_t*>(dst));
+      return;
+    case DType::kF16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = kernels::FloatToF16(src[i]);
+      return;
+    }
+  }
+}
+
+// Low-precision gradients are widened, and the working copy written, a
+// block at a time while the block is still in L1.
+constexpr int64_t kBlock = 2048;
+
+void StepRange(const kernels::AdamWArgs& a, const Constants& c,
+               const HostAdamWArrays& x, int64_t begin, int64_t end) {
+  const bool decay = a.weight_decay > 0.0f;
+  const int64_t gsize = kernels::DTypeSize(x.grad_dtype);
+  const int64_t wsize = kernels::DTypeSize(x.working_dtype);
+  alignas(64) float widened[kBlock];
+  const bool direct = x.grad_dtype == DType::kF32;
+  // With nothing to convert, one pass over the whole range.
+  const int64_t block = direct && !x.working ? end - begin : kBlock;
+  for (int64_t b = begin; b < end; b += block) {
+    const int64_t n = std::min(end, b + block) - b;
+    const float* g;
+    if (direct) {
+      g = static_cast<const float*>(x.grads) + b;
+    } else {
+      Widen(x.grad_dtype, n, static_cast<const char*>(x.grads) + b * gsize,
+            widened);
+      g = widened;
+    }
+    float* p = x.params + b;
+    float* m = x.exp_avg + b;
+    float* v = x.exp_avg_sq + b;
+    if (decay && a.adamw_mode) {
+      Loop<false, true>(c, n, p, g, m, v);
+    } else if (decay) {
+      Loop<true, false>(c, n, p, g, m, v);
+    } else {
+      Loop<false, false>(c, n, p, g, m, v);
+    }
+    if (x.working) {
+      Narrow(x.working_dtype, n, p, static_cast<char*>(x.working) + b * wsize);
+    }
+  }
+}
+
+// Runs body(begin, end) over [0, n) in `threads` contiguous chunks of whole
+// cache lines, so threads never share one; below ~256K elements per thread,
+// starting a thread costs more than it saves.
+template <typename Body>
+void Parallel(int64_t n, int threads, const Body& body) {
+  const int t = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(threads, n / (1 << 18))));
+  if (t == 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+  const int64_t per = ((n + t - 1) / t + 31) / 32 * 32;
+  std::vector<std::thread> workers;
+  for (int i = 1; i < t; ++i) {
+    const int64_t begin = i * per;
+    const int64_t end = std::min(n, begin + per);
+    if (begin >= end) break;
+    workers.emplace_back([&body, begin, end] { body(begin, end); });
+  }
+  body(int64_t{0}, std::min(n, per));
+  for (std::thread& w : workers) w.join();
 }
 
 }  // namespace
 
 int OptimizerThreads(int requested) {
   if (requested > 0) return requested;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
+                   const HostAdamWArrays& arrays, int threads) {
+  ZR_CHECK_GE(args.step, int64_t{1}) << "AdamW steps count from 1";
+  ZR_CHECK(arrays.params && arrays.grads && arrays.exp_avg && arrays.exp_avg_sq)
+      << "HostAdamWStep needs params, grads and both moments";
+  const Constants c = Prepare(args, grad_scale);
+  Parallel(args.n, threads, [&](int64_t begin, int64_t end) {
+    StepRange(args, c, arrays, begin, end);
+  });
 }
 
 void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
                    float* params, const float* grads, float* exp_avg,
                    float* exp_avg_sq, int threads) {
-  ZR_CHECK_GE(args.step, int64_t{1}) << "AdamW steps count from 1";
-  const int64_t n = args.n;
-  const Constants c = Prepare(args, grad_scale);
-  // Below ~256K elements per thread, starting a thread costs more than it
-  // saves.
-  const int t = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(threads, n / (1 << 18))));
-  if (t == 1) {
-    StepRange(args, c, params, grads, exp_avg, exp_avg_sq, 0, n);
-    return;
-  }
-  // Chunks of whole cache lines, so threads never share one.
-  const int64_t per = ((n + t - 1) / t + 15) / 16 * 16;
-  std::vector<std::thread> workers;
-  for (int i = 1; i < t; ++i) {
-    const int64_t begin = i * per;
-    const int64_t end = std::min(n, begin + per);
-    if (begin >= end) break;
-    workers.emplace_back(StepRange, std::cref(args), std::cref(c), params,
-                         grads, exp_avg, exp_avg_sq, begin, end);
-  }
-  StepRange(args, c, params, grads, exp_avg, exp_avg_sq, 0, std::min(n, per));
-  for (std::thread& w : workers) w.join();
+  HostAdamWArrays a;
+  a.params = params;
+  a.grads = grads;
+  a.exp_avg = exp_avg;
+  a.exp_avg_sq = exp_avg_sq;
+  HostAdamWStep(args, grad_scale, a, threads);
+}
+
+void HostCastFromFloat(const float* src, DType dst_dtype, void* dst, int64_t n,
+                       int threads) {
+  const int64_t size = kernels::DTypeSize(dst_dtype);
+  Parallel(n, threads, [&](int64_t begin, int64_t end) {
+    Narrow(dst_dtype, end - begin, src + begin,
+           static_cast<char*>(dst) + begin * size);
+  });
 }
 
 }  // namespace zero

@@ -2,9 +2,13 @@
 
 #include "core/zero/host_adam.h"
 
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
 #include "gtest/gtest.h"
 
@@ -41,6 +45,98 @@ TEST(HostAdamTest, MatchesReferenceForAnyThreadCount) {
     EXPECT_EQ(m, mr) << threads;
     EXPECT_EQ(v, vr) << threads;
   }
+}
+
+// Gradients in bf16/fp16 widen exactly and the working copy rounds as
+// kernels::Cast does: the fused step equals widen, reference step, cast.
+TEST(HostAdamTest, LowPrecisionGradientsAndWorkingCopyMatchTheReference) {
+  const int64_t n = (1 << 20) + 4099;  // several blocks and threads, uneven
+  for (kernels::DType dtype : {kernels::DType::kBF16, kernels::DType::kF16}) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist;
+    std::vector<float> p0(n), m0(n), v0(n), gwide(n);
+    std::vector<uint16_t> g(n);
+    for (int64_t i = 0; i < n; ++i) {
+      p0[i] = dist(rng);
+      m0[i] = 0.1f * dist(rng);
+      v0[i] = std::abs(dist(rng));
+      const float x = dist(rng);
+      if (dtype == kernels::DType::kBF16) {
+        g[i] = kernels::FloatToBF16(x);
+        gwide[i] = kernels::BF16ToFloat(g[i]);
+      } else {
+        g[i] = kernels::FloatToF16(x);
+        gwide[i] = kernels::F16ToFloat(g[i]);
+      }
+    }
+    kernels::AdamWArgs args;
+    args.n = n;
+    args.step = 2;
+    args.weight_decay = 0.01f;
+    const float scale = 0.5f;
+    std::vector<float> pr = p0, mr = m0, vr = v0;
+    for (float& x : gwide) x *= scale;
+    kernels::AdamWStep(args, pr.data(), gwide.data(), mr.data(), vr.data());
+    std::vector<uint16_t> wr(n);
+    kernels::CastArgs cast;
+    cast.n = n;
+    cast.src = kernels::DType::kF32;
+    cast.dst = dtype;
+    kernels::Cast(cast, pr.data(), wr.data());
+    for (int threads : {1, 4}) {
+      std::vector<float> p = p0, m = m0, v = v0;
+      std::vector<uint16_t> w(n, 0xFFFF);
+      HostAdamWArrays a;
+      a.params = p.data();
+      a.grads = g.data();
+      a.grad_dtype = dtype;
+      a.exp_avg = m.data();
+      a.exp_avg_sq = v.data();
+      a.working = w.data();
+      a.working_dtype = dtype;
+      HostAdamWStep(args, scale, a, threads);
+      const std::string label =
+          absl::StrCat(kernels::DTypeName(dtype), " x", threads);
+      EXPECT_EQ(p, pr) << label;
+      EXPECT_EQ(m, mr) << label;
+      EXPECT_EQ(v, vr) << label;
+      EXPECT_EQ(w, wr) << label;
+    }
+  }
+}
+
+// The branch-free bf16 rounding agrees with kernels::FloatToBF16 on the
+// values where rounding is delicate: ties, carries into the exponent,
+// infinities, NaNs of both signs (including ones whose top payload bits are
+// zero), denormals and signed zeros.
+TEST(HostAdamTest, CastRoundsLikeTheReferenceOnEdgeCases) {
+  std::vector<uint32_t> bits = {
+      0x00000000, 0x80000000, 0x00000001, 0x00008000, 0x00018000, 0x0000FFFF,
+      0x3F808000, 0x3F818000, 0x3F80FFFF, 0x7F7F8000, 0x7F7FFFFF, 0x7F800000,
+      0xFF800000, 0x7F800001, 0x7FC00000, 0xFF800001, 0xFFFFFFFF, 0x7FFFFFFF,
+      0x477FF000, 0x477FEFFF, 0x33000000, 0x33000001, 0x387FFFFF, 0xC77FF000};
+  std::mt19937 rng(3);
+  for (int i = 0; i < (1 << 20); ++i) bits.push_back(rng());
+  std::vector<float> src(bits.size());
+  std::memcpy(src.data(), bits.data(), bits.size() * 4);
+  for (kernels::DType dtype : {kernels::DType::kBF16, kernels::DType::kF16}) {
+    std::vector<uint16_t> want(src.size()), got(src.size());
+    kernels::CastArgs cast;
+    cast.n = static_cast<int64_t>(src.size());
+    cast.src = kernels::DType::kF32;
+    cast.dst = dtype;
+    kernels::Cast(cast, src.data(), want.data());
+    HostCastFromFloat(src.data(), dtype, got.data(), cast.n, 3);
+    for (size_t i = 0; i < src.size(); ++i) {
+      ASSERT_EQ(got[i], want[i])
+          << kernels::DTypeName(dtype) << " of 0x" << std::hex << bits[i];
+    }
+  }
+}
+
+TEST(HostAdamTest, ZeroThreadsMeansTheCpusThisProcessMayUse) {
+  EXPECT_GE(OptimizerThreads(0), 1);
+  EXPECT_EQ(OptimizerThreads(5), 5);
 }
 
 }  // namespace
