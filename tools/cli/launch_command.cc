@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -27,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "backends/cuda/rendezvous.h"
+#include "tools/cli/internal/cpu_binding.h"
 
 extern char** environ;
 
@@ -232,6 +234,24 @@ absl::Status Supervisor::Start(int port) {
   argv.push_back(nullptr);
   const pid_t parent = getpid();
   children_.reserve(options_.nprocs);
+  std::vector<cpu_set_t> cpu_sets;
+  if (options_.bind_cpus) {
+    const std::vector<std::vector<int>> slices =
+        internal::CpuSlices(internal::AllowedCpus(), options_.nprocs);
+    if (slices.empty()) {
+      err_ << "zero3 launch: fewer cores than processes; not binding them to "
+              "CPUs\n";
+    }
+    for (size_t r = 0; r < slices.size(); ++r) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int cpu : slices[r]) CPU_SET(cpu, &set);
+      cpu_sets.push_back(set);
+      err_ << "zero3 launch: rank " << r << " on CPUs "
+           << internal::CpuListText(slices[r]) << "\n";
+    }
+    err_.flush();
+  }
   for (int r = 0; r < options_.nprocs; ++r) {
     std::vector<std::string> env =
         RankEnvironment(r, options_.nprocs, options_.master_addr, port);
@@ -266,6 +286,9 @@ absl::Status Supervisor::Start(int port) {
       // The child: async-signal-safe calls only until execve.
       setpgid(0, 0);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (!cpu_sets.empty()) {
+        sched_setaffinity(0, sizeof(cpu_set_t), &cpu_sets[r]);
+      }
       if (getppid() != parent) _exit(1);  // the launcher is already gone
       struct sigaction default_action {};
       default_action.sa_handler = SIG_DFL;
@@ -627,6 +650,10 @@ class LaunchCommand : public Command {
                     "how long stopped processes get to exit before SIGKILL");
     flags.AddBool("prefix", &prefix_,
                   "prefix each line of output with [rank N]");
+    flags.AddBool("bind-cpus", &bind_cpus_,
+                  "run each process on an equal share of this node's cores "
+                  "(whole cores, neighbours together), so their host "
+                  "optimizer threads do not compete");
     flags.AddRemainingPositionals(
         "COMMAND", &command_,
         "the zero3 command every process runs, with its arguments, e.g. "
@@ -672,6 +699,7 @@ class LaunchCommand : public Command {
     options.nprocs = static_cast<int>(nprocs_);
     options.master_port = static_cast<int>(master_port_);
     options.prefix_output = prefix_;
+    options.bind_cpus = bind_cpus_;
     options.grace = absl::Seconds(stop_timeout_);
     if (options.master_port == 0) {
       absl::StatusOr<int> port = cuda::PickFreePort();
@@ -702,6 +730,7 @@ class LaunchCommand : public Command {
   int64_t master_port_ = 0;
   double stop_timeout_ = 10;
   bool prefix_ = true;
+  bool bind_cpus_ = true;
   std::vector<std::string> command_;
 };
 

@@ -28,6 +28,9 @@
 //    it was killed by a signal). A rank blocked in a collective whose peer
 //    died would otherwise wait forever.
 //  - If the launcher itself dies, the ranks get SIGKILL (PR_SET_PDEATHSIG).
+//  - `zero3 launch` binds each rank to an equal share of the node's cores
+//    (--bind-cpus, on by default), so that the ranks' host optimizer
+//    threads do not compete for the same cores.
 //
 // Thread-safety: LaunchLocal installs process-wide signal handlers for its
 // duration (restoring the previous ones after), so only one call may run
@@ -64,6 +67,10 @@ struct LaunchOptions {
   int tail_lines = 20;
   // How long ranks get to exit after SIGTERM before SIGKILL.
   absl::Duration grace = absl::Seconds(10);
+  // Give each rank an equal share of the launcher's CPUs, in whole cores
+  // (internal/cpu_binding.h); ranks stay unbound when there are fewer cores
+  // than ranks.
+  bool bind_cpus = false;
 };
 
 // How one rank ended.

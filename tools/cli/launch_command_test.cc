@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
+#include "tools/cli/internal/cpu_binding.h"
 
 namespace zero3 {
 namespace cli {
@@ -77,6 +78,28 @@ TEST(LaunchLocalTest, EveryRankGetsItsOwnVariables) {
     pids.insert(result.ranks[r].pid);
   }
   EXPECT_EQ(pids.size(), 3u);
+}
+
+// Each rank runs on its own share of the launcher's cores; together they
+// cover them all.
+TEST(LaunchLocalTest, BoundRanksGetDisjointCpus) {
+  const std::vector<std::vector<int>> slices =
+      internal::CpuSlices(internal::AllowedCpus(), 2);
+  if (slices.empty()) GTEST_SKIP() << "fewer than 2 cores";
+  LaunchOptions options =
+      Shell(2, "grep Cpus_allowed_list /proc/self/status | tr -d '\\t '");
+  options.bind_cpus = true;
+  std::ostringstream out, err;
+  ASSERT_OK_AND_ASSIGN(LaunchResult result, LaunchLocal(options, out, err));
+  EXPECT_EQ(result.exit_code, 0) << err.str();
+  for (int r = 0; r < 2; ++r) {
+    const std::string cpus = internal::CpuListText(slices[r]);
+    EXPECT_THAT(out.str(),
+                HasSubstr(absl::StrCat("[rank ", r,
+                                       "] Cpus_allowed_list:", cpus, "\n")));
+    EXPECT_THAT(err.str(), HasSubstr(absl::StrCat("zero3 launch: rank ", r,
+                                                  " on CPUs ", cpus, "\n")));
+  }
 }
 
 TEST(LaunchLocalTest, GivenPortAndNoPrefix) {
