@@ -158,6 +158,12 @@ std::vector<Case> Cases() {
                      offload(o);
                      o.sub_group_size = 500;
                    }});
+  cases.push_back({"host_step_in_pieces", 3, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.dtype = runtime::DType::kBF16;
+                     o.sub_group_size = 5000;
+                     o.host_step_piece = 777;
+                   }});
   cases.push_back({"no_prefetch_no_reuse", 2, [](zero::ZeroOptions& o) {
                      o.prefetch_bucket_size = 0;
                      o.max_reuse_distance = 0;

@@ -424,20 +424,39 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
     const int64_t gsize = kernels::DTypeSize(grads.dtype);
     const Buffer& lp = options_.offload_param ? shard_ : staging_;
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+    // Each sub-group in pieces, so that the H2D of one piece's working copy
+    // overlaps the update of the next; the update is elementwise, so the
+    // split changes no value.
+    struct Piece {
+      int64_t offset, elements;
+      std::string name;
+    };
+    std::vector<Piece> pieces;
+    const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
     for (size_t g = 0; g < sub_groups_.size(); ++g) {
       const zero::ParamRange& r = sub_groups_[g];
-      const int64_t n = r.elements;
-      if (n == 0) continue;
-      const runtime::BufferSlice m = master_.Slice(r.offset * 4, n * 4);
-      const runtime::BufferSlice m1 = exp_avg_.Slice(r.offset * 4, n * 4);
-      const runtime::BufferSlice m2 = exp_avg_sq_.Slice(r.offset * 4, n * 4);
+      const int64_t parts = (r.elements + piece_size - 1) / piece_size;
+      for (int64_t k = 0; k < parts; ++k) {
+        const int64_t begin = k * piece_size;
+        pieces.push_back(
+            {r.offset + begin, std::min(piece_size, r.elements - begin),
+             parts == 1 ? absl::StrCat("sub-group ", g)
+                        : absl::StrCat("sub-group ", g, " part ", k)});
+      }
+    }
+    for (const Piece& piece : pieces) {
+      const int64_t offset = piece.offset;
+      const int64_t n = piece.elements;
+      const runtime::BufferSlice m = master_.Slice(offset * 4, n * 4);
+      const runtime::BufferSlice m1 = exp_avg_.Slice(offset * 4, n * 4);
+      const runtime::BufferSlice m2 = exp_avg_sq_.Slice(offset * 4, n * 4);
       const runtime::BufferSlice gs =
-          grads.slice.Sub(r.offset * gsize, n * gsize);
-      const runtime::BufferSlice out = lp.Slice(r.offset * esize, n * esize);
+          grads.slice.Sub(offset * gsize, n * gsize);
+      const runtime::BufferSlice out = lp.Slice(offset * esize, n * esize);
       // One pass: the update and the new working copy, which the H2D below
       // (or the next gather, with offload_param) reads.
       HostTask adam;
-      adam.label = absl::StrCat("adamw sub-group ", g);
+      adam.label = absl::StrCat("adamw ", piece.name);
       adam.reads = {gs};
       adam.writes = {m, m1, m2, out};
       adam.flops = 15.0 * n;
@@ -461,8 +480,8 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
       if (!options_.offload_param) {
         ZR_RETURN_IF_ERROR(
-            compute_->Copy(shard_.Slice(r.offset * esize, n * esize), out,
-                           absl::StrCat("param H2D sub-group ", g)));
+            compute_->Copy(shard_.Slice(offset * esize, n * esize), out,
+                           absl::StrCat("param H2D ", piece.name)));
       }
     }
   } else {

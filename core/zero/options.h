@@ -72,6 +72,10 @@ struct ZeroOptions {
   GradOffload grad_offload = GradOffload::kAsync;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
+  // Elements per host optimizer task: the H2D of one piece's working copy
+  // overlaps the update of the next. Not a configuration key (the split
+  // changes no value); tests make it small.
+  int64_t host_step_piece = int64_t{1} << 25;
 
   uint64_t seed = 0;
   SyncPoints syncs;

@@ -235,12 +235,12 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   }
 
   // Model, data, hardware.
+  // A name that is not a preset (or profile) is a file.
+  const std::vector<std::string> presets = model::PresetNames();
+  const bool preset =
+      std::find(presets.begin(), presets.end(), model_) != presets.end();
   absl::StatusOr<model::ModelSpec> spec =
-      model::LoadModelSpec(model::PresetNames().end() !=
-                                   std::find(model::PresetNames().begin(),
-                                             model::PresetNames().end(), model_)
-                               ? model_
-                               : ResolveUserPath(model_));
+      model::LoadModelSpec(preset ? model_ : ResolveUserPath(model_));
   if (!spec.ok()) return spec.status();
   std::unique_ptr<model::BatchSource> data;
   if (data_ == "synthetic") {
@@ -258,12 +258,11 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
     if (!text.ok()) return text.status();
     data = std::move(*text);
   }
+  const std::vector<std::string> profiles = sim::ProfileNames();
+  const bool named =
+      std::find(profiles.begin(), profiles.end(), hardware_) != profiles.end();
   absl::StatusOr<sim::HardwareProfile> profile =
-      sim::LoadProfile(sim::ProfileNames().end() !=
-                               std::find(sim::ProfileNames().begin(),
-                                         sim::ProfileNames().end(), hardware_)
-                           ? hardware_
-                           : ResolveUserPath(hardware_));
+      sim::LoadProfile(named ? hardware_ : ResolveUserPath(hardware_));
   if (!profile.ok()) return profile.status();
 
   sim::SimOptions so;
