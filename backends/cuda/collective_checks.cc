@@ -133,9 +133,8 @@ absl::Status CheckCollectivesExactly(runtime::Runtime& rt,
   }
 
   // Wrong shapes and host buffers are refused before NCCL sees them.
-  if (!absl::IsInvalidArgument(
-          comm.AllGather(*s, tensor(a, count), tensor(b, count * n - 1),
-                         "bad"))) {
+  if (!absl::IsInvalidArgument(comm.AllGather(
+          *s, tensor(a, count), tensor(b, count * n - 1), "bad"))) {
     return absl::InternalError("all-gather with a short recv was accepted");
   }
   if (!absl::IsInvalidArgument(

@@ -97,6 +97,7 @@ absl::Status CudaStream::Copy(const BufferSlice& dst, const BufferSlice& src,
   // cudaMemcpyDefault infers the direction from the pointers (unified
   // addressing); pinned and pageable host memory are told apart by the
   // driver, which is what makes pageable copies block as stream.h says.
+  const TimedOp timed(*device_, stream_, name_, label);
   const cudaError_t error =
       cudaMemcpyAsync(dst.data(), src.data(), static_cast<size_t>(dst.bytes()),
                       cudaMemcpyDefault, stream_);
@@ -133,6 +134,7 @@ absl::Status CudaStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
   ZR_RETURN_IF_ERROR(CheckMemory(dst, "copy2d", label));
   ZR_RETURN_IF_ERROR(CheckMemory(src, "copy2d", label));
   device_->NoteWork();
+  const TimedOp timed(*device_, stream_, name_, label);
   const cudaError_t error = cudaMemcpy2DAsync(
       dst.data(), static_cast<size_t>(dst_pitch), src.data(),
       static_cast<size_t>(src_pitch), static_cast<size_t>(row_bytes),
@@ -153,6 +155,7 @@ absl::Status CudaStream::Memset(const BufferSlice& dst, uint8_t value,
   if (dst.bytes() == 0) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(CheckMemory(dst, "memset", label));
   device_->NoteWork();
+  const TimedOp timed(*device_, stream_, name_, label);
   const cudaError_t error = cudaMemsetAsync(
       dst.data(), value, static_cast<size_t>(dst.bytes()), stream_);
   if (error != cudaSuccess) {
@@ -171,6 +174,7 @@ absl::Status CudaStream::Launch(const runtime::KernelCall& call) {
     }
   }
   device_->NoteWork();
+  const TimedOp timed(*device_, stream_, name_, call.label);
   return device_->launcher_->Launch(call, stream_);
 }
 
@@ -252,6 +256,15 @@ absl::Status CudaDevice::ReleaseAll() {
   retired_events_.clear();
   for (cudaEvent_t e : spare_events_) cudaEventDestroy(e);
   spare_events_.clear();
+  for (PendingOp& op : pending_ops_) {
+    spare_timing_events_.push_back(op.start);
+    spare_timing_events_.push_back(op.end);
+  }
+  pending_ops_.clear();
+  for (cudaEvent_t e : spare_timing_events_) cudaEventDestroy(e);
+  spare_timing_events_.clear();
+  if (epoch_ != nullptr) cudaEventDestroy(epoch_);
+  epoch_ = nullptr;
   return result;
 }
 
@@ -357,6 +370,91 @@ runtime::MemoryStats CudaDevice::memory_stats() const {
   stats.peak_bytes_in_use = s.peak_bytes_in_use;
   stats.allocations = s.allocations;
   return stats;
+}
+
+absl::Status CudaDevice::StartOpTiming() {
+  if (epoch_ != nullptr) return absl::OkStatus();
+  cudaEvent_t e = nullptr;
+  ZR_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
+  // The legacy default stream: recorded now, ordered with nothing.
+  const cudaError_t error = cudaEventRecord(e, nullptr);
+  if (error != cudaSuccess) {
+    cudaEventDestroy(e);
+    return CudaStatus(error, "cudaEventRecord (op timing epoch)");
+  }
+  epoch_ = e;
+  return absl::OkStatus();
+}
+
+cudaEvent_t CudaDevice::TimingEvent() {
+  if (!spare_timing_events_.empty()) {
+    cudaEvent_t e = spare_timing_events_.back();
+    spare_timing_events_.pop_back();
+    return e;
+  }
+  cudaEvent_t e = nullptr;
+  if (cudaEventCreate(&e) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return e;
+}
+
+absl::StatusOr<std::vector<runtime::OpTiming>> CudaDevice::TakeOpTimings() {
+  if (epoch_ == nullptr) {
+    return absl::FailedPreconditionError("op timing is off (StartOpTiming)");
+  }
+  ZR_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  std::vector<runtime::OpTiming> out;
+  out.reserve(pending_ops_.size());
+  absl::Status status;
+  for (PendingOp& op : pending_ops_) {
+    float start_ms = 0, end_ms = 0;
+    cudaError_t error = cudaEventElapsedTime(&start_ms, epoch_, op.start);
+    if (error == cudaSuccess) {
+      error = cudaEventElapsedTime(&end_ms, epoch_, op.end);
+    }
+    if (error != cudaSuccess && status.ok()) {
+      status = Annotate(CudaStatus(error, "cudaEventElapsedTime"),
+                        absl::StrCat("timing '", op.label, "'"));
+    }
+    spare_timing_events_.push_back(op.start);
+    spare_timing_events_.push_back(op.end);
+    out.push_back({std::move(op.stream), std::move(op.label),
+                   static_cast<int64_t>(static_cast<double>(start_ms) * 1e6),
+                   static_cast<int64_t>(static_cast<double>(end_ms) * 1e6)});
+  }
+  pending_ops_.clear();
+  if (!status.ok()) return status;
+  return out;
+}
+
+TimedOp::TimedOp(CudaDevice& device, cudaStream_t stream,
+                 absl::string_view stream_name, absl::string_view label)
+    : device_(device),
+      stream_(stream),
+      stream_name_(stream_name),
+      label_(label) {
+  if (!device_.op_timing()) return;
+  start_ = device_.TimingEvent();
+  if (start_ != nullptr && cudaEventRecord(start_, stream_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device_.spare_timing_events_.push_back(start_);
+    start_ = nullptr;
+  }
+}
+
+TimedOp::~TimedOp() {
+  if (start_ == nullptr) return;
+  cudaEvent_t end = device_.TimingEvent();
+  if (end == nullptr || cudaEventRecord(end, stream_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device_.spare_timing_events_.push_back(start_);
+    if (end != nullptr) device_.spare_timing_events_.push_back(end);
+    return;
+  }
+  device_.pending_ops_.push_back(
+      {start_, end, std::string(stream_name_), std::string(label_)});
 }
 
 absl::StatusOr<cudaEvent_t> CudaDevice::PooledEvent() {

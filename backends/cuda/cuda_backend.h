@@ -36,8 +36,9 @@
 //    `threads` is a hint for the task's own code) after checking that it
 //    declares host memory only. Ordering against copies is the caller's,
 //    through Synchronize and events, exactly as on the simulator.
-//  - NowNanos is std::chrono::steady_clock; MarkSpan is a no-op (profile
-//    with Nsight Systems or the engine's own phase times).
+//  - NowNanos is std::chrono::steady_clock; MarkSpan is a no-op. Where the
+//    device time goes: CudaDevice::StartOpTiming times every operation
+//    with events (or profile with Nsight Systems).
 //  - Every CUDA and NCCL error becomes a Status naming the call
 //    (cuda_status.h). Errors of asynchronous work surface at the next call
 //    that waits for it.
@@ -68,6 +69,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/cuda/caching_allocator.h"
 #include "backends/cuda/kernel_launcher.h"
+#include "core/runtime/op_timing.h"
 #include "core/runtime/runtime.h"
 
 namespace zero3 {
@@ -164,6 +166,17 @@ class CudaDevice final : public runtime::Device {
   // the previous one reuse it. Called by streams and the communicator.
   void NoteWork() { ++work_; }
 
+  // Op timing, to see where a step's device time goes (zero3 train
+  // --profile-ops): while on, every copy, memset, kernel and collective
+  // issued on this device's streams is bracketed by two timed events
+  // (TimedOp). Costs two cudaEventRecord calls per operation.
+  absl::Status StartOpTiming();
+  bool op_timing() const { return epoch_ != nullptr; }
+  // Waits for the device, then returns the operations issued since
+  // StartOpTiming or the previous call, with their device start and end in
+  // ns since StartOpTiming.
+  absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings();
+
  private:
   friend class CudaRuntime;
   friend class CudaStream;
@@ -205,8 +218,40 @@ class CudaDevice final : public runtime::Device {
   uint64_t fenced_work_ = 0;  // work_ at the last fence
   uint64_t last_fence_ = 0;
 
+  // Op timing (see StartOpTiming).
+  friend class TimedOp;
+  struct PendingOp {
+    cudaEvent_t start;
+    cudaEvent_t end;
+    std::string stream;
+    std::string label;
+  };
+  cudaEvent_t TimingEvent();
+  cudaEvent_t epoch_ = nullptr;
+  std::vector<PendingOp> pending_ops_;
+  std::vector<cudaEvent_t> spare_timing_events_;
+
   // Shared with the runtime's host buffers: ids unique per runtime.
   uint64_t* next_buffer_id_ = nullptr;
+};
+
+// Brackets one stream operation with timed events while the device's op
+// timing is on; does nothing otherwise. Construct it just before enqueuing
+// the operation; the end is recorded when it goes out of scope.
+class TimedOp {
+ public:
+  TimedOp(CudaDevice& device, cudaStream_t stream,
+          absl::string_view stream_name, absl::string_view label);
+  ~TimedOp();
+  TimedOp(const TimedOp&) = delete;
+  TimedOp& operator=(const TimedOp&) = delete;
+
+ private:
+  CudaDevice& device_;
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr;
+  absl::string_view stream_name_;
+  absl::string_view label_;
 };
 
 struct CudaRuntimeOptions {

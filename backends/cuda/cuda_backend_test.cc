@@ -380,6 +380,39 @@ TEST_F(CudaBackendTest, TimingEvents) {
       StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST_F(CudaBackendTest, OpTimingRecordsEveryOperationInOrder) {
+  CudaDevice& device = rt_->cuda_device();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s, device.CreateStream("s"));
+  ASSERT_OK_AND_ASSIGN(Buffer x, device.Allocate(64 << 20, "x"));
+  ASSERT_OK_AND_ASSIGN(Buffer y, device.Allocate(64 << 20, "y"));
+  ASSERT_OK_AND_ASSIGN(
+      Buffer host, rt_->AllocateHost(64 << 20, HostMemoryKind::kPinned, "h"));
+  // Not timed: issued before timing starts.
+  ASSERT_THAT(s->Memset(x.All(), 0, "before"), IsOk());
+  EXPECT_THAT(device.TakeOpTimings(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_THAT(device.StartOpTiming(), IsOk());
+  ASSERT_THAT(s->Memset(x.All(), 1, "fill x"), IsOk());
+  ASSERT_THAT(s->Copy(y.All(), x.All(), "x to y"), IsOk());
+  ASSERT_THAT(s->Copy(host.All(), y.All(), "y to host"), IsOk());
+  ASSERT_OK_AND_ASSIGN(std::vector<runtime::OpTiming> ops,
+                       device.TakeOpTimings());
+  ASSERT_EQ(ops.size(), 3u);
+  const char* labels[] = {"fill x", "x to y", "y to host"};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ops[i].stream, "s");
+    EXPECT_EQ(ops[i].label, labels[i]);
+    EXPECT_GE(ops[i].start_ns, 0);
+    // Work of 64 MiB takes time, and a stream runs its work in order.
+    EXPECT_GT(ops[i].end_ns, ops[i].start_ns) << labels[i];
+    if (i > 0) EXPECT_GE(ops[i].start_ns, ops[i - 1].end_ns) << labels[i];
+  }
+  // 64 MiB over PCIe (at most ~64 GB/s) takes over a millisecond.
+  EXPECT_GT(ops[2].end_ns - ops[2].start_ns, 500000);
+  ASSERT_OK_AND_ASSIGN(ops, device.TakeOpTimings());
+  EXPECT_TRUE(ops.empty());
+}
+
 TEST_F(CudaBackendTest, LaunchRejectsHostBuffers) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s,
                        rt_->device().CreateStream("s"));

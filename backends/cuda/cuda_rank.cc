@@ -73,6 +73,23 @@ absl::Status RunOneRank(const CudaRuntimeOptions& runtime_options,
 
 }  // namespace
 
+absl::Status StartOpTiming(runtime::Runtime& rt) {
+  auto* cuda = dynamic_cast<CudaRuntime*>(&rt);
+  if (cuda == nullptr) {
+    return absl::InvalidArgumentError("op timing needs the cuda backend");
+  }
+  return cuda->cuda_device().StartOpTiming();
+}
+
+absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings(
+    runtime::Runtime& rt) {
+  auto* cuda = dynamic_cast<CudaRuntime*>(&rt);
+  if (cuda == nullptr) {
+    return absl::InvalidArgumentError("op timing needs the cuda backend");
+  }
+  return cuda->cuda_device().TakeOpTimings();
+}
+
 int VisibleCudaDevices() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {

@@ -39,9 +39,12 @@
 
 #include <cstdint>
 #include <ostream>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "backends/cuda/rank_env.h"
+#include "core/runtime/op_timing.h"
 #include "core/runtime/runtime.h"
 
 namespace zero3 {
@@ -71,6 +74,14 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
 // the same work.
 absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
                                    const runtime::RankFunction& fn);
+
+// Op timing on the GPU of a runtime RunCudaRank made (see
+// CudaDevice::StartOpTiming): every operation on its streams is timed from
+// here on; TakeOpTimings waits for the device and returns those issued
+// since the previous call. InvalidArgument for other runtimes.
+absl::Status StartOpTiming(runtime::Runtime& rt);
+absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings(
+    runtime::Runtime& rt);
 
 // CUDA devices visible to this process; 0 without a driver or a device, or
 // without CUDA in the build. Never fails.

@@ -29,6 +29,13 @@ absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
   return NotBuilt();
 }
 
+absl::Status StartOpTiming(runtime::Runtime& rt) { return NotBuilt(); }
+
+absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings(
+    runtime::Runtime& rt) {
+  return NotBuilt();
+}
+
 int VisibleCudaDevices() { return 0; }
 
 bool CudaBackendBuilt() { return false; }

@@ -128,6 +128,7 @@ absl::Status NcclCommunicator::AllGather(runtime::Stream& stream,
   ZR_RETURN_IF_ERROR(CheckDevice(recv, "all-gather", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
   ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "all-gather", label));
+  const TimedOp timed(*device_, s, stream.name(), label);
   const ncclResult_t result =
       ncclAllGather(send.slice.data(), recv.slice.data(),
                     static_cast<size_t>(send.elements()), type, comm_, s);
@@ -149,6 +150,7 @@ absl::Status NcclCommunicator::ReduceScatter(runtime::Stream& stream,
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
   ZR_ASSIGN_OR_RETURN(cudaStream_t s,
                       StreamOf(stream, "reduce-scatter", label));
+  const TimedOp timed(*device_, s, stream.name(), label);
   const ncclResult_t result = ncclReduceScatter(
       send.slice.data(), recv.slice.data(),
       static_cast<size_t>(recv.elements()), type, ncclSum, comm_, s);
@@ -169,6 +171,7 @@ absl::Status NcclCommunicator::AllReduce(runtime::Stream& stream,
   ZR_RETURN_IF_ERROR(CheckDevice(recv, "all-reduce", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
   ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "all-reduce", label));
+  const TimedOp timed(*device_, s, stream.name(), label);
   const ncclResult_t result = ncclAllReduce(
       send.slice.data(), recv.slice.data(),
       static_cast<size_t>(send.elements()), type,
@@ -187,6 +190,7 @@ absl::Status NcclCommunicator::Broadcast(runtime::Stream& stream,
   ZR_RETURN_IF_ERROR(CheckDevice(buffer, "broadcast", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(buffer.dtype));
   ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "broadcast", label));
+  const TimedOp timed(*device_, s, stream.name(), label);
   const ncclResult_t result = ncclBroadcast(
       buffer.slice.data(), buffer.slice.data(),
       static_cast<size_t>(buffer.elements()), type, root, comm_, s);

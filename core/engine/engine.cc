@@ -11,6 +11,7 @@
 #include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
 #include "core/util/check.h"
+#include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 
@@ -199,22 +200,32 @@ absl::Status Engine::InitParameters() {
   init.label = "initialize parameters";
   init.writes = {host_master.All()};
   init.memory_bytes = total * 4;
+  init.threads =
+      options_.optimizer_threads > 0 ? options_.optimizer_threads : kAllCores;
   init.run = [&]() -> absl::Status {
     float* m = static_cast<float*>(host_master.data());
+    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
     for (const model::ParamInfo& p : model_->params()) {
       const zero::ParamShard& s = layout_->param(p.id);
       const int64_t valid = layout_->ValidElements(p.id);
       const int64_t first = dp_rank_ * s.partition;
-      for (int64_t i = 0; i < s.partition; ++i) {
-        float v = i < valid
-                      ? model::InitialValue(spec_, p, options_.seed, first + i)
-                      : 0.0f;
-        if (dtype != DType::kF32) {
-          kernels::StoreFromFloat(dtype, v, &v, 0);
-          v = kernels::LoadAsFloat(dtype, &v, 0);
-        }
-        m[s.offset + i] = v;
-      }
+      // Every element's value depends on its index only, so threads split
+      // the work without changing it.
+      ParallelFor(
+          s.partition, threads,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+              float v = i < valid ? model::InitialValue(spec_, p, options_.seed,
+                                                        first + i)
+                                  : 0.0f;
+              if (dtype != DType::kF32) {
+                kernels::StoreFromFloat(dtype, v, &v, 0);
+                v = kernels::LoadAsFloat(dtype, &v, 0);
+              }
+              m[s.offset + i] = v;
+            }
+          },
+          int64_t{1} << 16);
     }
     return absl::OkStatus();
   };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/util/check.h"
+#include "core/util/parallel_for.h"
 
 namespace zero3 {
 namespace zero {
@@ -177,29 +178,6 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
   }
 }
 
-// Runs body(begin, end) over [0, n) in `threads` contiguous chunks of whole
-// cache lines, so threads never share one; below ~256K elements per thread,
-// starting a thread costs more than it saves.
-template <typename Body>
-void Parallel(int64_t n, int threads, const Body& body) {
-  const int t = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(threads, n / (1 << 18))));
-  if (t == 1) {
-    body(int64_t{0}, n);
-    return;
-  }
-  const int64_t per = ((n + t - 1) / t + 31) / 32 * 32;
-  std::vector<std::thread> workers;
-  for (int i = 1; i < t; ++i) {
-    const int64_t begin = i * per;
-    const int64_t end = std::min(n, begin + per);
-    if (begin >= end) break;
-    workers.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  body(int64_t{0}, std::min(n, per));
-  for (std::thread& w : workers) w.join();
-}
-
 }  // namespace
 
 int OptimizerThreads(int requested) {
@@ -218,7 +196,7 @@ void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
   ZR_CHECK(arrays.params && arrays.grads && arrays.exp_avg && arrays.exp_avg_sq)
       << "HostAdamWStep needs params, grads and both moments";
   const Constants c = Prepare(args, grad_scale);
-  Parallel(args.n, threads, [&](int64_t begin, int64_t end) {
+  ParallelFor(args.n, threads, [&](int64_t begin, int64_t end) {
     StepRange(args, c, arrays, begin, end);
   });
 }
@@ -237,7 +215,7 @@ void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
 void HostCastFromFloat(const float* src, DType dst_dtype, void* dst, int64_t n,
                        int threads) {
   const int64_t size = kernels::DTypeSize(dst_dtype);
-  Parallel(n, threads, [&](int64_t begin, int64_t end) {
+  ParallelFor(n, threads, [&](int64_t begin, int64_t end) {
     Narrow(dst_dtype, end - begin, src + begin,
            static_cast<char*>(dst) + begin * size);
   });

@@ -19,13 +19,16 @@
 #include "core/engine/engine.h"
 #include "core/model/data.h"
 #include "core/model/presets.h"
+#include "core/runtime/op_timing.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
 #include "core/zero/sync_points.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
+#include "sim/trace.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/cli/internal/op_profile.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -101,6 +104,11 @@ class TrainCommand : public Command {
                     "perturb every simulated cost by up to +-X (e.g. 0.1)");
     flags.AddBool("symmetric", &symmetric_,
                   "timing mode: simulate rank 0 only (ranks are symmetric)");
+    flags.AddBool("profile-ops", &profile_ops_,
+                  "cuda: time every device operation of steps 2..N with "
+                  "events and print device time per kind of operation (with "
+                  "--predict, beside the simulator's); with --trace, write "
+                  "them as a Chrome trace");
     flags.AddBool("predict", &predict_,
                   "cuda: also simulate the same configuration on --hardware "
                   "and print predicted beside measured FWD/BWD/STEP");
@@ -163,6 +171,9 @@ class TrainCommand : public Command {
   double jitter_ = 0;
   bool symmetric_ = false;
   bool predict_ = false;
+  bool profile_ops_ = false;
+  // Rank 0's timed operations of steps 2..N (--profile-ops).
+  std::vector<runtime::OpTiming> op_timings_;
   int exit_code_ = kExitOk;
 };
 
@@ -177,6 +188,16 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
     return absl::InvalidArgumentError(
         "--predict compares a GPU run with the simulator: it needs --backend "
         "cuda");
+  }
+  if (!gpu && profile_ops_) {
+    return absl::InvalidArgumentError(
+        "--profile-ops times operations on GPUs: it needs --backend cuda (on "
+        "the simulator, --trace shows every operation)");
+  }
+  if (gpu && !trace_.empty() && !profile_ops_) {
+    return absl::InvalidArgumentError(
+        "--trace with --backend cuda writes the timed operations: add "
+        "--profile-ops");
   }
   int gpu_rank = 0;
   if (gpu) {
@@ -331,9 +352,18 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
       }
       activation_bytes = (*e)->model().activation_bytes();
     }
+    if (profile_ops_) ZR_RETURN_IF_ERROR(cuda::StartOpTiming(rt));
     for (int64_t s = 0; s < steps_; ++s) {
       absl::StatusOr<engine::StepStats> stats = (*e)->Step();
       if (!stats.ok()) return stats.status();
+      if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
+        // Step 1 records the module order and warms the allocator; its
+        // operations are dropped.
+        absl::StatusOr<std::vector<runtime::OpTiming>> ops =
+            cuda::TakeOpTimings(rt);
+        if (!ops.ok()) return ops.status();
+        if (s > 0 && rt.rank() == 0) op_timings_ = std::move(*ops);
+      }
       StepRow& row = rows[s];
       if (check_reference_) {
         for (int p = 0; p < (*e)->layout().num_params(); ++p) {
@@ -443,6 +473,7 @@ absl::Status TrainCommand::CheckGpuRun(const model::ModelSpec& spec,
                                        const sim::HardwareProfile& profile,
                                        const std::vector<StepRow>& rows,
                                        std::ostream& out) {
+  std::vector<runtime::OpTiming> predicted_ops;
   if (predict_) {
     whatif::StepInput in;
     in.profile = profile;
@@ -450,8 +481,10 @@ absl::Status TrainCommand::CheckGpuRun(const model::ModelSpec& spec,
     in.options = options;
     in.gpus = static_cast<int>(ranks_);
     in.steps = 3;
+    in.op_timings = profile_ops_;
     absl::StatusOr<whatif::VariantResult> predicted = whatif::SimulateStep(in);
     if (!predicted.ok()) return predicted.status();
+    predicted_ops = std::move(predicted->ops);
     // Measured: the median over the steps after the first (which records the
     // module order and warms the allocator).
     auto median = [&](int64_t engine::StepStats::*field) {
@@ -478,6 +511,32 @@ absl::Status TrainCommand::CheckGpuRun(const model::ModelSpec& spec,
       out << absl::StrFormat(
           "  %-6s %12.2f %12.2f %+8.1f%%\n", names[i], measured[i],
           simulated[i], 100.0 * (simulated[i] - measured[i]) / measured[i]);
+    }
+  }
+  if (profile_ops_ && steps_ > 1) {
+    const int measured_steps = static_cast<int>(steps_ - 1);
+    out << absl::StrFormat(
+        "device time by operation, per step (rank 0, steps 2..%d)%s:\n", steps_,
+        predict_ ? ", beside the prediction" : "");
+    out << internal::FormatOpComparison(
+        internal::GroupOps(op_timings_, measured_steps),
+        internal::GroupOps(predicted_ops, 1), 30);
+    if (!trace_.empty()) {
+      sim::Trace trace;
+      trace.NameProcess(0, "rank 0 (GPU, measured)");
+      std::vector<std::string> streams;
+      for (const runtime::OpTiming& op : op_timings_) {
+        auto it = std::find(streams.begin(), streams.end(), op.stream);
+        const int tid = static_cast<int>(it - streams.begin());
+        if (it == streams.end()) {
+          streams.push_back(op.stream);
+          trace.NameTrack(0, tid, absl::StrCat("stream: ", op.stream));
+        }
+        trace.AddSpan(0, tid, op.label, op.start_ns, op.end_ns);
+      }
+      const std::string path = ResolveUserPath(trace_);
+      ZR_RETURN_IF_ERROR(trace.WriteFile(path));
+      out << "trace of the timed operations written to " << path << "\n";
     }
   }
   if (check_reference_) {

@@ -382,7 +382,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   so.world_size = in.gpus;
   so.mode = sim::SimMode::kTiming;
   so.detect_races = false;
-  so.trace = in.traces;
+  so.trace = in.traces || in.op_timings;
   so.symmetric = !in.full;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
   auto data = model::SyntheticBatches(in.spec.vocab_size(), 0);
@@ -444,6 +444,17 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
   if (in.traces) out.trace_json = world->trace().ToJson();
+  if (in.op_timings) {
+    const sim::Trace& trace = world->trace();
+    for (const sim::Trace::Span& span : trace.spans()) {
+      if (span.pid != 0 || span.start_ns < step_start) continue;
+      const std::string track = trace.TrackName(span.pid, span.tid);
+      constexpr absl::string_view kStream = "stream: ";
+      if (!absl::StartsWith(track, kStream)) continue;
+      out.ops.push_back({track.substr(kStream.size()), span.name, span.start_ns,
+                         span.end_ns});
+    }
+  }
   return out;
 }
 

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/model/model_spec.pb.h"
+#include "core/runtime/op_timing.h"
 #include "core/zero/options.h"
 #include "sim/profile.pb.h"
 #include "tools/whatif/scenario.pb.h"
@@ -50,6 +51,9 @@ struct VariantResult {
   std::vector<std::pair<std::string, std::string>> settings;
   Metrics metrics;
   std::string trace_json;  // when traces were asked for
+  // Rank 0's stream operations that started in the last step, when
+  // StepInput::op_timings asked for them.
+  std::vector<runtime::OpTiming> ops;
 };
 
 struct ScenarioResult {
@@ -77,6 +81,8 @@ struct StepInput {
   int steps = 3;
   bool full = false;
   bool traces = false;
+  // Keep rank 0's stream operations of the last step (VariantResult::ops).
+  bool op_timings = false;
 };
 absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
 

@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/model/presets.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/profiles.h"
 #include "testing/status_matchers.h"
 
 namespace zero3 {
@@ -71,6 +74,40 @@ TEST(WhatifTest, TableFiguresEqualTheTracePhaseSpans) {
   EXPECT_NEAR(m.step_ms, LastSpans(trace, "STEP", 1) / 1e3, 1e-6);
   EXPECT_NEAR(m.total_ms, m.fwd_ms + m.bwd_ms + m.step_ms, 1e-6);
   EXPECT_GT(m.fwd_ms, 0);
+}
+
+// The operations kept for --profile-ops are the last step's, on rank 0's
+// streams: every layer's attention once each way, and their device time
+// fits in the step.
+TEST(WhatifTest, OpTimingsAreTheLastStepsStreamOperations) {
+  StepInput in;
+  ASSERT_OK_AND_ASSIGN(in.profile, sim::LoadProfile("h200_sxm"));
+  ASSERT_OK_AND_ASSIGN(in.spec, model::LoadModelSpec("qwen2.5-0.5b"));
+  in.options.dtype = kernels::DType::kBF16;
+  in.options.micro_batch = 1;
+  in.options.seq = 256;
+  in.options.offload_optimizer = true;
+  in.gpus = 2;
+  in.steps = 2;
+  in.op_timings = true;
+  ASSERT_OK_AND_ASSIGN(VariantResult r, SimulateStep(in));
+  int attention_fwd = 0, attention_bwd = 0, reduce_scatters = 0;
+  double compute_ns = 0;
+  for (const runtime::OpTiming& op : r.ops) {
+    EXPECT_LE(op.start_ns, op.end_ns) << op.label;
+    if (op.stream == "compute") compute_ns += op.end_ns - op.start_ns;
+    if (absl::EndsWith(op.label, "attention fwd")) ++attention_fwd;
+    if (absl::EndsWith(op.label, "attention bwd")) ++attention_bwd;
+    if (absl::StartsWith(op.label, "reduce-scatter")) {
+      EXPECT_EQ(op.stream, "reduce") << op.label;
+      ++reduce_scatters;
+    }
+  }
+  EXPECT_EQ(attention_fwd, in.spec.num_layers());
+  EXPECT_EQ(attention_bwd, in.spec.num_layers());
+  EXPECT_GT(reduce_scatters, 0);
+  EXPECT_GT(compute_ns, 0);
+  EXPECT_LE(compute_ns, r.metrics.total_ms * 1e6 * 1.001);
 }
 
 TEST(WhatifTest, MorePcieBandwidthNeverSlowsAStep) {
