@@ -167,6 +167,9 @@ absl::Status Engine::Init() {
       rt_.AllocateHost(2 * t * 4, HostMemoryKind::kPinned, "input staging"));
   ZR_ASSIGN_OR_RETURN(input_device_, dev.Allocate(2 * t * 4, "inputs"));
   ZR_ASSIGN_OR_RETURN(loss_device_, dev.Allocate(4, "loss"));
+  ZR_ASSIGN_OR_RETURN(barrier_, dev.Allocate(8, "step barrier"));
+  ZR_RETURN_IF_ERROR(
+      ctx_.gather->Memset(barrier_.All(), 0, "zero step barrier"));
   ZR_ASSIGN_OR_RETURN(
       loss_host_, rt_.AllocateHost(4, HostMemoryKind::kPinned, "loss (host)"));
   ZR_ASSIGN_OR_RETURN(loss_copied_, dev.CreateEvent());
@@ -380,6 +383,20 @@ absl::StatusOr<StepStats> Engine::Step() {
 
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read_norm));
   ZR_RETURN_IF_ERROR(Update(norm_squared, &stats));
+  // The step ends when every data-parallel rank's host has finished its
+  // update: then each phase's time is the slowest rank's, and a rank whose
+  // host step finished first does not count its wait for the others as
+  // forward time. A 4-byte all-reduce on the (idle) gather stream and a
+  // host wait for it; it orders nothing on the compute stream, so the
+  // update's own synchronization (params-updated-before-gather) still
+  // stands alone.
+  if (dp_size_ > 1) {
+    ZR_RETURN_IF_ERROR(ctx_.dp->AllReduce(
+        *ctx_.gather, TensorRef::Of(barrier_, DType::kF32, 0, 1),
+        TensorRef::Of(barrier_, DType::kF32, 1, 1), runtime::ReduceOp::kSum,
+        "step barrier"));
+    ZR_RETURN_IF_ERROR(ctx_.gather->Synchronize());
+  }
   const int64_t t4 = rt_.NowNanos();
   rt_.MarkSpan("STEP", t3, t4);
   stats.step_ns = t4 - t3;

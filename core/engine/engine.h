@@ -112,6 +112,7 @@ class Engine : private model::ParamProvider {
   // Inputs: pinned host staging and the device copy, tokens then targets.
   runtime::Buffer input_host_, input_device_;
   runtime::Buffer loss_device_, loss_host_;
+  runtime::Buffer barrier_;  // see Step
   std::unique_ptr<runtime::Event> loss_copied_, updated_;
 
   int dp_size_ = 1;

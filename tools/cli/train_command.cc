@@ -375,7 +375,9 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
       row.loss_sum += stats->loss;
       row.total_ns = std::max(row.total_ns, stats->total_ns);
       if (rt.rank() == 0) row.rank0 = *stats;
-      if (++row.ranks == simulated && rt.rank() == 0) {
+      // The rank that completes the row prints it (on GPUs, each process
+      // sees its own rank only; rank 0 prints).
+      if (++row.ranks == simulated && (!gpu || rt.rank() == 0)) {
         const engine::StepStats& r0 = row.rank0;
         const double tokens = static_cast<double>(r0.global_tokens);
         out << absl::StrFormat(
