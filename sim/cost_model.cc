@@ -113,6 +113,18 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            CheckCurve(f.allreduce_busbw(), "fabric.allreduce_busbw", false),
            CheckCurve(f.inter_node_busbw(), "fabric.inter_node_busbw", false),
            Require(f.gpus_per_node() > 0, "fabric.gpus_per_node"),
+           Require(g.gemm_in_step_factor() > 0, "gpu.gemm_in_step_factor"),
+           Require(g.attention_in_step_factor() > 0,
+                   "gpu.attention_in_step_factor"),
+           Require(g.elementwise_in_step_factor() > 0,
+                   "gpu.elementwise_in_step_factor"),
+           Require(!g.has_copy2d_gbps() || g.copy2d_gbps() > 0,
+                   "gpu.copy2d_gbps"),
+           Require(!h.has_cores_per_node() || h.cores_per_node() > 0,
+                   "host.cores_per_node"),
+           Require(!h.has_memory_bandwidth_gbps_per_node() ||
+                       h.memory_bandwidth_gbps_per_node() > 0,
+                   "host.memory_bandwidth_gbps_per_node"),
        }) {
     if (!s.ok()) return s;
   }
@@ -172,10 +184,42 @@ double CostModel::MeasuredGemmUs(const KernelWork& w) const {
   return -1;
 }
 
+void CostModel::set_ranks_per_node(int ranks) {
+  ranks_per_node_ = std::max(1, ranks);
+}
+
+int CostModel::HostCores() const {
+  const HostProfile& h = profile_.host();
+  int cores = h.cores_per_rank();
+  if (h.has_cores_per_node()) {
+    cores = std::min(cores, std::max(1, h.cores_per_node() / ranks_per_node_));
+  }
+  return cores;
+}
+
+double CostModel::HostMemoryGbps() const {
+  const HostProfile& h = profile_.host();
+  double gbps = h.memory_bandwidth_gbps_per_rank();
+  if (h.has_memory_bandwidth_gbps_per_node()) {
+    gbps = std::min(gbps, h.memory_bandwidth_gbps_per_node() / ranks_per_node_);
+  }
+  return gbps;
+}
+
+int64_t CostModel::Copy2DNanos(int64_t bytes) const {
+  const GpuProfile& g = profile_.gpu();
+  if (!g.has_copy2d_gbps()) return CopyNanos(bytes, CopyKind::kDeviceToDevice);
+  return MicrosToNanos(profile_.host_link().copy_latency_us()) +
+         Nanos(TransferNs(bytes, g.copy2d_gbps()));
+}
+
 int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const GpuProfile& g = profile_.gpu();
   const double measured = MeasuredGemmUs(work);
-  if (measured >= 0) return std::max<int64_t>(1, Nanos(measured * 1e3));
+  if (measured >= 0) {
+    return std::max<int64_t>(
+        1, Nanos(measured * 1e3 * g.gemm_in_step_factor()));
+  }
   double peak_tflops = g.peak_fp32_tflops();
   double efficiency = 1.0;
   switch (work.compute_class) {
@@ -195,8 +239,22 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const double compute_ns = work.flops / (peak_tflops * 1e3 * efficiency);
   const double memory_ns =
       TransferNs(work.bytes, g.hbm_bandwidth_gbps() * g.hbm_efficiency());
-  return std::max(Nanos(std::max(compute_ns, memory_ns)),
-                  MicrosToNanos(g.min_kernel_us()));
+  return std::max(
+      Nanos(std::max(compute_ns, memory_ns) * InStepFactor(work.compute_class)),
+      MicrosToNanos(g.min_kernel_us()));
+}
+
+double CostModel::InStepFactor(ComputeClass c) const {
+  const GpuProfile& g = profile_.gpu();
+  switch (c) {
+    case ComputeClass::kMatmul:
+      return g.gemm_in_step_factor();
+    case ComputeClass::kAttention:
+      return g.attention_in_step_factor();
+    case ComputeClass::kElementwise:
+      return g.elementwise_in_step_factor();
+  }
+  return 1.0;
 }
 
 int64_t CostModel::CopyNanos(int64_t bytes, CopyKind kind) const {
@@ -270,10 +328,10 @@ int64_t CostModel::CollectiveNanos(CollectiveKind kind, int64_t total_bytes,
 int64_t CostModel::HostTaskNanos(double flops, int64_t bytes,
                                  int threads) const {
   const HostProfile& h = profile_.host();
-  const int t = std::max(1, std::min(threads, h.cores_per_rank()));
+  const int t = std::max(1, std::min(threads, HostCores()));
   const double compute_ns = flops / (t * h.gflops_per_core());
   const double bandwidth = std::min(t * h.memory_bandwidth_gbps_per_thread(),
-                                    h.memory_bandwidth_gbps_per_rank());
+                                    HostMemoryGbps());
   const double memory_ns = TransferNs(bytes, bandwidth);
   return MicrosToNanos(h.host_task_overhead_us()) +
          Nanos(std::max(compute_ns, memory_ns));
@@ -306,16 +364,24 @@ std::string CostModel::ExplainKernel(const KernelWork& work) const {
       cls = "elementwise";
       break;
   }
+  const double factor = InStepFactor(work.compute_class);
+  const double measured = MeasuredGemmUs(work);
+  if (measured >= 0) {
+    return absl::StrFormat(
+        "kernel (%s %dx%dx%d): measured %.3f us (gpu.gemm_table) x %.3f in a "
+        "step (gpu.gemm_in_step_factor) = %.3f us",
+        cls, work.m, work.n, work.k, measured, factor, KernelNanos(work) / 1e3);
+  }
   const double compute_us = work.flops / (peak * 1e6 * eff);
   const double memory_us =
       work.bytes / (g.hbm_bandwidth_gbps() * g.hbm_efficiency() * 1e3);
   return absl::StrFormat(
       "kernel (%s): max(compute %.4g FLOP / (%.4g TFLOP/s peak x %.3f "
       "efficiency) = %.3f us, memory %.4g B / (%.4g GB/s HBM x %.2f) = %.3f "
-      "us), at least %.2f us min kernel time = %.3f us",
+      "us) x %.3f in a step, at least %.2f us min kernel time = %.3f us",
       cls, work.flops, peak, eff, compute_us, work.bytes,
-      g.hbm_bandwidth_gbps(), g.hbm_efficiency(), memory_us, g.min_kernel_us(),
-      KernelNanos(work) / 1e3);
+      g.hbm_bandwidth_gbps(), g.hbm_efficiency(), memory_us, factor,
+      g.min_kernel_us(), KernelNanos(work) / 1e3);
 }
 
 std::string CostModel::ExplainCopy(int64_t bytes, CopyKind kind) const {
@@ -373,14 +439,14 @@ std::string CostModel::ExplainCollective(CollectiveKind kind,
 std::string CostModel::ExplainHostTask(double flops, int64_t bytes,
                                        int threads) const {
   const HostProfile& h = profile_.host();
-  const int t = std::max(1, std::min(threads, h.cores_per_rank()));
+  const int t = std::max(1, std::min(threads, HostCores()));
   return absl::StrFormat(
-      "host task (%.4g FLOP, %d bytes, %d threads of %d cores): %.1f us "
-      "overhead + max(FLOPs / (%d x %.3g GFLOP/s), bytes / min(%d x %.3g "
-      "GB/s, %.3g GB/s)) = %.3f us",
-      flops, bytes, t, h.cores_per_rank(), h.host_task_overhead_us(), t,
-      h.gflops_per_core(), t, h.memory_bandwidth_gbps_per_thread(),
-      h.memory_bandwidth_gbps_per_rank(),
+      "host task (%.4g FLOP, %d bytes, %d threads of the rank's %d cores, "
+      "%d ranks per node): %.1f us overhead + max(FLOPs / (%d x %.3g "
+      "GFLOP/s), bytes / min(%d x %.3g GB/s, the rank's %.3g GB/s)) = %.3f us",
+      flops, bytes, t, HostCores(), ranks_per_node_,
+      h.host_task_overhead_us(), t, h.gflops_per_core(), t,
+      h.memory_bandwidth_gbps_per_thread(), HostMemoryGbps(),
       HostTaskNanos(flops, bytes, threads) / 1e3);
 }
 

@@ -72,6 +72,19 @@ class CostModel {
 
   const HardwareProfile& profile() const { return profile_; }
 
+  // Ranks sharing one node's host (see HostProfile.cores_per_node); 1 until
+  // set. The simulator sets min(world size, fabric.gpus_per_node).
+  void set_ranks_per_node(int ranks);
+  // A rank's share of the host: cores, and memory bandwidth in GB/s.
+  int HostCores() const;
+  double HostMemoryGbps() const;
+  // A strided device-to-device copy (Stream::Copy2D) of `bytes`; whether it
+  // runs on a copy engine (GpuProfile.copy2d_gbps) rather than the SMs.
+  int64_t Copy2DNanos(int64_t bytes) const;
+  bool copy2d_on_copy_engine() const {
+    return profile_.gpu().has_copy2d_gbps();
+  }
+
   int64_t KernelNanos(const KernelWork& work) const;
   int64_t CopyNanos(int64_t bytes, CopyKind kind) const;
   // `spans_nodes`: the group crosses node boundaries.
@@ -109,8 +122,10 @@ class CostModel {
 
  private:
   explicit CostModel(const HardwareProfile& profile);
+  double InStepFactor(ComputeClass c) const;
 
   HardwareProfile profile_;
+  int ranks_per_node_ = 1;
   int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,
       alloc_call_ns_;
 };

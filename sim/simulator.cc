@@ -535,16 +535,25 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
   r->HostCost(r->cost().copy_call_nanos());
   ++r->ops_;
   const int64_t bytes = rows * row_bytes;
-  const int64_t duration =
-      r->Jitter(r->cost().CopyNanos(bytes, CopyKind::kDeviceToDevice));
+  const int64_t duration = r->Jitter(r->cost().Copy2DNanos(bytes));
   const int64_t ready = std::max(r->now_, tail_ns_);
-  const int64_t start = r->compute_.EarliestStart(ready, duration);
-  r->compute_.Reserve(start, duration);
-  tail_ns_ = start + duration;
-  r->busy_until_ = std::max(r->busy_until_, tail_ns_);
-  r->Span(track_, label, start, tail_ns_, bytes, "copy");
-  r->Span(kComputeTrack, label, start, tail_ns_, bytes, "copy");
-  r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
+  if (r->cost().copy2d_on_copy_engine()) {
+    // A copy engine of its own: only this stream waits for it. (Only the
+    // gradient reducer's stream issues strided copies.)
+    tail_ns_ = ready + duration;
+    r->busy_until_ = std::max(r->busy_until_, tail_ns_);
+    r->Span(track_, label, ready, tail_ns_, bytes, "copy");
+    r->RecordActivity(ActivityInterval::Kind::kCopy, ready, tail_ns_);
+  } else {
+    const int64_t start = r->compute_.EarliestStart(ready, duration);
+    r->compute_.Reserve(start, duration);
+    tail_ns_ = start + duration;
+    r->busy_until_ = std::max(r->busy_until_, tail_ns_);
+    r->Span(track_, label, start, tail_ns_, bytes, "copy");
+    r->Span(kComputeTrack, label, start, tail_ns_, bytes, "copy");
+    r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
+  }
+  const int64_t start = tail_ns_ - duration;
   if (r->detect()) {
     std::vector<runtime::Access> accesses;
     accesses.reserve(2 * rows);
@@ -1303,6 +1312,8 @@ absl::Status SimWorld::Impl::Run(const runtime::RankFunction& fn) {
 
 absl::StatusOr<std::unique_ptr<SimWorld>> SimWorld::Create(SimOptions options) {
   ZR_ASSIGN_OR_RETURN(CostModel cost, CostModel::Create(options.profile));
+  cost.set_ranks_per_node(std::min(
+      options.world_size, options.profile.fabric().gpus_per_node()));
   auto impl = std::make_unique<Impl>(std::move(options), std::move(cost));
   ZR_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<SimWorld>(new SimWorld(std::move(impl)));
