@@ -112,6 +112,8 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                       true),
            CheckCurve(f.allreduce_busbw(), "fabric.allreduce_busbw", false),
            CheckCurve(f.inter_node_busbw(), "fabric.inter_node_busbw", false),
+           CheckCurve(l.pageable_d2h_curve(), "host_link.pageable_d2h_curve",
+                      false),
            Require(f.gpus_per_node() > 0, "fabric.gpus_per_node"),
            Require(g.gemm_in_step_factor() > 0, "gpu.gemm_in_step_factor"),
            Require(g.attention_in_step_factor() > 0,
@@ -217,8 +219,8 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const GpuProfile& g = profile_.gpu();
   const double measured = MeasuredGemmUs(work);
   if (measured >= 0) {
-    return std::max<int64_t>(
-        1, Nanos(measured * 1e3 * g.gemm_in_step_factor()));
+    return std::max<int64_t>(1,
+                             Nanos(measured * 1e3 * g.gemm_in_step_factor()));
   }
   double peak_tflops = g.peak_fp32_tflops();
   double efficiency = 1.0;
@@ -271,7 +273,10 @@ int64_t CostModel::CopyNanos(int64_t bytes, CopyKind kind) const {
       gbps = l.pageable_h2d_gbps();
       break;
     case CopyKind::kPageableD2H:
-      gbps = l.pageable_d2h_gbps();
+      gbps = l.pageable_d2h_curve().empty()
+                 ? l.pageable_d2h_gbps()
+                 : InterpolateCurve(l.pageable_d2h_curve(),
+                                    static_cast<double>(bytes));
       break;
     case CopyKind::kHostToHost:
       gbps = l.staging_gbps();
@@ -330,8 +335,8 @@ int64_t CostModel::HostTaskNanos(double flops, int64_t bytes,
   const HostProfile& h = profile_.host();
   const int t = std::max(1, std::min(threads, HostCores()));
   const double compute_ns = flops / (t * h.gflops_per_core());
-  const double bandwidth = std::min(t * h.memory_bandwidth_gbps_per_thread(),
-                                    HostMemoryGbps());
+  const double bandwidth =
+      std::min(t * h.memory_bandwidth_gbps_per_thread(), HostMemoryGbps());
   const double memory_ns = TransferNs(bytes, bandwidth);
   return MicrosToNanos(h.host_task_overhead_us()) +
          Nanos(std::max(compute_ns, memory_ns));
@@ -444,10 +449,9 @@ std::string CostModel::ExplainHostTask(double flops, int64_t bytes,
       "host task (%.4g FLOP, %d bytes, %d threads of the rank's %d cores, "
       "%d ranks per node): %.1f us overhead + max(FLOPs / (%d x %.3g "
       "GFLOP/s), bytes / min(%d x %.3g GB/s, the rank's %.3g GB/s)) = %.3f us",
-      flops, bytes, t, HostCores(), ranks_per_node_,
-      h.host_task_overhead_us(), t, h.gflops_per_core(), t,
-      h.memory_bandwidth_gbps_per_thread(), HostMemoryGbps(),
-      HostTaskNanos(flops, bytes, threads) / 1e3);
+      flops, bytes, t, HostCores(), ranks_per_node_, h.host_task_overhead_us(),
+      t, h.gflops_per_core(), t, h.memory_bandwidth_gbps_per_thread(),
+      HostMemoryGbps(), HostTaskNanos(flops, bytes, threads) / 1e3);
 }
 
 }  // namespace sim

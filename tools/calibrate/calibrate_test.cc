@@ -22,7 +22,14 @@ namespace calibrate {
 namespace {
 
 TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
-  const sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  // The shipped profile without its in-step adjustments (calibrate
+  // measures operations alone and drops them).
+  sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  truth.mutable_gpu()->clear_gemm_in_step_factor();
+  truth.mutable_gpu()->clear_attention_in_step_factor();
+  truth.mutable_gpu()->clear_elementwise_in_step_factor();
+  truth.mutable_gpu()->clear_copy2d_gbps();
+  truth.mutable_host_link()->clear_pageable_d2h_curve();
   sim::SimOptions so;
   so.profile = truth;
   so.world_size = 2;
@@ -44,6 +51,8 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   }),
               ::zero3::testing::IsOk());
   const sim::HardwareProfile& got = result.profile;
+  EXPECT_FALSE(got.gpu().has_gemm_in_step_factor());
+  EXPECT_EQ(got.host_link().pageable_d2h_curve_size(), 0);
   auto near = [](double a, double b, double rel) {
     return std::abs(a - b) <= rel * std::abs(b);
   };

@@ -1,0 +1,67 @@
+// Copyright 2026 The zero3 Authors.
+//
+// The shipped H200 profile against GPU measurements: every configuration in
+// tools/whatif/fidelity/h200_2x.textproto, replayed on the simulator, must
+// stay within the error the set states (docs/fidelity.md).
+
+#include "tools/whatif/fidelity.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace whatif {
+namespace {
+
+std::string Base() {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/zero3";
+}
+
+TEST(FidelityTest, ShippedProfileStaysWithinTheStatedError) {
+  ASSERT_OK_AND_ASSIGN(
+      FidelitySet set,
+      LoadFidelitySet(Base() + "/tools/whatif/fidelity/h200_2x.textproto"));
+  ASSERT_GE(set.cases_size(), 12);
+  ASSERT_OK_AND_ASSIGN(FidelityReport report, ReplayFidelity(set, "", Base()));
+  ASSERT_EQ(report.rows.size(), static_cast<size_t>(set.cases_size()));
+  const char* phases[] = {"FWD", "BWD", "STEP"};
+  for (int c = 0; c < set.cases_size(); ++c) {
+    const FidelityCase& fc = set.cases(c);
+    const double bound = fc.has_max_error() ? fc.max_error() : set.max_error();
+    const FidelityRow& row = report.rows[c];
+    for (int i = 0; i < 3; ++i) {
+      if (std::isnan(row.error[i])) continue;
+      EXPECT_LE(std::abs(row.error[i]), bound)
+          << fc.name() << " " << phases[i] << ": measured " << row.measured[i]
+          << " ms, predicted " << row.predicted[i] << " ms";
+    }
+  }
+  EXPECT_LE(report.mean_abs_error, set.max_mean_error());
+}
+
+// Replay is a real check: a profile with a slower host link or GPU moves
+// the predictions out of bounds.
+TEST(FidelityTest, AWrongProfileFails) {
+  ASSERT_OK_AND_ASSIGN(
+      FidelitySet set,
+      LoadFidelitySet(Base() + "/tools/whatif/fidelity/h200_2x.textproto"));
+  ASSERT_OK_AND_ASSIGN(FidelityReport report,
+                       ReplayFidelity(set, "a100_sxm", Base()));
+  EXPECT_GT(report.max_abs_error, set.max_error());
+  EXPECT_GT(report.mean_abs_error, set.max_mean_error());
+}
+
+TEST(FidelityTest, BadFileIsNamed) {
+  EXPECT_THAT(LoadFidelitySet("/nonexistent/set.textproto"),
+              testing::StatusIs(absl::StatusCode::kNotFound,
+                                ::testing::HasSubstr("/nonexistent/set")));
+}
+
+}  // namespace
+}  // namespace whatif
+}  // namespace zero3
