@@ -563,6 +563,8 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
   const Variant& v = variants.front();
   ZR_ASSIGN_OR_RETURN(Resolved r, Resolve(scenario, v, options));
   ZR_ASSIGN_OR_RETURN(sim::CostModel cost, sim::CostModel::Create(r.profile));
+  cost.set_ranks_per_node(
+      std::min<int>(v.gpus, r.profile.fabric().gpus_per_node()));
   const model::ModelSpec& s = r.spec;
   const zero::ZeroOptions& o = r.options;
   const kernels::DType dt = o.dtype;
@@ -610,10 +612,14 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
                   cost.ExplainKernel(work(kernels::RmsNormForwardCost(rn, dt),
                                           sim::ComputeClass::kElementwise)),
                   "\n");
-  const int64_t grad_bytes = bucket / dp * 4;
-  absl::StrAppend(&out, "  gradient bucket partition to the host (fp32): ",
-                  cost.ExplainCopy(grad_bytes, sim::CopyKind::kPinnedD2H),
-                  "\n");
+  // Without accumulation the reduced gradients go to the host in the
+  // model's dtype; with it, the fp32 partition does.
+  const int64_t grad_esize = o.accumulation == 1 ? esize : 4;
+  const int64_t grad_bytes = bucket / dp * grad_esize;
+  absl::StrAppend(
+      &out, "  gradient bucket partition to the host (",
+      kernels::DTypeName(o.accumulation == 1 ? dt : kernels::DType::kF32),
+      "): ", cost.ExplainCopy(grad_bytes, sim::CopyKind::kPinnedD2H), "\n");
   absl::StrAppend(&out, "  the same into pageable memory: ",
                   cost.ExplainCopy(grad_bytes, sim::CopyKind::kPageableD2H),
                   "\n");
@@ -638,7 +644,7 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
   }
   absl::StrAppend(&out, "  host AdamW over one sub-group: ",
                   cost.ExplainHostTask(
-                      15.0 * adam, 28 * adam,
+                      15.0 * adam, (24 + grad_esize + esize) * adam,
                       o.optimizer_threads > 0 ? o.optimizer_threads : 1 << 16),
                   "\n");
   return out;
