@@ -34,15 +34,7 @@ ReferenceTrainer::ReferenceTrainer(const model::ModelSpec& spec,
                                    const model::BatchSource* data,
                                    runtime::Runtime& rt)
     : spec_(spec), options_(options), world_(world), data_(data), rt_(rt) {
-  if (options_.dtype == DType::kF16) {
-    scaler_ = options_.static_loss_scale > 0
-                  ? zero::LossScaler::Static(options_.static_loss_scale)
-                  : zero::LossScaler::Dynamic(options_.initial_scale_power,
-                                              options_.loss_scale_window,
-                                              options_.hysteresis,
-                                              options_.consecutive_hysteresis,
-                                              options_.min_loss_scale);
-  }
+  scaler_ = zero::LossScaler::ForOptions(options_);
 }
 
 ReferenceTrainer::~ReferenceTrainer() = default;

@@ -117,15 +117,7 @@ absl::Status Engine::Init() {
   ctx_.options = &options_;
   ctx_.dtype = dtype;
 
-  if (dtype == DType::kF16) {
-    scaler_ = options_.static_loss_scale > 0
-                  ? zero::LossScaler::Static(options_.static_loss_scale)
-                  : zero::LossScaler::Dynamic(options_.initial_scale_power,
-                                              options_.loss_scale_window,
-                                              options_.hysteresis,
-                                              options_.consecutive_hysteresis,
-                                              options_.min_loss_scale);
-  }
+  scaler_ = zero::LossScaler::ForOptions(options_);
 
   const int64_t total = std::max<int64_t>(1, layout_->total());
   const int64_t esize = kernels::DTypeSize(dtype);

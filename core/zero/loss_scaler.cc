@@ -47,5 +47,12 @@ void LossScaler::Update(bool overflow) {
   ++iteration_;
 }
 
+LossScaler LossScaler::ForOptions(const ZeroOptions& o) {
+  if (o.dtype != kernels::DType::kF16) return Static(1);
+  if (o.static_loss_scale > 0) return Static(o.static_loss_scale);
+  return Dynamic(o.initial_scale_power, o.loss_scale_window, o.hysteresis,
+                 o.consecutive_hysteresis, o.min_loss_scale);
+}
+
 }  // namespace zero
 }  // namespace zero3

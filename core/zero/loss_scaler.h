@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "core/zero/options.h"
+
 namespace zero3 {
 namespace zero {
 
@@ -23,6 +25,9 @@ class LossScaler {
   static LossScaler Static(double scale);
   static LossScaler Dynamic(int initial_power, int64_t window, int hysteresis,
                             bool consecutive_hysteresis, double min_scale);
+  // The scaler `options` ask for: fp16's static or dynamic one, scale 1 for
+  // bf16 and fp32.
+  static LossScaler ForOptions(const ZeroOptions& options);
 
   double scale() const { return scale_; }
   bool dynamic() const { return dynamic_; }

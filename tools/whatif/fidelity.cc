@@ -4,17 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/model/presets.h"
 #include "core/util/status_macros.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
+#include "core/util/text_proto.h"
 #include "sim/profiles.h"
 #include "tools/whatif/whatif.h"
 
@@ -51,28 +48,8 @@ std::string OffloadOf(const Scenario& s) {
 }  // namespace
 
 absl::StatusOr<FidelitySet> LoadFidelitySet(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read fidelity measurements ", path));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  class Errors : public google::protobuf::io::ErrorCollector {
-   public:
-    void AddError(int line, int column, const std::string& message) override {
-      if (first.empty()) {
-        first = absl::StrCat(line + 1, ":", column + 1, ": ", message);
-      }
-    }
-    std::string first;
-  } errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
   FidelitySet set;
-  if (!parser.ParseFromString(text.str(), &set)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ":", errors.first));
-  }
+  ZR_RETURN_IF_ERROR(ReadTextProtoFile(path, "fidelity measurements", &set));
   return set;
 }
 

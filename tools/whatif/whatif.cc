@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -25,9 +23,8 @@
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
 #include "core/util/suggest.h"
+#include "core/util/text_proto.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
 #include "sim/cost_model.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
@@ -511,26 +508,8 @@ absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
 }
 
 absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("cannot read scenario ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  class Errors : public google::protobuf::io::ErrorCollector {
-   public:
-    void AddError(int line, int column, const std::string& message) override {
-      if (first.empty()) {
-        first = absl::StrCat(line + 1, ":", column + 1, ": ", message);
-      }
-    }
-    std::string first;
-  } errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
   Scenario s;
-  if (!parser.ParseFromString(text.str(), &s)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ":", errors.first));
-  }
+  ZR_RETURN_IF_ERROR(ReadTextProtoFile(path, "scenario", &s));
   if (!s.has_name()) {
     std::string name = path.substr(path.rfind('/') + 1);
     s.set_name(name.substr(0, name.find('.')));
