@@ -25,9 +25,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/config/deepspeed_keys.h"
-#include "core/util/suggest.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
+#include "core/util/suggest.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"  // io::ErrorCollector
 #include "google/protobuf/message.h"

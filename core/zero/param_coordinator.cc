@@ -103,8 +103,8 @@ absl::Status ParamCoordinator::Gather(int p) {
   }
   const TensorRef recv =
       TensorRef::Of(block->buffer, ctx_.dtype, 0, shard.padded);
-  ZR_RETURN_IF_ERROR(ctx_.dp->AllGather(
-      g, send, recv, absl::StrCat("all-gather param ", p)));
+  ZR_RETURN_IF_ERROR(
+      ctx_.dp->AllGather(g, send, recv, absl::StrCat("all-gather param ", p)));
   ZR_RETURN_IF_ERROR(g.Record(*s.gathered));
   block->used = true;
   s.block = block;

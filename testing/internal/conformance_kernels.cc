@@ -625,12 +625,13 @@ absl::Status SumSquaresCase(KernelTest& t, DType dt) {
       ZR_ASSIGN_OR_RETURN(op.out, t.Out(2, DType::kF32, "out"));
     }
     ZR_RETURN_IF_ERROR(t.Launch(op, "sum_squares"));
-    const double expected = (accumulate ? 2.5 + static_cast<double>(lo) : 0.0) + sum;
+    const double expected =
+        (accumulate ? 2.5 + static_cast<double>(lo) : 0.0) + sum;
     const float hi = static_cast<float>(expected);
     const float rest = static_cast<float>(expected - static_cast<double>(hi));
-    ZR_RETURN_IF_ERROR(t.Check(accumulate ? "[hi, lo] of 2.5 + 2^-30 + sum"
-                                          : "[hi, lo] of sum",
-                               op.out, {hi, rest}));
+    ZR_RETURN_IF_ERROR(t.Check(
+        accumulate ? "[hi, lo] of 2.5 + 2^-30 + sum" : "[hi, lo] of sum",
+        op.out, {hi, rest}));
   }
   return absl::OkStatus();
 }

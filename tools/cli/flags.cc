@@ -15,8 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/config/json.h"
-#include "core/util/suggest.h"
 #include "core/util/check.h"
+#include "core/util/suggest.h"
 
 namespace zero3 {
 namespace cli {
