@@ -74,10 +74,13 @@ def zr_cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = [], **kwargs)
             name = obj + "_nvcc",
             srcs = [src] + hdrs,
             outs = [obj],
-            cmd = " ".join(
+            # nvcc names its temporary files after its pid, and every
+            # sandboxed action is pid 2 in a /tmp the actions share: each
+            # compile gets a directory of its own.
+            cmd = "t=$$(mktemp -d) && TMPDIR=$$t " + " ".join(
                 ["/usr/local/cuda/bin/nvcc", "-c", "$(location " + src + ")", "-o", "$@", "-I."] +
                 NVCC_FLAGS + nvcc_flags,
-            ),
+            ) + "; s=$$?; rm -rf $$t; exit $$s",
             tags = ["cuda"],
         )
         objs.append(obj)
