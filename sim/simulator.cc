@@ -17,11 +17,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/kernels/reference.h"
+#include "core/runtime/reference_executor.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
 #include "sim/internal/calendar.h"
 #include "sim/internal/kernel_work.h"
-#include "sim/internal/reference_executor.h"
 
 namespace zero3 {
 namespace sim {
@@ -626,7 +626,7 @@ absl::Status SimStream::Launch(const KernelCall& call) {
   r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
   r->StreamAccesses(*this, accesses, call.label, start, tail_ns_);
   if (r->data_mode()) {
-    ZR_RETURN_IF_ERROR(internal::ExecuteReference(call));
+    ZR_RETURN_IF_ERROR(runtime::ExecuteReference(call));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "sim/internal/reference_executor.h"
+#include "core/runtime/reference_executor.h"
 
 #include <cstring>
 #include <type_traits>
@@ -12,14 +12,9 @@
 #include "core/util/check.h"
 
 namespace zero3 {
-namespace sim {
-namespace internal {
+namespace runtime {
 namespace {
 
-using runtime::BufferSlice;
-using runtime::KernelCall;
-using runtime::TensorRef;
-namespace ops = runtime::ops;
 namespace k = kernels;
 
 // A tensor seen as fp32: the buffer itself when it holds fp32, else a widened
@@ -346,6 +341,5 @@ absl::Status ExecuteReference(const KernelCall& call) {
   return result;
 }
 
-}  // namespace internal
-}  // namespace sim
+}  // namespace runtime
 }  // namespace zero3

@@ -8,7 +8,7 @@
 // hold the kernels). It deliberately includes nothing but the CUDA runtime
 // API, so that nvcc compiles the .cu files without Abseil or the rest of the
 // project; the semantics of every launcher are those of the op of the same
-// name in core/kernels/reference.h and sim/internal/reference_executor.cc:
+// name in core/kernels/reference.h and core/runtime/reference_executor.cc:
 // each tensor has its own storage type, arithmetic is fp32 (double where the
 // reference uses double), results are rounded to nearest even on store.
 //

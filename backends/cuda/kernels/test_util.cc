@@ -8,13 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
-#include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/cuda_status.h"
-#include "core/kernels/reference.h"
+#include "core/runtime/reference_executor.h"
 #include "gtest/gtest.h"
 
 namespace zero3 {
@@ -23,44 +21,9 @@ namespace testing {
 namespace {
 
 namespace k = kernels;
-namespace ops = runtime::ops;
 using runtime::BufferSlice;
 using runtime::KernelCall;
 using runtime::TensorRef;
-
-// A tensor seen as fp32: the buffer itself when it holds fp32, else a widened
-// copy that Commit() narrows back (as the simulator's executor does).
-class F32 {
- public:
-  F32(const TensorRef& t, bool load) : t_(t) {
-    if (t.dtype == k::DType::kF32) {
-      ptr_ = t.slice.As<float>();
-    } else {
-      copy_.resize(t.elements());
-      if (load) {
-        for (int64_t i = 0; i < t.elements(); ++i) {
-          copy_[i] = k::LoadAsFloat(t.dtype, t.slice.data(), i);
-        }
-      }
-      ptr_ = copy_.data();
-    }
-  }
-  float* get() { return ptr_; }
-  void Commit() {
-    if (t_.dtype == k::DType::kF32) return;
-    for (int64_t i = 0; i < t_.elements(); ++i) {
-      k::StoreFromFloat(t_.dtype, copy_[i], t_.slice.data(), i);
-    }
-  }
-
- private:
-  TensorRef t_;
-  float* ptr_ = nullptr;
-  std::vector<float> copy_;
-};
-
-template <class>
-inline constexpr bool kAlwaysFalse = false;
 
 }  // namespace
 
@@ -93,126 +56,6 @@ std::vector<float> Rounded(k::DType dtype, const std::vector<float>& v) {
     out[i] = k::LoadAsFloat(dtype, &bits, 0);
   }
   return out;
-}
-
-absl::Status RunReference(const KernelCall& call) {
-  absl::Status result;
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        const auto& a = o.args;
-        if constexpr (std::is_same_v<T, ops::EmbeddingForward>) {
-          F32 table(o.table, true), out(o.out, false);
-          k::EmbeddingForward(a, o.tokens.template As<int32_t>(), table.get(),
-                              out.get());
-          out.Commit();
-        } else if constexpr (std::is_same_v<T, ops::EmbeddingBackward>) {
-          F32 d_out(o.d_out, true), d_table(o.d_table, true);
-          k::EmbeddingBackward(a, o.tokens.template As<int32_t>(), d_out.get(),
-                               d_table.get());
-          d_table.Commit();
-        } else if constexpr (std::is_same_v<T, ops::Matmul>) {
-          F32 A(o.a, true), B(o.b, true), C(o.c, a.beta != 0.0f);
-          k::Matmul(a, A.get(), B.get(), C.get());
-          C.Commit();
-        } else if constexpr (std::is_same_v<T, ops::BiasAdd>) {
-          F32 bias(o.bias, true), x(o.x, true);
-          k::BiasAdd(a, bias.get(), x.get());
-          x.Commit();
-        } else if constexpr (std::is_same_v<T, ops::BiasBackward>) {
-          F32 dy(o.dy, true), db(o.d_bias, true);
-          k::BiasBackward(a, dy.get(), db.get());
-          db.Commit();
-        } else if constexpr (std::is_same_v<T, ops::RmsNormForward>) {
-          F32 x(o.x, true), w(o.weight, true), y(o.y, false), r(o.rstd, false);
-          k::RmsNormForward(a, x.get(), w.get(), y.get(), r.get());
-          y.Commit();
-          r.Commit();
-        } else if constexpr (std::is_same_v<T, ops::RmsNormBackward>) {
-          F32 x(o.x, true), w(o.weight, true), r(o.rstd, true), dy(o.dy, true),
-              dx(o.dx, false), dw(o.d_weight, true);
-          k::RmsNormBackward(a, x.get(), w.get(), r.get(), dy.get(), dx.get(),
-                             dw.get());
-          dx.Commit();
-          dw.Commit();
-        } else if constexpr (std::is_same_v<T, ops::RotaryForward>) {
-          F32 x(o.x, true), y(o.y, false);
-          k::RotaryForward(a, x.get(), y.get());
-          y.Commit();
-        } else if constexpr (std::is_same_v<T, ops::RotaryBackward>) {
-          F32 x(o.dy, true), y(o.dx, false);
-          k::RotaryBackward(a, x.get(), y.get());
-          y.Commit();
-        } else if constexpr (std::is_same_v<T, ops::AttentionForward>) {
-          F32 q(o.q, true), kk(o.k, true), v(o.v, true), out(o.out, false),
-              lse(o.lse, false);
-          k::AttentionForward(a, q.get(), kk.get(), v.get(), out.get(),
-                              lse.get());
-          out.Commit();
-          lse.Commit();
-        } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
-          F32 q(o.q, true), kk(o.k, true), v(o.v, true), out(o.out, true),
-              lse(o.lse, true), dout(o.d_out, true), dq(o.dq, false),
-              dk(o.dk, false), dv(o.dv, false);
-          k::AttentionBackward(a, q.get(), kk.get(), v.get(), out.get(),
-                               lse.get(), dout.get(), dq.get(), dk.get(),
-                               dv.get());
-          dq.Commit();
-          dk.Commit();
-          dv.Commit();
-        } else if constexpr (std::is_same_v<T, ops::SwigluForward>) {
-          F32 g(o.gate, true), u(o.up, true), h(o.h, false);
-          k::SwigluForward(a, g.get(), u.get(), h.get());
-          h.Commit();
-        } else if constexpr (std::is_same_v<T, ops::SwigluBackward>) {
-          F32 g(o.gate, true), u(o.up, true), dh(o.dh, true),
-              dg(o.d_gate, false), du(o.d_up, false);
-          k::SwigluBackward(a, g.get(), u.get(), dh.get(), dg.get(), du.get());
-          dg.Commit();
-          du.Commit();
-        } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
-          F32 logits(o.logits, true), lse(o.lse, false), loss(o.loss, false);
-          loss.get()[0] = static_cast<float>(k::CrossEntropyForward(
-              a, logits.get(), o.targets.template As<int32_t>(), lse.get()));
-          lse.Commit();
-          loss.Commit();
-        } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
-          F32 logits(o.logits, true), lse(o.lse, true), dl(o.d_logits, false);
-          k::CrossEntropyBackward(a, logits.get(),
-                                  o.targets.template As<int32_t>(), lse.get(),
-                                  dl.get());
-          dl.Commit();
-        } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
-          k::Accumulate(a, o.x.dtype, o.x.slice.data(), o.y.dtype,
-                        o.y.slice.data());
-        } else if constexpr (std::is_same_v<T, ops::Scale>) {
-          k::Scale(a, o.x.dtype, o.x.slice.data());
-        } else if constexpr (std::is_same_v<T, ops::Fill>) {
-          k::Fill(a, o.x.dtype, o.x.slice.data());
-        } else if constexpr (std::is_same_v<T, ops::Add>) {
-          k::Add(a, o.out.dtype, o.a.slice.data(), o.b.slice.data(),
-                 o.out.slice.data());
-        } else if constexpr (std::is_same_v<T, ops::Cast>) {
-          k::Cast(a, o.src.slice.data(), o.dst.slice.data());
-        } else if constexpr (std::is_same_v<T, ops::SumSquares>) {
-          float* out = o.out.slice.template As<float>();
-          const double base =
-              o.accumulate ? static_cast<double>(out[0]) + out[1] : 0.0;
-          const double total =
-              base + k::SumSquares(a, o.x.dtype, o.x.slice.data());
-          out[0] = static_cast<float>(total);
-          out[1] = static_cast<float>(total - static_cast<double>(out[0]));
-        } else if constexpr (std::is_same_v<T, ops::AdamW>) {
-          k::AdamWStep(a, o.params.slice.template As<float>(),
-                       o.grads.slice.template As<float>(),
-                       o.exp_avg.slice.template As<float>(),
-                       o.exp_avg_sq.slice.template As<float>());
-        } else {
-          static_assert(kAlwaysFalse<T>, "unhandled op");
-        }
-      },
-      call.op);
-  return result;
 }
 
 Tolerance Tolerance::For(k::DType dtype) {
@@ -377,7 +220,7 @@ absl::Status OpHarness::Run(
     const KernelContext& ctx, const std::string& label,
     const std::function<runtime::Op(const Binder&)>& make_op) {
   const KernelCall host_call(make_op(Binder(this, false)), label);
-  const absl::Status reference = RunReference(host_call);
+  const absl::Status reference = runtime::ExecuteReference(host_call);
   EXPECT_TRUE(reference.ok()) << reference;
   const KernelCall device_call(make_op(Binder(this, true)), label);
   absl::Status status = LaunchKernel(device_call, ctx.stream(), ctx);

@@ -14,9 +14,9 @@
 //   });
 //
 // The op is built twice, once over host buffers and once over device
-// buffers holding the same bytes; the host call runs through RunReference
-// (the semantics of the simulator's data mode, sim/internal/
-// reference_executor.cc: each tensor widened to fp32, computed by
+// buffers holding the same bytes; the host call runs through
+// runtime::ExecuteReference (core/runtime/reference_executor.h, the
+// simulator's data mode: each tensor widened to fp32, computed by
 // core/kernels/reference.h, stored back rounded). Each output is compared as
 // floats: the norm-wise relative error ||got - ref|| / ||ref|| and the
 // largest elementwise error relative to |ref| + rms(ref) (the floor keeps
@@ -56,10 +56,6 @@ std::vector<int32_t> RandomIds(int64_t n, int32_t limit, uint32_t seed);
 
 // The values as `dtype` would store them (rounded to nearest even), as float.
 std::vector<float> Rounded(kernels::DType dtype, const std::vector<float>& v);
-
-// Runs a call on the host with the CPU reference kernels (see file comment).
-// Tensors must be host memory.
-absl::Status RunReference(const runtime::KernelCall& call);
 
 struct Tolerance {
   double norm = 1e-5;     // on ||got - ref|| / ||ref||
