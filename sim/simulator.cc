@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/kernels/reference.h"
+#include "core/runtime/argument_checks.h"
 #include "core/runtime/reference_executor.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
@@ -517,21 +518,8 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
                                int64_t row_bytes, int64_t rows,
                                absl::string_view label) {
   SimRank* r = rank_;
-  if (runtime::IsHost(dst.space()) || runtime::IsHost(src.space())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy2d '", label, "': device-to-device only"));
-  }
-  if (rows < 0 || row_bytes < 0 || row_bytes > dst_pitch ||
-      row_bytes > src_pitch) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "copy2d '", label, "': row of ", row_bytes,
-        " bytes does not fit pitches ", src_pitch, " / ", dst_pitch));
-  }
-  if (rows > 0 && ((rows - 1) * dst_pitch + row_bytes > dst.bytes() ||
-                   (rows - 1) * src_pitch + row_bytes > src.bytes())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "copy2d '", label, "': ", rows, " rows do not fit the slices"));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckCopy2D(dst, dst_pitch, src, src_pitch,
+                                          row_bytes, rows, label));
   r->HostCost(r->cost().copy_call_nanos());
   ++r->ops_;
   const int64_t bytes = rows * row_bytes;
@@ -877,11 +865,7 @@ absl::Status SimCommunicator::AllGather(runtime::Stream& stream,
                                         const TensorRef& send,
                                         const TensorRef& recv,
                                         absl::string_view label) {
-  if (recv.elements() != send.elements() * size_ || recv.dtype != send.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "all-gather '", label, "': recv must hold ", size_, " x ",
-        send.elements(), " elements of the send dtype, has ", recv.elements()));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckAllGather(send, recv, size_, label));
   return Issue(stream, CollectiveKind::kAllGather, send, recv,
                runtime::ReduceOp::kSum, 0, label);
 }
@@ -890,11 +874,7 @@ absl::Status SimCommunicator::ReduceScatter(runtime::Stream& stream,
                                             const TensorRef& send,
                                             const TensorRef& recv,
                                             absl::string_view label) {
-  if (send.elements() != recv.elements() * size_ || recv.dtype != send.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reduce-scatter '", label, "': send must hold ", size_, " x ",
-        recv.elements(), " elements of the recv dtype, has ", send.elements()));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckReduceScatter(send, recv, size_, label));
   return Issue(stream, CollectiveKind::kReduceScatter, send, recv,
                runtime::ReduceOp::kSum, 0, label);
 }
@@ -904,20 +884,14 @@ absl::Status SimCommunicator::AllReduce(runtime::Stream& stream,
                                         const TensorRef& recv,
                                         runtime::ReduceOp op,
                                         absl::string_view label) {
-  if (send.elements() != recv.elements() || recv.dtype != send.dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("all-reduce '", label, "': send and recv must match"));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckAllReduce(send, recv, label));
   return Issue(stream, CollectiveKind::kAllReduce, send, recv, op, 0, label);
 }
 
 absl::Status SimCommunicator::Broadcast(runtime::Stream& stream,
                                         const TensorRef& buffer, int root,
                                         absl::string_view label) {
-  if (root < 0 || root >= size_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("broadcast '", label, "': root ", root, " out of range"));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckBroadcast(root, size_, label));
   return Issue(stream, CollectiveKind::kBroadcast, buffer, buffer,
                runtime::ReduceOp::kSum, root, label);
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/nccl_communicator.h"
+#include "core/runtime/argument_checks.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -115,21 +116,8 @@ absl::Status CudaStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
                                 const BufferSlice& src, int64_t src_pitch,
                                 int64_t row_bytes, int64_t rows,
                                 absl::string_view label) {
-  if (runtime::IsHost(dst.space()) || runtime::IsHost(src.space())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy2d '", label, "': device-to-device only"));
-  }
-  if (rows < 0 || row_bytes < 0 || row_bytes > dst_pitch ||
-      row_bytes > src_pitch) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "copy2d '", label, "': row of ", row_bytes,
-        " bytes does not fit pitches ", src_pitch, " / ", dst_pitch));
-  }
-  if (rows > 0 && ((rows - 1) * dst_pitch + row_bytes > dst.bytes() ||
-                   (rows - 1) * src_pitch + row_bytes > src.bytes())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "copy2d '", label, "': ", rows, " rows do not fit the slices"));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckCopy2D(dst, dst_pitch, src, src_pitch,
+                                          row_bytes, rows, label));
   if (rows == 0 || row_bytes == 0) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(CheckMemory(dst, "copy2d", label));
   ZR_RETURN_IF_ERROR(CheckMemory(src, "copy2d", label));

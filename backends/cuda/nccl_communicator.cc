@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
+#include "core/runtime/argument_checks.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -119,11 +120,7 @@ absl::Status NcclCommunicator::AllGather(runtime::Stream& stream,
                                          const TensorRef& send,
                                          const TensorRef& recv,
                                          absl::string_view label) {
-  if (recv.elements() != send.elements() * size_ || recv.dtype != send.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "all-gather '", label, "': recv must hold ", size_, " x ",
-        send.elements(), " elements of the send dtype, has ", recv.elements()));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckAllGather(send, recv, size_, label));
   ZR_RETURN_IF_ERROR(CheckDevice(send, "all-gather", label));
   ZR_RETURN_IF_ERROR(CheckDevice(recv, "all-gather", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
@@ -140,11 +137,7 @@ absl::Status NcclCommunicator::ReduceScatter(runtime::Stream& stream,
                                              const TensorRef& send,
                                              const TensorRef& recv,
                                              absl::string_view label) {
-  if (send.elements() != recv.elements() * size_ || recv.dtype != send.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reduce-scatter '", label, "': send must hold ", size_, " x ",
-        recv.elements(), " elements of the recv dtype, has ", send.elements()));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckReduceScatter(send, recv, size_, label));
   ZR_RETURN_IF_ERROR(CheckDevice(send, "reduce-scatter", label));
   ZR_RETURN_IF_ERROR(CheckDevice(recv, "reduce-scatter", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
@@ -163,10 +156,7 @@ absl::Status NcclCommunicator::AllReduce(runtime::Stream& stream,
                                          const TensorRef& recv,
                                          runtime::ReduceOp op,
                                          absl::string_view label) {
-  if (send.elements() != recv.elements() || recv.dtype != send.dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("all-reduce '", label, "': send and recv must match"));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckAllReduce(send, recv, label));
   ZR_RETURN_IF_ERROR(CheckDevice(send, "all-reduce", label));
   ZR_RETURN_IF_ERROR(CheckDevice(recv, "all-reduce", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(send.dtype));
@@ -183,10 +173,7 @@ absl::Status NcclCommunicator::AllReduce(runtime::Stream& stream,
 absl::Status NcclCommunicator::Broadcast(runtime::Stream& stream,
                                          const TensorRef& buffer, int root,
                                          absl::string_view label) {
-  if (root < 0 || root >= size_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("broadcast '", label, "': root ", root, " out of range"));
-  }
+  ZR_RETURN_IF_ERROR(runtime::CheckBroadcast(root, size_, label));
   ZR_RETURN_IF_ERROR(CheckDevice(buffer, "broadcast", label));
   ZR_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(buffer.dtype));
   ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "broadcast", label));
