@@ -119,17 +119,25 @@ void RaceDetector::OnAllocate(uint64_t buffer, std::string label, int64_t bytes,
   if (initialized && bytes > 0) state.written[0] = bytes;
 }
 
+void RaceDetector::ReportUseAfterFree(uint64_t buffer, int64_t offset,
+                                      int64_t bytes, bool write,
+                                      const OpInfo& op) {
+  auto freed = freed_.find(buffer);
+  RaceReport r;
+  r.kind = RaceReport::Kind::kUseAfterFree;
+  r.buffer = freed == freed_.end() ? "unknown" : freed->second.first;
+  if (freed != freed_.end()) r.first = freed->second.second;
+  r.offset = offset;
+  r.bytes = bytes;
+  r.second = op;
+  r.second_is_write = write;
+  Report(std::move(r));
+}
+
 void RaceDetector::OnFree(uint64_t buffer, int agent, const OpInfo& op) {
   auto it = buffers_.find(buffer);
   if (it == buffers_.end()) {
-    auto freed = freed_.find(buffer);
-    RaceReport r;
-    r.kind = RaceReport::Kind::kUseAfterFree;
-    r.buffer = freed == freed_.end() ? "unknown" : freed->second.first;
-    if (freed != freed_.end()) r.first = freed->second.second;
-    r.second = op;
-    r.second_is_write = true;
-    Report(std::move(r));
+    ReportUseAfterFree(buffer, 0, 0, true, op);
     return;
   }
   BufferState& state = it->second;
@@ -185,16 +193,7 @@ void RaceDetector::OnAccess(uint64_t buffer, int64_t offset, int64_t bytes,
   if (bytes <= 0) return;
   auto it = buffers_.find(buffer);
   if (it == buffers_.end()) {
-    auto freed = freed_.find(buffer);
-    RaceReport r;
-    r.kind = RaceReport::Kind::kUseAfterFree;
-    r.buffer = freed == freed_.end() ? "unknown" : freed->second.first;
-    if (freed != freed_.end()) r.first = freed->second.second;
-    r.offset = offset;
-    r.bytes = bytes;
-    r.second = op;
-    r.second_is_write = write;
-    Report(std::move(r));
+    ReportUseAfterFree(buffer, offset, bytes, write, op);
     return;
   }
   BufferState& state = it->second;

@@ -118,6 +118,9 @@ class RaceDetector {
   bool OrderedBefore(const Access& a, int agent) const;
   int InternOp(const OpInfo& op);
   void Report(RaceReport report);
+  // `op` touched (or freed) a buffer that is not live.
+  void ReportUseAfterFree(uint64_t buffer, int64_t offset, int64_t bytes,
+                          bool write, const OpInfo& op);
   void MarkWritten(BufferState& state, int64_t begin, int64_t end);
   // First byte in [begin, end) never written, or -1.
   int64_t FirstUnwritten(const BufferState& state, int64_t begin,
