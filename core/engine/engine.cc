@@ -29,9 +29,12 @@ namespace ops = runtime::ops;
 
 namespace {
 
-// Ask the runtime for all of the rank's cores; the simulator caps this at
-// the profile's cores_per_rank.
-constexpr int kAllCores = 1 << 16;
+// The threads a host task of the optimizer declares: the configured count,
+// or all of the rank's cores (the simulator caps this at the rank's share of
+// the node).
+int HostTaskThreads(const zero::ZeroOptions& options) {
+  return options.optimizer_threads > 0 ? options.optimizer_threads : 1 << 16;
+}
 
 HostMemoryKind PinnedIf(bool pinned) {
   return pinned ? HostMemoryKind::kPinned : HostMemoryKind::kPageable;
@@ -195,8 +198,7 @@ absl::Status Engine::InitParameters() {
   init.label = "initialize parameters";
   init.writes = {host_master.All()};
   init.memory_bytes = total * 4;
-  init.threads =
-      options_.optimizer_threads > 0 ? options_.optimizer_threads : kAllCores;
+  init.threads = HostTaskThreads(options_);
   init.run = [&]() -> absl::Status {
     float* m = static_cast<float*>(host_master.data());
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
@@ -250,8 +252,7 @@ absl::Status Engine::InitParameters() {
     cast.reads = {master_.All()};
     cast.writes = {target.All()};
     cast.memory_bytes = total * (4 + kernels::DTypeSize(dtype));
-    cast.threads =
-        options_.optimizer_threads > 0 ? options_.optimizer_threads : kAllCores;
+    cast.threads = HostTaskThreads(options_);
     cast.run = [&]() -> absl::Status {
       zero::HostCastFromFloat(
           static_cast<const float*>(master_.data()), dtype, target.data(),
@@ -481,8 +482,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       adam.writes = {m, m1, m2, out};
       adam.flops = 15.0 * n;
       adam.memory_bytes = (24 + gsize + esize) * n;
-      adam.threads = options_.optimizer_threads > 0 ? options_.optimizer_threads
-                                                    : kAllCores;
+      adam.threads = HostTaskThreads(options_);
       adam.run = [&, n]() -> absl::Status {
         kernels::AdamWArgs a = args;
         a.n = n;

@@ -132,18 +132,19 @@ std::set<GemmShape> ModelGemms(const model::ModelSpec& s, int64_t t) {
 
 }  // namespace
 
+void ClearInStepAdjustments(sim::HardwareProfile* p) {
+  p->mutable_gpu()->clear_gemm_in_step_factor();
+  p->mutable_gpu()->clear_attention_in_step_factor();
+  p->mutable_gpu()->clear_elementwise_in_step_factor();
+  p->mutable_gpu()->clear_copy2d_gbps();
+  p->mutable_host_link()->clear_pageable_d2h_curve();
+}
+
 absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
   Result result;
   sim::HardwareProfile& p = result.profile;
   p = o.base;
-  // What calibrate measures is each operation alone; the adjustments made
-  // from training steps (in-step factors, per-size pageable rates, the
-  // copy engine's strided rate) describe the old figures, not these.
-  p.mutable_gpu()->clear_gemm_in_step_factor();
-  p.mutable_gpu()->clear_attention_in_step_factor();
-  p.mutable_gpu()->clear_elementwise_in_step_factor();
-  p.mutable_gpu()->clear_copy2d_gbps();
-  p.mutable_host_link()->clear_pageable_d2h_curve();
+  ClearInStepAdjustments(&p);
   std::string& report = result.report;
   runtime::Device& dev = rt.device();
   ZR_ASSIGN_OR_RETURN(auto stream, dev.CreateStream("calibrate"));

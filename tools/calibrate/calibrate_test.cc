@@ -25,11 +25,7 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   // The shipped profile without its in-step adjustments (calibrate
   // measures operations alone and drops them).
   sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
-  truth.mutable_gpu()->clear_gemm_in_step_factor();
-  truth.mutable_gpu()->clear_attention_in_step_factor();
-  truth.mutable_gpu()->clear_elementwise_in_step_factor();
-  truth.mutable_gpu()->clear_copy2d_gbps();
-  truth.mutable_host_link()->clear_pageable_d2h_curve();
+  ClearInStepAdjustments(&truth);
   sim::SimOptions so;
   so.profile = truth;
   so.world_size = 2;
