@@ -100,6 +100,9 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            Require(l.bidirectional_efficiency() > 0 &&
                        l.bidirectional_efficiency() <= 1,
                    "host_link.bidirectional_efficiency (in (0, 1])"),
+           Require(l.pageable_shared_efficiency() > 0 &&
+                       l.pageable_shared_efficiency() <= 1,
+                   "host_link.pageable_shared_efficiency (in (0, 1])"),
            Require(h.cores_per_rank() > 0, "host.cores_per_rank"),
            Require(h.memory_bandwidth_gbps_per_rank() > 0,
                    "host.memory_bandwidth_gbps_per_rank"),
@@ -107,6 +110,8 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                    "host.memory_bandwidth_gbps_per_thread"),
            Require(h.gflops_per_core() > 0, "host.gflops_per_core"),
            Require(h.pin_gbps() > 0, "host.pin_gbps"),
+           Require(h.stream_queue_depth() >= 0,
+                   "host.stream_queue_depth (0 or more; 0: unbounded)"),
            CheckCurve(f.allgather_busbw(), "fabric.allgather_busbw", true),
            CheckCurve(f.reduce_scatter_busbw(), "fabric.reduce_scatter_busbw",
                       true),
@@ -120,6 +125,9 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                    "gpu.attention_in_step_factor"),
            Require(g.elementwise_in_step_factor() > 0,
                    "gpu.elementwise_in_step_factor"),
+           Require(!g.has_optimizer_in_step_factor() ||
+                       g.optimizer_in_step_factor() > 0,
+                   "gpu.optimizer_in_step_factor"),
            Require(!g.has_copy2d_gbps() || g.copy2d_gbps() > 0,
                    "gpu.copy2d_gbps"),
            Require(!h.has_cores_per_node() || h.cores_per_node() > 0,
@@ -186,6 +194,38 @@ double CostModel::MeasuredGemmUs(const KernelWork& w) const {
   return -1;
 }
 
+double CostModel::MeasuredAttentionUs(const KernelWork& w) const {
+  if (w.compute_class != ComputeClass::kAttention) return -1;
+  // Points of this shape but for the batch, by batch.
+  std::vector<std::pair<double, double>> points;
+  for (const AttentionPoint& p : profile_.gpu().attention_table()) {
+    if (p.seq() != w.seq || p.num_heads() != w.num_heads ||
+        p.num_kv_heads() != w.num_kv_heads || p.head_dim() != w.head_dim ||
+        p.batch() <= 0) {
+      continue;
+    }
+    points.push_back({static_cast<double>(p.batch()),
+                      w.backward ? p.backward_us() : p.forward_us()});
+  }
+  if (points.empty()) return -1;
+  std::sort(points.begin(), points.end());
+  const double x = static_cast<double>(w.batch);
+  // Outside the measured batches: in proportion to the nearest (optimistic
+  // below it, where the GPU is less full).
+  if (x <= points.front().first) {
+    return points.front().second * x / points.front().first;
+  }
+  if (x >= points.back().first) {
+    return points.back().second * x / points.back().first;
+  }
+  auto hi =
+      std::lower_bound(points.begin(), points.end(), std::make_pair(x, 0.0));
+  if (hi->first == x) return hi->second;
+  const auto lo = std::prev(hi);
+  const double f = (x - lo->first) / (hi->first - lo->first);
+  return lo->second + f * (hi->second - lo->second);
+}
+
 void CostModel::set_ranks_per_node(int ranks) {
   ranks_per_node_ = std::max(1, ranks);
 }
@@ -222,6 +262,11 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
     return std::max<int64_t>(1,
                              Nanos(measured * 1e3 * g.gemm_in_step_factor()));
   }
+  const double attention = MeasuredAttentionUs(work);
+  if (attention >= 0) {
+    return std::max<int64_t>(
+        1, Nanos(attention * 1e3 * g.attention_in_step_factor()));
+  }
   double peak_tflops = g.peak_fp32_tflops();
   double efficiency = 1.0;
   switch (work.compute_class) {
@@ -236,6 +281,7 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
                        : g.attention_efficiency();
       break;
     case ComputeClass::kElementwise:
+    case ComputeClass::kOptimizer:
       break;
   }
   const double compute_ns = work.flops / (peak_tflops * 1e3 * efficiency);
@@ -255,6 +301,9 @@ double CostModel::InStepFactor(ComputeClass c) const {
       return g.attention_in_step_factor();
     case ComputeClass::kElementwise:
       return g.elementwise_in_step_factor();
+    case ComputeClass::kOptimizer:
+      return g.has_optimizer_in_step_factor() ? g.optimizer_in_step_factor()
+                                              : g.elementwise_in_step_factor();
   }
   return 1.0;
 }
@@ -277,6 +326,7 @@ int64_t CostModel::CopyNanos(int64_t bytes, CopyKind kind) const {
                  ? l.pageable_d2h_gbps()
                  : InterpolateCurve(l.pageable_d2h_curve(),
                                     static_cast<double>(bytes));
+      if (ranks_per_node_ > 1) gbps *= l.pageable_shared_efficiency();
       break;
     case CopyKind::kHostToHost:
       gbps = l.staging_gbps();
@@ -363,10 +413,15 @@ std::string CostModel::ExplainKernel(const KernelWork& work) const {
     case ComputeClass::kAttention:
       cls = "attention";
       peak = g.peak_bf16_tflops();
-      eff = g.attention_efficiency();
+      eff = work.backward && g.has_attention_backward_efficiency()
+                ? g.attention_backward_efficiency()
+                : g.attention_efficiency();
       break;
     case ComputeClass::kElementwise:
       cls = "elementwise";
+      break;
+    case ComputeClass::kOptimizer:
+      cls = "optimizer";
       break;
   }
   const double factor = InStepFactor(work.compute_class);
@@ -376,6 +431,16 @@ std::string CostModel::ExplainKernel(const KernelWork& work) const {
         "kernel (%s %dx%dx%d): measured %.3f us (gpu.gemm_table) x %.3f in a "
         "step (gpu.gemm_in_step_factor) = %.3f us",
         cls, work.m, work.n, work.k, measured, factor, KernelNanos(work) / 1e3);
+  }
+  const double attention = MeasuredAttentionUs(work);
+  if (attention >= 0) {
+    return absl::StrFormat(
+        "kernel (%s %s, batch %d x %d heads (%d kv) x %d, seq %d): measured "
+        "%.3f us (gpu.attention_table) x %.3f in a step "
+        "(gpu.attention_in_step_factor) = %.3f us",
+        cls, work.backward ? "backward" : "forward", work.batch, work.num_heads,
+        work.num_kv_heads, work.head_dim, work.seq, attention, factor,
+        KernelNanos(work) / 1e3);
   }
   const double compute_us = work.flops / (peak * 1e6 * eff);
   const double memory_us =

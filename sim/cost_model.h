@@ -34,7 +34,9 @@
 namespace zero3 {
 namespace sim {
 
-enum class ComputeClass { kMatmul, kAttention, kElementwise };
+// kOptimizer: the device optimizer's streaming kernels, elementwise work
+// that runs after the backward pass with no communication beside it.
+enum class ComputeClass { kMatmul, kAttention, kElementwise, kOptimizer };
 
 struct KernelWork {
   ComputeClass compute_class = ComputeClass::kElementwise;
@@ -43,8 +45,10 @@ struct KernelWork {
   // Matmuls: the GEMM's shape, for measured tables.
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
-  // Attention: the backward pass (its own efficiency).
+  // Attention: the backward pass (its own efficiency) and the shape, for
+  // measured tables.
   bool backward = false;
+  int64_t batch = 0, seq = 0, num_heads = 0, num_kv_heads = 0, head_dim = 0;
 };
 
 enum class CopyKind {
@@ -99,6 +103,10 @@ class CostModel {
   int64_t launch_nanos() const { return launch_ns_; }
   int64_t copy_call_nanos() const { return copy_call_ns_; }
   int64_t event_call_nanos() const { return event_call_ns_; }
+  // host.stream_queue_depth; 0 when unbounded.
+  int stream_queue_depth() const {
+    return std::max(0, profile_.host().stream_queue_depth());
+  }
   int64_t collective_call_nanos() const { return collective_call_ns_; }
   int64_t alloc_call_nanos() const { return alloc_call_ns_; }
 
@@ -108,6 +116,8 @@ class CostModel {
   // measured ones (see GpuProfile.gemm_table); negative when the table
   // cannot say.
   double MeasuredGemmUs(const KernelWork& work) const;
+  // Time from gpu.attention_table, or -1 when no point has the shape.
+  double MeasuredAttentionUs(const KernelWork& work) const;
   // Bus bandwidth in GB/s for a collective of `total_bytes`.
   double BusBandwidthGbps(CollectiveKind kind, int64_t total_bytes,
                           bool spans_nodes) const;

@@ -47,6 +47,84 @@ TEST(CostModelTest, MeasuredGemmsAreUsedAndInterpolated) {
   EXPECT_EQ(c.KernelNanos(Gemm(10, 10, 10)), 2);
 }
 
+TEST(CostModelTest, MeasuredAttentionIsUsedByShapeAndBatch) {
+  HardwareProfile p = TestProfile();
+  p.mutable_gpu()->set_attention_efficiency(0.5);
+  p.mutable_gpu()->set_attention_in_step_factor(2.0);
+  auto add = [&](int64_t batch, double fwd_us, double bwd_us) {
+    AttentionPoint* a = p.mutable_gpu()->add_attention_table();
+    a->set_batch(batch);
+    a->set_seq(128);
+    a->set_num_heads(8);
+    a->set_num_kv_heads(2);
+    a->set_head_dim(64);
+    a->set_forward_us(fwd_us);
+    a->set_backward_us(bwd_us);
+  };
+  add(2, 10, 40);
+  add(4, 16, 60);
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  KernelWork w;
+  w.compute_class = ComputeClass::kAttention;
+  w.flops = 1e6;  // 2 us at efficiency 0.5, 4 us in a step
+  w.seq = 128;
+  w.num_heads = 8;
+  w.num_kv_heads = 2;
+  w.head_dim = 64;
+  w.batch = 2;
+  EXPECT_EQ(c.KernelNanos(w), 20000);  // measured, x the in-step factor
+  w.backward = true;
+  EXPECT_EQ(c.KernelNanos(w), 80000);
+  w.batch = 3;
+  EXPECT_EQ(c.KernelNanos(w), 100000);  // between: 50 us x 2
+  w.batch = 8;
+  EXPECT_EQ(c.KernelNanos(w), 240000);  // beyond: 60 us x 8/4 x 2
+  w.batch = 1;
+  EXPECT_EQ(c.KernelNanos(w), 40000);  // below: 40 us x 1/2 x 2
+  w.num_kv_heads = 8;                  // another shape: the efficiency
+  EXPECT_EQ(c.KernelNanos(w), 4000);
+  EXPECT_NE(c.ExplainKernel(w).find("efficiency"), std::string::npos);
+  w.num_kv_heads = 2;
+  EXPECT_NE(c.ExplainKernel(w).find("attention_table"), std::string::npos);
+}
+
+TEST(CostModelTest, OptimizerKernelsHaveTheirOwnInStepFactor) {
+  HardwareProfile p = TestProfile();
+  p.mutable_gpu()->set_elementwise_in_step_factor(2.0);
+  KernelWork w;
+  w.compute_class = ComputeClass::kOptimizer;
+  w.bytes = 1e6;
+  ASSERT_OK_AND_ASSIGN(CostModel a, CostModel::Create(p));
+  KernelWork e = w;
+  e.compute_class = ComputeClass::kElementwise;
+  // Unset: the elementwise factor.
+  EXPECT_EQ(a.KernelNanos(w), a.KernelNanos(e));
+  p.mutable_gpu()->set_optimizer_in_step_factor(1.0);
+  ASSERT_OK_AND_ASSIGN(CostModel b, CostModel::Create(p));
+  EXPECT_EQ(2 * b.KernelNanos(w), b.KernelNanos(e));
+  p.mutable_gpu()->set_optimizer_in_step_factor(-1.0);
+  EXPECT_FALSE(CostModel::Create(p).ok());
+}
+
+TEST(CostModelTest, RanksOnANodeSharePageableGradientCopies) {
+  HardwareProfile p = TestProfile();
+  p.mutable_host_link()->set_pageable_d2h_gbps(10);
+  p.mutable_host_link()->set_pageable_h2d_gbps(10);
+  p.mutable_host_link()->set_copy_latency_us(0);
+  p.mutable_host_link()->set_pageable_shared_efficiency(0.5);
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPageableD2H), 100000);
+  c.set_ranks_per_node(2);
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPageableD2H), 200000);
+  // H2D: the optimizer's write-back, which the ranks' host steps
+  // interleave (pageable_h2d_gbps is already a rate within a step).
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPageableH2D), 100000);
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPinnedH2D),
+            CostModel::Create(p)->CopyNanos(1000000, CopyKind::kPinnedH2D));
+  p.mutable_host_link()->set_pageable_shared_efficiency(1.5);
+  EXPECT_FALSE(CostModel::Create(p).ok());
+}
+
 TEST(CostModelTest, AttentionBackwardHasItsOwnEfficiency) {
   HardwareProfile p = TestProfile();
   p.mutable_gpu()->set_attention_efficiency(0.5);

@@ -86,6 +86,7 @@ class SimWorld::Impl {
     int root = 0;
     std::string label;
     int64_t ready_ns = 0;
+    uint64_t queue_seq = 0;  // its entry in the stream's launch queue
   };
   // `group` from GroupOf().
   absl::Status Collective(int group, Arrival arrival);
@@ -143,10 +144,11 @@ class SimWorld::Impl {
 
 class SimEvent final : public runtime::Event {
  public:
-  explicit SimEvent(SimRank* rank) : rank_(rank) {}
+  SimEvent(SimRank* rank, bool timed) : rank_(rank), timed_(timed) {}
   absl::Status Synchronize() override;
 
   SimRank* rank_;
+  const bool timed_;
   bool recorded_ = false;
   int64_t time_ns_ = 0;
   VectorClock clock_;
@@ -174,11 +176,29 @@ class SimStream final : public runtime::Stream {
   absl::Status Wait(const runtime::Event& event) override;
   absl::Status Synchronize() override;
 
+  // The launch queue (host.stream_queue_depth): before a command is
+  // enqueued, blocks the host until the stream holds fewer than the depth.
+  // Returning from that wait orders nothing (CUDA promises nothing about
+  // it), so the race detector learns nothing from it.
+  void AwaitQueueSlot();
+  // Notes an enqueued command ending at `end_ns` (kUnresolved for a
+  // collective whose peers have not all arrived); returns its number.
+  uint64_t Enqueued(int64_t end_ns);
+  // Sets the end of collective `seq` once it is matched.
+  void Resolve(uint64_t seq, int64_t end_ns);
+  static constexpr int64_t kUnresolved = -1;
+
   SimRank* rank_;
   std::string name_;
   int agent_;
   int track_;
   int64_t tail_ns_ = 0;  // when everything enqueued so far is done
+  struct Queued {
+    uint64_t seq;
+    int64_t end_ns;
+  };
+  std::deque<Queued> queue_;  // not known done, oldest first
+  uint64_t next_seq_ = 0;
 };
 
 class SimDevice final : public runtime::Device {
@@ -192,6 +212,9 @@ class SimDevice final : public runtime::Device {
   absl::StatusOr<std::unique_ptr<runtime::Stream>> CreateStream(
       absl::string_view name) override;
   absl::StatusOr<std::unique_ptr<runtime::Event>> CreateEvent() override;
+  absl::StatusOr<std::unique_ptr<runtime::Event>> CreateTimedEvent() override;
+  absl::StatusOr<int64_t> ElapsedNanos(const runtime::Event& start,
+                                       const runtime::Event& end) override;
   absl::Status Synchronize() override;
   runtime::MemoryStats memory_stats() const override { return stats_; }
 
@@ -402,6 +425,41 @@ SimStream::~SimStream() {
   r->retired_agents_.push_back(agent_);
 }
 
+void SimStream::AwaitQueueSlot() {
+  SimRank* r = rank_;
+  const size_t depth = static_cast<size_t>(r->cost().stream_queue_depth());
+  if (depth == 0) return;
+  while (!queue_.empty() && queue_.front().end_ns != kUnresolved &&
+         queue_.front().end_ns <= r->now_) {
+    queue_.pop_front();
+  }
+  while (queue_.size() >= depth) {
+    const Queued oldest = queue_.front();
+    queue_.pop_front();
+    // A collective still waiting for its peers cannot be waited for here
+    // (its end depends on hosts not yet simulated): counted as done.
+    if (oldest.end_ns != kUnresolved) {
+      r->BlockUntil(oldest.end_ns, absl::StrCat("launch queue full: ", name_));
+    }
+  }
+}
+
+uint64_t SimStream::Enqueued(int64_t end_ns) {
+  if (rank_->cost().stream_queue_depth() == 0) return 0;
+  queue_.push_back({next_seq_, end_ns});
+  return next_seq_++;
+}
+
+void SimStream::Resolve(uint64_t seq, int64_t end_ns) {
+  for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
+    if (it->seq == seq) {
+      it->end_ns = end_ns;
+      return;
+    }
+    if (it->seq < seq) return;
+  }
+}
+
 absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
                              absl::string_view label) {
   SimRank* r = rank_;
@@ -413,6 +471,7 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
   const int64_t bytes = dst.bytes();
   const MemorySpace ds = dst.space(), ss = src.space();
   const bool to_host = runtime::IsHost(ds), from_host = runtime::IsHost(ss);
+  AwaitQueueSlot();
   r->HostCost(r->cost().copy_call_nanos());
   ++r->ops_;
 
@@ -478,6 +537,7 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
   }
   const int64_t end = start + duration;
   tail_ns_ = end;
+  Enqueued(end);
   r->busy_until_ = std::max(r->busy_until_, end);
   r->Span(track_, label, start, end, bytes, "copy");
   if (link != nullptr) r->Span(track, label, start, end, bytes, "copy");
@@ -520,6 +580,7 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
   SimRank* r = rank_;
   ZR_RETURN_IF_ERROR(runtime::CheckCopy2D(dst, dst_pitch, src, src_pitch,
                                           row_bytes, rows, label));
+  AwaitQueueSlot();
   r->HostCost(r->cost().copy_call_nanos());
   ++r->ops_;
   const int64_t bytes = rows * row_bytes;
@@ -542,6 +603,7 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
     r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
   }
   const int64_t start = tail_ns_ - duration;
+  Enqueued(tail_ns_);
   if (r->detect()) {
     std::vector<runtime::Access> accesses;
     accesses.reserve(2 * rows);
@@ -570,6 +632,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
     return absl::InvalidArgumentError(absl::StrCat(
         "memset '", label, "': target is host memory; write it in a HostTask"));
   }
+  AwaitQueueSlot();
   r->HostCost(r->cost().launch_nanos());
   ++r->ops_;
   KernelWork work;
@@ -579,6 +642,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
   const int64_t start = r->compute_.EarliestStart(ready, duration);
   r->compute_.Reserve(start, duration);
   tail_ns_ = start + duration;
+  Enqueued(tail_ns_);
   r->busy_until_ = std::max(r->busy_until_, tail_ns_);
   r->Span(track_, label, start, tail_ns_, dst.bytes(), "kernel");
   r->Span(kComputeTrack, label, start, tail_ns_, 0, "kernel");
@@ -592,6 +656,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
 
 absl::Status SimStream::Launch(const KernelCall& call) {
   SimRank* r = rank_;
+  AwaitQueueSlot();
   r->HostCost(r->cost().launch_nanos());
   ++r->ops_;
   const std::vector<runtime::Access> accesses = call.Accesses();
@@ -608,6 +673,7 @@ absl::Status SimStream::Launch(const KernelCall& call) {
   const int64_t start = r->compute_.EarliestStart(ready, duration);
   r->compute_.Reserve(start, duration);
   tail_ns_ = start + duration;
+  Enqueued(tail_ns_);
   r->busy_until_ = std::max(r->busy_until_, tail_ns_);
   r->Span(track_, call.label, start, tail_ns_, 0, "kernel");
   r->Span(kComputeTrack, call.label, start, tail_ns_, 0, "kernel");
@@ -625,9 +691,11 @@ absl::Status SimStream::Record(runtime::Event& event) {
   if (e == nullptr || e->rank_ != r) {
     return absl::InvalidArgumentError("event belongs to another device");
   }
+  AwaitQueueSlot();
   r->HostCost(r->cost().event_call_nanos());
   e->recorded_ = true;
   e->time_ns_ = std::max(tail_ns_, r->now_);
+  Enqueued(e->time_ns_);
   if (r->detect()) {
     r->races_.Join(agent_, 0);
     e->clock_ = r->races_.clock(agent_);
@@ -641,11 +709,13 @@ absl::Status SimStream::Wait(const runtime::Event& event) {
   if (e == nullptr || e->rank_ != r) {
     return absl::InvalidArgumentError("event belongs to another device");
   }
+  AwaitQueueSlot();
   r->HostCost(r->cost().event_call_nanos());
   if (e->recorded_) {
     tail_ns_ = std::max(tail_ns_, e->time_ns_);
     if (r->detect()) r->races_.JoinClock(agent_, e->clock_);
   }
+  Enqueued(std::max(tail_ns_, r->now_));
   return absl::OkStatus();
 }
 
@@ -736,7 +806,35 @@ absl::StatusOr<std::unique_ptr<runtime::Stream>> SimDevice::CreateStream(
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Event>> SimDevice::CreateEvent() {
-  return std::unique_ptr<runtime::Event>(std::make_unique<SimEvent>(rank_));
+  return std::unique_ptr<runtime::Event>(
+      std::make_unique<SimEvent>(rank_, /*timed=*/false));
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Event>> SimDevice::CreateTimedEvent() {
+  return std::unique_ptr<runtime::Event>(
+      std::make_unique<SimEvent>(rank_, /*timed=*/true));
+}
+
+absl::StatusOr<int64_t> SimDevice::ElapsedNanos(const runtime::Event& start,
+                                                const runtime::Event& end) {
+  const auto* a = dynamic_cast<const SimEvent*>(&start);
+  const auto* b = dynamic_cast<const SimEvent*>(&end);
+  if (a == nullptr || b == nullptr || a->rank_ != rank_ || b->rank_ != rank_) {
+    return absl::InvalidArgumentError("ElapsedNanos: event of another device");
+  }
+  if (!a->timed_ || !b->timed_) {
+    return absl::InvalidArgumentError(
+        "ElapsedNanos needs events from CreateTimedEvent");
+  }
+  // As on CUDA, the host learns that an event is complete by waiting for it
+  // (or past it): an event the host's clock has not reached is not ready.
+  for (const SimEvent* e : {a, b}) {
+    if (!e->recorded_ || e->time_ns_ > rank_->now_) {
+      return absl::FailedPreconditionError(
+          "ElapsedNanos: an event is not recorded or not complete");
+    }
+  }
+  return b->time_ns_ - a->time_ns_;
 }
 
 absl::Status SimDevice::Synchronize() {
@@ -910,6 +1008,7 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
         CollectiveKindName(kind), " '", label, "' needs device buffers"));
   }
   SimRank* r = rank_;
+  s->AwaitQueueSlot();
   r->HostCost(r->cost().collective_call_nanos());
   ++r->ops_;
   SimWorld::Impl::Arrival a;
@@ -923,6 +1022,7 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
   a.root = root;
   a.label = std::string(label);
   a.ready_ns = std::max(r->now_, s->tail_ns_);
+  a.queue_seq = s->Enqueued(SimStream::kUnresolved);
   return r->world_->Collective(group_, std::move(a));
 }
 
@@ -1199,6 +1299,7 @@ absl::Status SimWorld::Impl::Complete(const Group& group, Pending& p) {
       r->h2d_.Reserve(start, duration);
     }
     a.stream->tail_ns_ = end;
+    a.stream->Resolve(a.queue_seq, end);
     r->busy_until_ = std::max(r->busy_until_, end);
     r->Span(a.stream->track_, a.label, start, end, total_bytes, "collective");
     r->Span(kFabricTrack, a.label, start, end, total_bytes, "collective");

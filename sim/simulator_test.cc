@@ -92,6 +92,35 @@ TEST(SimulatorTest, StreamRunsWorkInOrder) {
   EXPECT_EQ(k2.end, 815000);
 }
 
+TEST(SimulatorTest, FullLaunchQueueBlocksTheHostUntilTheOldestIsDone) {
+  SimOptions options;
+  options.profile = TestProfile();
+  options.profile.mutable_host()->set_stream_queue_depth(2);
+  options.mode = SimMode::kTiming;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimWorld> world,
+                       SimWorld::Create(options));
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto stream = rt.device().CreateStream("s").value();
+    auto other = rt.device().CreateStream("other").value();
+    Buffer buf = rt.device().Allocate(400000, "buf").value();  // host 10 us
+    EXPECT_OK(stream->Launch(Fill(buf, 100000, "k1")));        // 15..415 us
+    EXPECT_OK(stream->Launch(Fill(buf, 100000, "k2")));        // 415..815 us
+    EXPECT_EQ(rt.NowNanos(), 20000);
+    // Another stream has a queue of its own.
+    EXPECT_OK(other->Launch(Fill(buf, 10, "small")));
+    EXPECT_EQ(rt.NowNanos(), 25000);
+    // Two commands queued: the third waits for k1, then launches (5 us).
+    EXPECT_OK(stream->Launch(Fill(buf, 100000, "k3")));
+    EXPECT_EQ(rt.NowNanos(), 420000);
+    EXPECT_OK(stream->Synchronize());
+    // k3 after k2 and the small kernel (40 ns), which found the SMs busy
+    // until k2's end.
+    EXPECT_EQ(rt.NowNanos(), 1215040);
+    return absl::OkStatus();
+  }),
+              IsOk());
+}
+
 TEST(SimulatorTest, CrossStreamEventWait) {
   auto world = MakeWorld(1);
   ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {

@@ -32,6 +32,12 @@ namespace {
 constexpr int64_t kMmapThreshold = int64_t{1} << 20;
 constexpr size_t kHeapAlignment = 64;
 
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 int64_t PageSize() {
   static const int64_t page = sysconf(_SC_PAGESIZE);
   return page;
@@ -56,17 +62,6 @@ CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }
 absl::Status CudaEvent::Synchronize() {
   ZR_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(event_));
   return absl::OkStatus();
-}
-
-absl::StatusOr<double> CudaEvent::ElapsedMillis(const CudaEvent& start,
-                                                const CudaEvent& end) {
-  if (!start.timing_ || !end.timing_) {
-    return absl::InvalidArgumentError(
-        "ElapsedMillis needs events from CreateTimingEvent");
-  }
-  float ms = 0;
-  ZR_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start.event_, end.event_));
-  return static_cast<double>(ms);
 }
 
 // ---------------------------------------------------------------------------
@@ -340,10 +335,33 @@ absl::StatusOr<std::unique_ptr<runtime::Event>> CudaDevice::CreateEvent() {
   return std::unique_ptr<runtime::Event>(new CudaEvent(this, event, false));
 }
 
-absl::StatusOr<std::unique_ptr<CudaEvent>> CudaDevice::CreateTimingEvent() {
+absl::StatusOr<std::unique_ptr<runtime::Event>> CudaDevice::CreateTimedEvent() {
   cudaEvent_t event = nullptr;
   ZR_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event, cudaEventDefault));
-  return std::unique_ptr<CudaEvent>(new CudaEvent(this, event, true));
+  return std::unique_ptr<runtime::Event>(new CudaEvent(this, event, true));
+}
+
+absl::StatusOr<int64_t> CudaDevice::ElapsedNanos(const runtime::Event& start,
+                                                 const runtime::Event& end) {
+  const auto* a = dynamic_cast<const CudaEvent*>(&start);
+  const auto* b = dynamic_cast<const CudaEvent*>(&end);
+  if (a == nullptr || b == nullptr || a->device_ != this ||
+      b->device_ != this) {
+    return absl::InvalidArgumentError("ElapsedNanos: event of another device");
+  }
+  if (!a->timing_ || !b->timing_) {
+    return absl::InvalidArgumentError(
+        "ElapsedNanos needs events from CreateTimedEvent");
+  }
+  float ms = 0;
+  const cudaError_t error = cudaEventElapsedTime(&ms, a->event_, b->event_);
+  if (error == cudaErrorNotReady || error == cudaErrorInvalidResourceHandle) {
+    (void)cudaGetLastError();
+    return absl::FailedPreconditionError(
+        "ElapsedNanos: an event is not recorded or not complete");
+  }
+  ZR_CUDA_RETURN_IF_ERROR(error);
+  return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
 }
 
 absl::Status CudaDevice::Synchronize() {
@@ -365,13 +383,22 @@ absl::Status CudaDevice::StartOpTiming() {
   cudaEvent_t e = nullptr;
   ZR_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
   // The legacy default stream: recorded now, ordered with nothing.
-  const cudaError_t error = cudaEventRecord(e, nullptr);
+  cudaError_t error = cudaEventRecord(e, nullptr);
+  if (error == cudaSuccess) error = cudaEventSynchronize(e);
   if (error != cudaSuccess) {
     cudaEventDestroy(e);
     return CudaStatus(error, "cudaEventRecord (op timing epoch)");
   }
+  host_epoch_ns_ = SteadyNanos();
   epoch_ = e;
   return absl::OkStatus();
+}
+
+void CudaDevice::RecordHostOp(absl::string_view label, int64_t start_ns,
+                              int64_t end_ns) {
+  if (epoch_ == nullptr) return;
+  host_ops_.push_back({"host", std::string(label), start_ns - host_epoch_ns_,
+                       end_ns - host_epoch_ns_});
 }
 
 cudaEvent_t CudaDevice::TimingEvent() {
@@ -413,6 +440,8 @@ absl::StatusOr<std::vector<runtime::OpTiming>> CudaDevice::TakeOpTimings() {
                    static_cast<int64_t>(static_cast<double>(end_ms) * 1e6)});
   }
   pending_ops_.clear();
+  for (runtime::OpTiming& op : host_ops_) out.push_back(std::move(op));
+  host_ops_.clear();
   if (!status.ok()) return status;
   return out;
 }
@@ -715,14 +744,14 @@ absl::Status CudaRuntime::RunHostTask(const runtime::HostTask& task) {
     }
   }
   if (!task.run) return absl::OkStatus();
-  return task.run();
+  if (!device_->op_timing()) return task.run();
+  const int64_t start = SteadyNanos();
+  absl::Status status = task.run();
+  device_->RecordHostOp(task.label, start, SteadyNanos());
+  return status;
 }
 
-int64_t CudaRuntime::NowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t CudaRuntime::NowNanos() { return SteadyNanos(); }
 
 }  // namespace cuda
 }  // namespace zero3

@@ -11,7 +11,7 @@
 //
 //  - Streams are cudaStreamNonBlocking streams (no implicit ordering with
 //    the legacy default stream); events are created with
-//    cudaEventDisableTiming (CreateTimingEvent makes timed ones).
+//    cudaEventDisableTiming (CreateTimedEvent makes timed ones).
 //  - Copy is cudaMemcpyAsync in any direction between device, pinned and
 //    pageable memory, so it blocks the host exactly where CUDA does
 //    (pageable device-to-host, and pageable host-to-device above the
@@ -88,10 +88,6 @@ class CudaEvent final : public runtime::Event {
   cudaEvent_t raw() const { return event_; }
   bool timing() const { return timing_; }
 
-  // Milliseconds between two timed events, both recorded and complete.
-  static absl::StatusOr<double> ElapsedMillis(const CudaEvent& start,
-                                              const CudaEvent& end);
-
  private:
   friend class CudaDevice;
   friend class CudaStream;
@@ -152,7 +148,9 @@ class CudaDevice final : public runtime::Device {
   runtime::MemoryStats memory_stats() const override;
 
   // An event that records timestamps, for CudaEvent::ElapsedMillis.
-  absl::StatusOr<std::unique_ptr<CudaEvent>> CreateTimingEvent();
+  absl::StatusOr<std::unique_ptr<runtime::Event>> CreateTimedEvent() override;
+  absl::StatusOr<int64_t> ElapsedNanos(const runtime::Event& start,
+                                       const runtime::Event& end) override;
 
   // The CUDA device ordinal.
   int ordinal() const { return ordinal_; }
@@ -174,8 +172,13 @@ class CudaDevice final : public runtime::Device {
   bool op_timing() const { return epoch_ != nullptr; }
   // Waits for the device, then returns the operations issued since
   // StartOpTiming or the previous call, with their device start and end in
-  // ns since StartOpTiming.
+  // ns since StartOpTiming. Host tasks run meanwhile come with them, on the
+  // stream "host", timed by the host clock from the moment the epoch event
+  // was seen complete (a few microseconds' skew against the device times).
   absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings();
+  // Records a host task's span (host clock, steady_clock ns) while op timing
+  // is on; does nothing otherwise.
+  void RecordHostOp(absl::string_view label, int64_t start_ns, int64_t end_ns);
 
  private:
   friend class CudaRuntime;
@@ -228,7 +231,9 @@ class CudaDevice final : public runtime::Device {
   };
   cudaEvent_t TimingEvent();
   cudaEvent_t epoch_ = nullptr;
+  int64_t host_epoch_ns_ = 0;  // steady_clock when epoch_ was seen complete
   std::vector<PendingOp> pending_ops_;
+  std::vector<runtime::OpTiming> host_ops_;
   std::vector<cudaEvent_t> spare_timing_events_;
 
   // Shared with the runtime's host buffers: ids unique per runtime.

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -359,25 +360,23 @@ TEST_F(CudaBackendTest, EventsOrderStreams) {
   EXPECT_EQ(HostBytes(host), std::vector<uint8_t>(1 << 20, 0x5A));
 }
 
-TEST_F(CudaBackendTest, TimingEvents) {
+TEST_F(CudaBackendTest, TimedEventsNeedTimingAndCompletion) {
   CudaDevice& device = rt_->cuda_device();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> s, device.CreateStream("s"));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaEvent> start,
-                       device.CreateTimingEvent());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaEvent> end,
-                       device.CreateTimingEvent());
-  ASSERT_OK_AND_ASSIGN(Buffer x, device.Allocate(64 << 20, "x"));
-  ASSERT_THAT(s->Record(*start), IsOk());
-  ASSERT_THAT(s->Memset(x.All(), 1, "x"), IsOk());
-  ASSERT_THAT(s->Record(*end), IsOk());
-  ASSERT_THAT(end->Synchronize(), IsOk());
-  ASSERT_OK_AND_ASSIGN(double ms, CudaEvent::ElapsedMillis(*start, *end));
-  EXPECT_GE(ms, 0.0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::Event> start,
+                       device.CreateTimedEvent());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::Event> end,
+                       device.CreateTimedEvent());
+  // Never recorded.
+  EXPECT_THAT(device.ElapsedNanos(*start, *end),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::Event> plain,
                        device.CreateEvent());
-  EXPECT_THAT(
-      CudaEvent::ElapsedMillis(*start, *static_cast<CudaEvent*>(plain.get())),
-      StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_THAT(s->Record(*start), IsOk());
+  ASSERT_THAT(s->Record(*plain), IsOk());
+  ASSERT_THAT(plain->Synchronize(), IsOk());
+  EXPECT_THAT(device.ElapsedNanos(*start, *plain),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_F(CudaBackendTest, OpTimingRecordsEveryOperationInOrder) {
@@ -405,12 +404,28 @@ TEST_F(CudaBackendTest, OpTimingRecordsEveryOperationInOrder) {
     EXPECT_GE(ops[i].start_ns, 0);
     // Work of 64 MiB takes time, and a stream runs its work in order.
     EXPECT_GT(ops[i].end_ns, ops[i].start_ns) << labels[i];
-    if (i > 0) EXPECT_GE(ops[i].start_ns, ops[i - 1].end_ns) << labels[i];
+    if (i > 0) {
+      EXPECT_GE(ops[i].start_ns, ops[i - 1].end_ns) << labels[i];
+    }
   }
   // 64 MiB over PCIe (at most ~64 GB/s) takes over a millisecond.
   EXPECT_GT(ops[2].end_ns - ops[2].start_ns, 500000);
   ASSERT_OK_AND_ASSIGN(ops, device.TakeOpTimings());
   EXPECT_TRUE(ops.empty());
+  // Host tasks come back on the stream "host", timed by the host clock.
+  runtime::HostTask task;
+  task.label = "sleep";
+  task.run = []() -> absl::Status {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return absl::OkStatus();
+  };
+  ASSERT_THAT(rt_->RunHostTask(task), IsOk());
+  ASSERT_OK_AND_ASSIGN(ops, device.TakeOpTimings());
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].stream, "host");
+  EXPECT_EQ(ops[0].label, "sleep");
+  EXPECT_GE(ops[0].start_ns, 0);
+  EXPECT_GE(ops[0].end_ns - ops[0].start_ns, 2000000);
 }
 
 TEST_F(CudaBackendTest, LaunchRejectsHostBuffers) {

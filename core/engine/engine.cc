@@ -376,20 +376,26 @@ absl::StatusOr<StepStats> Engine::Step() {
 
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read_norm));
   ZR_RETURN_IF_ERROR(Update(norm_squared, &stats));
-  // The step ends when every data-parallel rank's host has finished its
-  // update: then each phase's time is the slowest rank's, and a rank whose
-  // host step finished first does not count its wait for the others as
-  // forward time. A 4-byte all-reduce on the (idle) gather stream and a
-  // host wait for it; it orders nothing on the compute stream, so the
-  // update's own synchronization (params-updated-before-gather) still
-  // stands alone.
+  // The step ends when every data-parallel rank's update is done, on the
+  // host and on the device: then STEP holds the device's optimizer work
+  // (which would otherwise run under the next forward and be counted
+  // there), and each phase's time is the slowest rank's. The gather stream
+  // waits for the update, as the next step's first all-gather would
+  // (params-updated-before-gather: dropping that sync drops this wait
+  // too), then a 4-byte all-reduce on it when there are several ranks, and
+  // the host waits for the gather stream. A NCCL kernel behind the
+  // optimizer's kernels would start only once they had the SMs, so without
+  // the wait the barrier would end partway through the update.
+  if (options_.syncs.enabled(Sync::kParamsUpdatedBeforeGather)) {
+    ZR_RETURN_IF_ERROR(ctx_.gather->Wait(*updated_));
+  }
   if (dp_size_ > 1) {
     ZR_RETURN_IF_ERROR(ctx_.dp->AllReduce(
         *ctx_.gather, TensorRef::Of(barrier_, DType::kF32, 0, 1),
         TensorRef::Of(barrier_, DType::kF32, 1, 1), runtime::ReduceOp::kSum,
         "step barrier"));
-    ZR_RETURN_IF_ERROR(ctx_.gather->Synchronize());
   }
+  ZR_RETURN_IF_ERROR(ctx_.gather->Synchronize());
   const int64_t t4 = rt_.NowNanos();
   rt_.MarkSpan("STEP", t3, t4);
   stats.step_ns = t4 - t3;
@@ -494,7 +500,8 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
         x.exp_avg_sq = m2.As<float>();
         x.working = out.data();
         x.working_dtype = dtype;
-        zero::HostAdamWStep(a, grad_scale, x, threads);
+        a.grad_scale = grad_scale;
+        zero::HostAdamWStep(a, x, threads);
         return absl::OkStatus();
       };
       ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
@@ -510,17 +517,10 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       const zero::ParamRange& r = sub_groups_[g];
       if (r.elements == 0) continue;
       const TensorRef gs = grads.Elements(r.offset, r.elements);
-      if (grad_scale != 1.0f) {
-        ops::Scale sc;
-        sc.args.n = r.elements;
-        sc.args.alpha = grad_scale;
-        sc.x = gs;
-        ZR_RETURN_IF_ERROR(compute_->Launch(
-            KernelCall(sc, absl::StrCat("unscale/clip sub-group ", g))));
-      }
       ops::AdamW adam;
       adam.args = args;
       adam.args.n = r.elements;
+      adam.args.grad_scale = grad_scale;  // unscale and clip in the same pass
       adam.params = TensorRef::Of(master_, DType::kF32, r.offset, r.elements);
       adam.grads = gs;
       adam.exp_avg = TensorRef::Of(exp_avg_, DType::kF32, r.offset, r.elements);

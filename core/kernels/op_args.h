@@ -196,6 +196,9 @@ struct AdamWArgs {
   bool bias_correction = true;
   // true: decoupled weight decay (AdamW). false: L2, wd * p added to g.
   bool adamw_mode = true;
+  // Gradients are multiplied by this first (DeepSpeed's combined unscale
+  // and clip factor), in the same pass: no separate scaling kernel.
+  float grad_scale = 1.0f;
 };
 
 }  // namespace kernels

@@ -50,6 +50,7 @@ TEST(OpArgsTest, AdamWDefaultsAreDeepSpeedCpuAdams) {
   EXPECT_EQ(args.weight_decay, 0.0f);
   EXPECT_TRUE(args.bias_correction);
   EXPECT_TRUE(args.adamw_mode);
+  EXPECT_EQ(args.grad_scale, 1.0f);
 }
 
 TEST(OpArgsTest, OtherDefaults) {

@@ -155,13 +155,13 @@ int64_t CountTargets(const CrossEntropyArgs& args, const int32_t* targets) {
 template <bool kL2, bool kDecoupled>
 void AdamWLoop(int64_t n, float* __restrict params,
                const float* __restrict grads, float* __restrict exp_avg,
-               float* __restrict exp_avg_sq, float beta1, float beta2,
-               float eps, float weight_decay, float step_size, float w_decay,
-               float bias_correction2) {
+               float* __restrict exp_avg_sq, float grad_scale, float beta1,
+               float beta2, float eps, float weight_decay, float step_size,
+               float w_decay, float bias_correction2) {
   const float beta1_minus1 = 1 - beta1;
   const float beta2_minus1 = 1 - beta2;
   for (int64_t i = 0; i < n; ++i) {
-    float grad = grads[i];
+    float grad = grads[i] * grad_scale;
     float param = params[i];
     float momentum = exp_avg[i];
     float variance = exp_avg_sq[i];
@@ -635,16 +635,19 @@ void AdamWStep(const AdamWArgs& args, float* params, const float* grads,
   const bool has_decay = args.weight_decay > 0.0f;
   if (has_decay && args.adamw_mode) {
     AdamWLoop<false, true>(args.n, params, grads, exp_avg, exp_avg_sq,
-                           args.beta1, args.beta2, args.eps, args.weight_decay,
-                           step_size, w_decay, bias_correction2);
+                           args.grad_scale, args.beta1, args.beta2, args.eps,
+                           args.weight_decay, step_size, w_decay,
+                           bias_correction2);
   } else if (has_decay) {
     AdamWLoop<true, false>(args.n, params, grads, exp_avg, exp_avg_sq,
-                           args.beta1, args.beta2, args.eps, args.weight_decay,
-                           step_size, w_decay, bias_correction2);
+                           args.grad_scale, args.beta1, args.beta2, args.eps,
+                           args.weight_decay, step_size, w_decay,
+                           bias_correction2);
   } else {
     AdamWLoop<false, false>(args.n, params, grads, exp_avg, exp_avg_sq,
-                            args.beta1, args.beta2, args.eps, args.weight_decay,
-                            step_size, w_decay, bias_correction2);
+                            args.grad_scale, args.beta1, args.beta2, args.eps,
+                            args.weight_decay, step_size, w_decay,
+                            bias_correction2);
   }
 }
 

@@ -1138,6 +1138,31 @@ TEST(AdamWTest, MatchesTorchFormulaOverManySteps) {
   }
 }
 
+TEST(AdamWTest, GradScaleEqualsPreScaledGradients) {
+  const int64_t n = 257;
+  std::vector<float> p(n), g(n), m(n), v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = 0.01f * static_cast<float>(i % 17) - 0.05f;
+    g[i] = 0.003f * static_cast<float>(i % 29) - 0.04f;
+    m[i] = 0.001f * static_cast<float>(i % 7);
+    v[i] = 1e-5f * static_cast<float>(i % 5);
+  }
+  AdamWArgs args;
+  args.n = n;
+  args.step = 4;
+  args.weight_decay = 0.01f;
+  std::vector<float> p1 = p, m1 = m, v1 = v, g1 = g;
+  for (float& x : g1) x *= 0.37f;
+  AdamWStep(args, p1.data(), g1.data(), m1.data(), v1.data());
+  args.grad_scale = 0.37f;
+  std::vector<float> p2 = p, m2 = m, v2 = v;
+  AdamWStep(args, p2.data(), g.data(), m2.data(), v2.data());
+  EXPECT_EQ(p1, p2);
+  EXPECT_EQ(m1, m2);
+  EXPECT_EQ(v1, v2);
+  EXPECT_NE(p1, p);
+}
+
 TEST(AdamWTest, L2AndDecoupledDecayDiffer) {
   AdamWArgs args;
   args.n = 1;

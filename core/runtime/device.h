@@ -48,6 +48,14 @@ class Device {
   virtual absl::StatusOr<std::unique_ptr<Stream>> CreateStream(
       absl::string_view name) = 0;
   virtual absl::StatusOr<std::unique_ptr<Event>> CreateEvent() = 0;
+  // An event that also notes when the device reached it, for ElapsedNanos
+  // (on CUDA a timed event, which costs a little more to record).
+  virtual absl::StatusOr<std::unique_ptr<Event>> CreateTimedEvent() = 0;
+  // Device time from `start` to `end`, two timed events of this device
+  // that have been recorded and are complete (FailedPrecondition
+  // otherwise; wait for `end` first). Does not block.
+  virtual absl::StatusOr<int64_t> ElapsedNanos(const Event& start,
+                                               const Event& end) = 0;
 
   // Blocks the host until all work on all streams is done.
   virtual absl::Status Synchronize() = 0;

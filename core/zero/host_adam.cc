@@ -26,7 +26,7 @@ struct Constants {
       step_size, w_decay, bias_correction2;
 };
 
-Constants Prepare(const kernels::AdamWArgs& a, float grad_scale) {
+Constants Prepare(const kernels::AdamWArgs& a) {
   Constants c;
   float bias_correction1 = 1.0f;
   c.bias_correction2 = 1.0f;
@@ -38,7 +38,7 @@ Constants Prepare(const kernels::AdamWArgs& a, float grad_scale) {
     bias_correction1 = 1.0f - beta1_t;
     c.bias_correction2 = 1.0f / std::sqrt(1.0f - beta2_t);
   }
-  c.scale = grad_scale;
+  c.scale = a.grad_scale;
   c.beta1 = a.beta1;
   c.beta2 = a.beta2;
   c.beta1_minus1 = 1 - a.beta1;
@@ -190,26 +190,26 @@ int OptimizerThreads(int requested) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
+void HostAdamWStep(const kernels::AdamWArgs& args,
                    const HostAdamWArrays& arrays, int threads) {
   ZR_CHECK_GE(args.step, int64_t{1}) << "AdamW steps count from 1";
   ZR_CHECK(arrays.params && arrays.grads && arrays.exp_avg && arrays.exp_avg_sq)
       << "HostAdamWStep needs params, grads and both moments";
-  const Constants c = Prepare(args, grad_scale);
+  const Constants c = Prepare(args);
   ParallelFor(args.n, threads, [&](int64_t begin, int64_t end) {
     StepRange(args, c, arrays, begin, end);
   });
 }
 
-void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
-                   float* params, const float* grads, float* exp_avg,
-                   float* exp_avg_sq, int threads) {
+void HostAdamWStep(const kernels::AdamWArgs& args, float* params,
+                   const float* grads, float* exp_avg, float* exp_avg_sq,
+                   int threads) {
   HostAdamWArrays a;
   a.params = params;
   a.grads = grads;
   a.exp_avg = exp_avg;
   a.exp_avg_sq = exp_avg_sq;
-  HostAdamWStep(args, grad_scale, a, threads);
+  HostAdamWStep(args, a, threads);
 }
 
 void HostCastFromFloat(const float* src, DType dst_dtype, void* dst, int64_t n,

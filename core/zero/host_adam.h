@@ -38,14 +38,14 @@ struct HostAdamWArrays {
   kernels::DType working_dtype = kernels::DType::kF32;
 };
 
-// args.n elements of every array.
-void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
+// args.n elements of every array; gradients scaled by args.grad_scale.
+void HostAdamWStep(const kernels::AdamWArgs& args,
                    const HostAdamWArrays& arrays, int threads);
 
 // fp32 gradients, no working copy.
-void HostAdamWStep(const kernels::AdamWArgs& args, float grad_scale,
-                   float* params, const float* grads, float* exp_avg,
-                   float* exp_avg_sq, int threads);
+void HostAdamWStep(const kernels::AdamWArgs& args, float* params,
+                   const float* grads, float* exp_avg, float* exp_avg_sq,
+                   int threads);
 
 // dst[i] = src[i] rounded to `dst_dtype`, as kernels::Cast does, threaded.
 void HostCastFromFloat(const float* src, kernels::DType dst_dtype, void* dst,

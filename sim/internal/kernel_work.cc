@@ -74,6 +74,14 @@ k::OpCost CostOf(const runtime::KernelCall& call) {
       call.op);
 }
 
+void SetAttentionShape(const k::AttentionArgs& a, KernelWork* w) {
+  w->batch = a.batch;
+  w->seq = a.seq;
+  w->num_heads = a.num_heads;
+  w->num_kv_heads = a.num_kv_heads;
+  w->head_dim = a.head_dim;
+}
+
 }  // namespace
 
 KernelWork WorkOf(const runtime::KernelCall& call) {
@@ -88,11 +96,15 @@ KernelWork WorkOf(const runtime::KernelCall& call) {
     w.k = mm->args.k;
     w.trans_a = mm->args.trans_a;
     w.trans_b = mm->args.trans_b;
-  } else if (std::holds_alternative<ops::AttentionForward>(call.op)) {
+  } else if (const auto* f = std::get_if<ops::AttentionForward>(&call.op)) {
     w.compute_class = ComputeClass::kAttention;
-  } else if (std::holds_alternative<ops::AttentionBackward>(call.op)) {
+    SetAttentionShape(f->args, &w);
+  } else if (const auto* b = std::get_if<ops::AttentionBackward>(&call.op)) {
     w.compute_class = ComputeClass::kAttention;
     w.backward = true;
+    SetAttentionShape(b->args, &w);
+  } else if (std::holds_alternative<ops::AdamW>(call.op)) {
+    w.compute_class = ComputeClass::kOptimizer;
   } else {
     w.compute_class = ComputeClass::kElementwise;
   }

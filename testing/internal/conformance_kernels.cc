@@ -647,6 +647,7 @@ absl::Status AdamWCase(KernelTest& t, DType dt) {
     args.lr = 1e-2f;
     args.weight_decay = 0.1f;
     args.adamw_mode = adamw_mode;
+    args.grad_scale = adamw_mode ? 1.0f : 0.37f;  // the fused unscale
     const std::vector<float> params0 = t.Random(args.n, DType::kF32);
     const std::vector<float> grads = t.Random(args.n, DType::kF32, -0.1, 0.1);
     const std::vector<float> m0 = t.Random(args.n, DType::kF32, -0.01, 0.01);

@@ -365,6 +365,44 @@ absl::Status UnrecordedEventIsComplete(Runtime& rt) {
   return absl::OkStatus();
 }
 
+absl::Status TimedEventsMeasureDeviceTime(Runtime& rt) {
+  runtime::Device& device = rt.device();
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream,
+                      device.CreateStream("timed"));
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> a,
+                      device.CreateTimedEvent());
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> b,
+                      device.CreateTimedEvent());
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> c,
+                      device.CreateTimedEvent());
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> plain,
+                      device.CreateEvent());
+  EXPECT_EQ(device.ElapsedNanos(*a, *b).status().code(),
+            absl::StatusCode::kFailedPrecondition)
+      << "events never recorded";
+  DeviceArena arena(rt, *stream);
+  ZR_ASSIGN_OR_RETURN(TensorRef x, Floats(arena, kBig, "x"));
+  ZR_RETURN_IF_ERROR(stream->Record(*a));
+  ZR_RETURN_IF_ERROR(stream->Launch(FillCall(x, 1.0f)));
+  ZR_RETURN_IF_ERROR(stream->Record(*b));
+  ZR_RETURN_IF_ERROR(stream->Launch(ScaleCall(x, 2.0f)));
+  ZR_RETURN_IF_ERROR(stream->Record(*c));
+  ZR_RETURN_IF_ERROR(stream->Record(*plain));
+  ZR_RETURN_IF_ERROR(c->Synchronize());
+  ZR_ASSIGN_OR_RETURN(int64_t ab, device.ElapsedNanos(*a, *b));
+  ZR_ASSIGN_OR_RETURN(int64_t bc, device.ElapsedNanos(*b, *c));
+  ZR_ASSIGN_OR_RETURN(int64_t ac, device.ElapsedNanos(*a, *c));
+  // Each interval holds a kernel over kBig floats; intervals add up (CUDA
+  // events resolve about half a microsecond).
+  EXPECT_GT(ab, 0);
+  EXPECT_GT(bc, 0);
+  EXPECT_NEAR(static_cast<double>(ab + bc), static_cast<double>(ac), 2000.0);
+  EXPECT_EQ(device.ElapsedNanos(*a, *plain).status().code(),
+            absl::StatusCode::kInvalidArgument)
+      << "an event without timing";
+  return absl::OkStatus();
+}
+
 // How the host learns that a device-to-host copy has finished.
 enum class HostWait { kStream, kEvent, kDevice };
 
@@ -503,6 +541,8 @@ std::vector<ConformanceCase> RuntimeCases() {
        EventOrdersWorkAcrossStreams, __FILE__, __LINE__},
       {"Runtime", "UnrecordedEventIsComplete", 1, UnrecordedEventIsComplete,
        __FILE__, __LINE__},
+      {"Runtime", "TimedEventsMeasureDeviceTime", 1,
+       TimedEventsMeasureDeviceTime, __FILE__, __LINE__},
       {"Runtime", "HostTaskRunsOnTheCallingThread", 1,
        HostTaskRunsOnTheCallingThread, __FILE__, __LINE__},
       {"Runtime", "HostTaskErrorIsReturned", 1, HostTaskErrorIsReturned,

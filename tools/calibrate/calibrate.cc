@@ -136,8 +136,10 @@ void ClearInStepAdjustments(sim::HardwareProfile* p) {
   p->mutable_gpu()->clear_gemm_in_step_factor();
   p->mutable_gpu()->clear_attention_in_step_factor();
   p->mutable_gpu()->clear_elementwise_in_step_factor();
+  p->mutable_gpu()->clear_optimizer_in_step_factor();
   p->mutable_gpu()->clear_copy2d_gbps();
   p->mutable_host_link()->clear_pageable_d2h_curve();
+  p->mutable_host_link()->clear_pageable_shared_efficiency();
 }
 
 absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
@@ -212,6 +214,7 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
 
   // ---- Attention, forward and backward, at the models' shapes.
   std::vector<double> fwd_eff, bwd_eff;
+  p.mutable_gpu()->clear_attention_table();
   for (const model::ModelSpec& spec : o.models) {
     for (const auto& [b, seq] : o.batches) {
       kernels::AttentionArgs a;
@@ -264,6 +267,14 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
           kernels::AttentionForwardCost(a, DType::kBF16).flops);
       const double bf = static_cast<double>(
           kernels::AttentionBackwardCost(a, DType::kBF16).flops);
+      sim::AttentionPoint* point = p.mutable_gpu()->add_attention_table();
+      point->set_batch(b);
+      point->set_seq(seq);
+      point->set_num_heads(a.num_heads);
+      point->set_num_kv_heads(a.num_kv_heads);
+      point->set_head_dim(a.head_dim);
+      point->set_forward_us(fus);
+      point->set_backward_us(bus);
       fwd_eff.push_back(ff / (fus * 1e6 * peak_bf16));
       bwd_eff.push_back(bf / (bus * 1e6 * peak_bf16));
       note(absl::StrFormat(
@@ -313,6 +324,60 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
         absl::StrFormat("memory-bound add of 3 x 256 MiB: %.1f GB/s; shortest "
                         "kernel %.2f us; launch %.2f us on the host",
                         gbps, min_us, launch_us));
+  }
+
+  // ---- The launch queue: how many commands a stream holds, while the
+  // device is busy, before enqueueing one more blocks the host. Long GEMMs
+  // keep the device busy (none finishes while the queue fills), then tiny
+  // kernels are launched until one takes far longer than a launch.
+  {
+    constexpr int kLong = 12;
+    constexpr int kMaxTiny = 8192;
+    const int64_t m = 16384, n = 16384, k = 8192;
+    ZR_ASSIGN_OR_RETURN(Buffer buf,
+                        dev.Allocate((m * k + k * n + m * n + 1) * 2, "queue"));
+    ZR_RETURN_IF_ERROR(stream->Memset(buf.All(), 0, "zero queue"));
+    ZR_RETURN_IF_ERROR(stream->Synchronize());
+    ops::Matmul mm;
+    mm.args.m = m;
+    mm.args.n = n;
+    mm.args.k = k;
+    mm.args.trans_b = true;
+    mm.a = TensorRef::Of(buf, DType::kBF16, 0, m * k);
+    mm.b = TensorRef::Of(buf, DType::kBF16, m * k, k * n);
+    mm.c = TensorRef::Of(buf, DType::kBF16, m * k + k * n, m * n);
+    ops::Fill tiny;
+    tiny.args.n = 1;
+    tiny.x = TensorRef::Of(buf, DType::kBF16, m * k + k * n + m * n, 1);
+    for (int i = 0; i < kLong; ++i) {
+      ZR_RETURN_IF_ERROR(stream->Launch(KernelCall(mm, "long gemm")));
+    }
+    const double threshold_ns = std::max(50e3, 20e3 * p.host().launch_us());
+    int queued = -1;
+    double blocked_us = 0;
+    for (int i = 0; i < kMaxTiny; ++i) {
+      const int64_t t0 = rt.NowNanos();
+      ZR_RETURN_IF_ERROR(stream->Launch(KernelCall(tiny, "tiny")));
+      const double ns = static_cast<double>(rt.NowNanos() - t0);
+      if (ns > threshold_ns) {
+        queued = kLong + i;
+        blocked_us = ns / 1e3;
+        break;
+      }
+    }
+    ZR_RETURN_IF_ERROR(stream->Synchronize());
+    ZR_RETURN_IF_ERROR(dev.Free(buf));
+    if (queued > 0) {
+      p.mutable_host()->set_stream_queue_depth(queued);
+      note(absl::StrFormat(
+          "launch queue: a stream took %d commands while the device was "
+          "busy; the next launch blocked the host for %.0f us",
+          queued, blocked_us));
+    } else {
+      p.mutable_host()->clear_stream_queue_depth();
+      note(absl::StrFormat("launch queue: %d launches did not block the host",
+                           kLong + kMaxTiny));
+    }
   }
 
   // ---- Host <-> device copies.
@@ -500,7 +565,7 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
         float* f = static_cast<float*>(state.data());
         kernels::AdamWArgs a;
         a.n = n;
-        zero::HostAdamWStep(a, 1.0f, f, f + n, f + 2 * n, f + 3 * n, threads);
+        zero::HostAdamWStep(a, f, f + n, f + 2 * n, f + 3 * n, threads);
         return absl::OkStatus();
       };
       std::vector<double> samples;

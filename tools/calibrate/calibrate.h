@@ -57,9 +57,10 @@ struct Result {
 absl::StatusOr<Result> Calibrate(runtime::Runtime& rt, const Options& options);
 
 // Removes the figures set from training steps rather than measured alone
-// (in-step kernel factors, the per-size pageable D2H curve, the strided
-// copy rate): calibrate's output starts from its base without them, since
-// they describe the base's figures, not the new ones.
+// (in-step kernel factors, the per-size pageable D2H curve and the ranks'
+// sharing of pageable copies, the strided copy rate): calibrate's output
+// starts from its base without them, since they describe the base's
+// figures, not the new ones.
 void ClearInStepAdjustments(sim::HardwareProfile* profile);
 
 // The profile as text-format protobuf with a comment on each measured

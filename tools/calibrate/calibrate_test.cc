@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "core/kernels/op_cost.h"
 #include "core/model/presets.h"
 #include "core/util/check.h"
 #include "core/zero/host_adam.h"
@@ -49,6 +50,8 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   const sim::HardwareProfile& got = result.profile;
   EXPECT_FALSE(got.gpu().has_gemm_in_step_factor());
   EXPECT_EQ(got.host_link().pageable_d2h_curve_size(), 0);
+  EXPECT_FALSE(got.host_link().has_pageable_shared_efficiency());
+  EXPECT_FALSE(got.gpu().has_optimizer_in_step_factor());
   auto near = [](double a, double b, double rel) {
     return std::abs(a - b) <= rel * std::abs(b);
   };
@@ -68,6 +71,8 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   EXPECT_TRUE(near(got.host_link().bidirectional_efficiency(),
                    truth.host_link().bidirectional_efficiency(), 0.01));
   EXPECT_TRUE(near(got.host().launch_us(), truth.host().launch_us(), 0.01));
+  ASSERT_GT(truth.host().stream_queue_depth(), 0);
+  EXPECT_EQ(got.host().stream_queue_depth(), truth.host().stream_queue_depth());
   EXPECT_TRUE(near(got.host().pin_gbps(), truth.host().pin_gbps(), 0.05));
   EXPECT_TRUE(
       near(got.gpu().hbm_efficiency(), truth.gpu().hbm_efficiency(), 0.01));
@@ -85,6 +90,34 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   }
   EXPECT_TRUE(near(got.gpu().attention_efficiency(),
                    truth.gpu().attention_efficiency(), 0.05));
+  // Attention at the model's shape: one point, timed as the simulation
+  // timed it.
+  ASSERT_EQ(got.gpu().attention_table_size(), 1);
+  const sim::AttentionPoint& a = got.gpu().attention_table(0);
+  EXPECT_EQ(a.batch(), 2);
+  EXPECT_EQ(a.seq(), 2048);
+  EXPECT_EQ(a.num_heads(), o.models[0].num_heads());
+  EXPECT_EQ(a.num_kv_heads(), o.models[0].num_kv_heads());
+  sim::KernelWork aw;
+  aw.compute_class = sim::ComputeClass::kAttention;
+  aw.batch = a.batch();
+  aw.seq = a.seq();
+  aw.num_heads = a.num_heads();
+  aw.num_kv_heads = a.num_kv_heads();
+  aw.head_dim = a.head_dim();
+  aw.backward = true;
+  kernels::AttentionArgs args;
+  args.batch = a.batch();
+  args.seq = a.seq();
+  args.num_heads = a.num_heads();
+  args.num_kv_heads = a.num_kv_heads();
+  args.head_dim = a.head_dim();
+  const kernels::OpCost cost =
+      kernels::AttentionBackwardCost(args, kernels::DType::kBF16);
+  aw.flops = static_cast<double>(cost.flops);
+  aw.bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
+  EXPECT_TRUE(near(a.backward_us(), model.KernelNanos(aw) / 1e3, 0.05))
+      << a.backward_us();
   // Collectives on 2 ranks: the profile's curve plus its per-step latency.
   ASSERT_FALSE(got.fabric().allgather_busbw().empty());
   for (const sim::CurvePoint& c : got.fabric().allgather_busbw()) {

@@ -445,6 +445,11 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
     const sim::Trace& trace = world->trace();
     for (const sim::Trace::Span& span : trace.spans()) {
       if (span.pid != 0 || span.start_ns < step_start) continue;
+      // Host tasks too, as the CUDA backend's op timing reports them.
+      if (span.category == "host") {
+        out.ops.push_back({"host", span.name, span.start_ns, span.end_ns});
+        continue;
+      }
       const std::string track = trace.TrackName(span.pid, span.tid);
       constexpr absl::string_view kStream = "stream: ";
       if (!absl::StartsWith(track, kStream)) continue;

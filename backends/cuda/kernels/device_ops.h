@@ -101,6 +101,7 @@ struct AdamWScalars {
   float step_size = 0.0f;         // -lr / bias_correction1
   float w_decay = 0.0f;           // -lr * weight_decay
   float bias_correction2 = 1.0f;  // 1 / sqrt(1 - beta2^t), or 1
+  float grad_scale = 1.0f;        // gradients are multiplied by it first
   bool l2 = false;                // wd > 0 and !adamw_mode
   bool decoupled = false;         // wd > 0 and adamw_mode
 };

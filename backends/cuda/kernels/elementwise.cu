@@ -222,7 +222,7 @@ struct AdamWOp {
     const float beta2_minus1 = 1.0f - s.beta2;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      float grad = g[j];
+      float grad = __fmul_rn(g[j], s.grad_scale);
       float param = p[j];
       if (kL2) grad = __fadd_rn(__fmul_rn(param, s.weight_decay), grad);
       float momentum = __fmul_rn(m[j], s.beta1);

@@ -257,11 +257,12 @@ TEST_F(ElementwiseTest, AdamWMatchesDeepSpeedMathExactly) {
     int64_t n, step;
     float weight_decay;
     bool adamw_mode, bias_correction;
+    float grad_scale;
   };
-  const Case cases[] = {{1001, 1, 0.01f, true, true},
-                        {1001, 10, 0.01f, false, true},
-                        {100003, 3, 0.0f, true, true},
-                        {17, 5, 0.1f, true, false}};
+  const Case cases[] = {{1001, 1, 0.01f, true, true, 1.0f},
+                        {1001, 10, 0.01f, false, true, 0.37f},
+                        {100003, 3, 0.0f, true, true, 1.0f},
+                        {17, 5, 0.1f, true, false, 2.5f}};
   for (const Case& c : cases) {
     OpHarness h;
     h.InOut("params", DType::kF32, RandomValues(c.n, 16), Tolerance::Exact());
@@ -273,7 +274,8 @@ TEST_F(ElementwiseTest, AdamWMatchesDeepSpeedMathExactly) {
     const std::string label =
         absl::StrCat("adamw n=", c.n, " step=", c.step, " wd=", c.weight_decay,
                      c.adamw_mode ? " adamw" : " l2",
-                     c.bias_correction ? "" : " no-bias-correction");
+                     c.bias_correction ? "" : " no-bias-correction",
+                     " grad_scale=", c.grad_scale);
     ASSERT_TRUE(h.Run(*ctx_, label, [&](const OpHarness::Binder& b) {
                    ops::AdamW op;
                    op.args.n = c.n;
@@ -282,6 +284,7 @@ TEST_F(ElementwiseTest, AdamWMatchesDeepSpeedMathExactly) {
                    op.args.weight_decay = c.weight_decay;
                    op.args.adamw_mode = c.adamw_mode;
                    op.args.bias_correction = c.bias_correction;
+                   op.args.grad_scale = c.grad_scale;
                    op.params = b.T("params");
                    op.grads = b.T("grads");
                    op.exp_avg = b.T("exp_avg");

@@ -389,6 +389,7 @@ internal::AdamWScalars AdamWScalarsOf(const k::AdamWArgs& args) {
   s.step_size = -1.0f * args.lr / bias_correction1;
   s.w_decay = -1.0f * args.lr * args.weight_decay;
   s.bias_correction2 = bias_correction2;
+  s.grad_scale = args.grad_scale;
   const bool has_decay = args.weight_decay > 0.0f;
   s.decoupled = has_decay && args.adamw_mode;
   s.l2 = has_decay && !args.adamw_mode;
