@@ -42,6 +42,12 @@ struct StepStats {
   // Mean loss over this rank's micro-batches; NaN when the runtime computes
   // no values.
   double loss = 0;
+  // Host time of each phase, summed over micro-steps. FWD ends when the
+  // host has read the micro-step's loss (so it includes the device's
+  // leftover backward of the micro-step before); BWD when the host has
+  // issued the backward pass (and, on the last micro-step, waited for the
+  // gradient reduction); STEP when every rank's optimizer update is done,
+  // on the host and on the device.
   int64_t fwd_ns = 0;
   int64_t bwd_ns = 0;
   int64_t step_ns = 0;
