@@ -125,6 +125,8 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                    "gpu.attention_in_step_factor"),
            Require(g.elementwise_in_step_factor() > 0,
                    "gpu.elementwise_in_step_factor"),
+           Require(g.single_gpu_in_step_scale() > 0,
+                   "gpu.single_gpu_in_step_scale"),
            Require(!g.has_optimizer_in_step_factor() ||
                        g.optimizer_in_step_factor() > 0,
                    "gpu.optimizer_in_step_factor"),
@@ -226,6 +228,8 @@ double CostModel::MeasuredAttentionUs(const KernelWork& w) const {
   return lo->second + f * (hi->second - lo->second);
 }
 
+void CostModel::set_world_size(int ranks) { world_size_ = std::max(1, ranks); }
+
 void CostModel::set_ranks_per_node(int ranks) {
   ranks_per_node_ = std::max(1, ranks);
 }
@@ -259,13 +263,13 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const GpuProfile& g = profile_.gpu();
   const double measured = MeasuredGemmUs(work);
   if (measured >= 0) {
-    return std::max<int64_t>(1,
-                             Nanos(measured * 1e3 * g.gemm_in_step_factor()));
+    return std::max<int64_t>(
+        1, Nanos(measured * 1e3 * InStepFactor(ComputeClass::kMatmul)));
   }
   const double attention = MeasuredAttentionUs(work);
   if (attention >= 0) {
     return std::max<int64_t>(
-        1, Nanos(attention * 1e3 * g.attention_in_step_factor()));
+        1, Nanos(attention * 1e3 * InStepFactor(ComputeClass::kAttention)));
   }
   double peak_tflops = g.peak_fp32_tflops();
   double efficiency = 1.0;
@@ -294,13 +298,14 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
 
 double CostModel::InStepFactor(ComputeClass c) const {
   const GpuProfile& g = profile_.gpu();
+  const double solo = world_size_ == 1 ? g.single_gpu_in_step_scale() : 1.0;
   switch (c) {
     case ComputeClass::kMatmul:
-      return g.gemm_in_step_factor();
+      return g.gemm_in_step_factor() * solo;
     case ComputeClass::kAttention:
-      return g.attention_in_step_factor();
+      return g.attention_in_step_factor() * solo;
     case ComputeClass::kElementwise:
-      return g.elementwise_in_step_factor();
+      return g.elementwise_in_step_factor() * solo;
     case ComputeClass::kOptimizer:
       return g.has_optimizer_in_step_factor() ? g.optimizer_in_step_factor()
                                               : g.elementwise_in_step_factor();

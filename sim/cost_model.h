@@ -79,6 +79,9 @@ class CostModel {
   // Ranks sharing one node's host (see HostProfile.cores_per_node); 1 until
   // set. The simulator sets min(world size, fabric.gpus_per_node).
   void set_ranks_per_node(int ranks);
+  // Ranks in the job; 1 until set. With one, kernels' in-step factors are
+  // scaled by GpuProfile.single_gpu_in_step_scale.
+  void set_world_size(int ranks);
   // A rank's share of the host: cores, and memory bandwidth in GB/s.
   int HostCores() const;
   double HostMemoryGbps() const;
@@ -136,6 +139,7 @@ class CostModel {
 
   HardwareProfile profile_;
   int ranks_per_node_ = 1;
+  int world_size_ = 1;
   int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,
       alloc_call_ns_;
 };

@@ -106,6 +106,25 @@ TEST(CostModelTest, OptimizerKernelsHaveTheirOwnInStepFactor) {
   EXPECT_FALSE(CostModel::Create(p).ok());
 }
 
+TEST(CostModelTest, OneGpuScalesTheKernelsInStepFactors) {
+  HardwareProfile p = TestProfile();
+  p.mutable_gpu()->set_elementwise_in_step_factor(2.0);
+  p.mutable_gpu()->set_optimizer_in_step_factor(2.0);
+  p.mutable_gpu()->set_single_gpu_in_step_scale(0.5);
+  KernelWork e;
+  e.compute_class = ComputeClass::kElementwise;
+  e.bytes = 1e6;
+  KernelWork o = e;
+  o.compute_class = ComputeClass::kOptimizer;
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  // Unset world size: one rank.
+  EXPECT_EQ(c.KernelNanos(e), 1000000);
+  EXPECT_EQ(c.KernelNanos(o), 2000000);  // no NCCL beside it either way
+  c.set_world_size(2);
+  EXPECT_EQ(c.KernelNanos(e), 2000000);
+  EXPECT_EQ(c.KernelNanos(o), 2000000);
+}
+
 TEST(CostModelTest, RanksOnANodeSharePageableGradientCopies) {
   HardwareProfile p = TestProfile();
   p.mutable_host_link()->set_pageable_d2h_gbps(10);

@@ -1389,6 +1389,7 @@ absl::StatusOr<std::unique_ptr<SimWorld>> SimWorld::Create(SimOptions options) {
   ZR_ASSIGN_OR_RETURN(CostModel cost, CostModel::Create(options.profile));
   cost.set_ranks_per_node(
       std::min(options.world_size, options.profile.fabric().gpus_per_node()));
+  cost.set_world_size(options.world_size);
   auto impl = std::make_unique<Impl>(std::move(options), std::move(cost));
   ZR_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<SimWorld>(new SimWorld(std::move(impl)));

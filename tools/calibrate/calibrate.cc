@@ -137,6 +137,7 @@ void ClearInStepAdjustments(sim::HardwareProfile* p) {
   p->mutable_gpu()->clear_attention_in_step_factor();
   p->mutable_gpu()->clear_elementwise_in_step_factor();
   p->mutable_gpu()->clear_optimizer_in_step_factor();
+  p->mutable_gpu()->clear_single_gpu_in_step_scale();
   p->mutable_gpu()->clear_copy2d_gbps();
   p->mutable_host_link()->clear_pageable_d2h_curve();
   p->mutable_host_link()->clear_pageable_shared_efficiency();

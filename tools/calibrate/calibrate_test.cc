@@ -52,6 +52,7 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   EXPECT_EQ(got.host_link().pageable_d2h_curve_size(), 0);
   EXPECT_FALSE(got.host_link().has_pageable_shared_efficiency());
   EXPECT_FALSE(got.gpu().has_optimizer_in_step_factor());
+  EXPECT_FALSE(got.gpu().has_single_gpu_in_step_scale());
   auto near = [](double a, double b, double rel) {
     return std::abs(a - b) <= rel * std::abs(b);
   };

@@ -549,6 +549,7 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
   ZR_ASSIGN_OR_RETURN(sim::CostModel cost, sim::CostModel::Create(r.profile));
   cost.set_ranks_per_node(
       std::min<int>(v.gpus, r.profile.fabric().gpus_per_node()));
+  cost.set_world_size(v.gpus);
   const model::ModelSpec& s = r.spec;
   const zero::ZeroOptions& o = r.options;
   const kernels::DType dt = o.dtype;
