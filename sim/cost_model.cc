@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/kernels/op_cost.h"
 #include "core/util/check.h"
 
 namespace zero3 {
@@ -156,6 +157,57 @@ double CostModel::MatmulEfficiency(double flops) const {
   return InterpolateCurve(profile_.gpu().matmul_efficiency(), flops);
 }
 
+KernelWork MatmulWork(const kernels::MatmulArgs& args, kernels::DType dtype) {
+  const kernels::OpCost cost = kernels::MatmulCost(args, dtype);
+  KernelWork w;
+  w.compute_class = ComputeClass::kMatmul;
+  w.flops = static_cast<double>(cost.flops);
+  w.bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
+  w.m = args.m;
+  w.n = args.n;
+  w.k = args.k;
+  w.trans_a = args.trans_a;
+  w.trans_b = args.trans_b;
+  return w;
+}
+
+KernelWork AttentionWork(const kernels::AttentionArgs& args, bool backward,
+                         kernels::DType dtype) {
+  const kernels::OpCost cost = backward
+                                   ? kernels::AttentionBackwardCost(args, dtype)
+                                   : kernels::AttentionForwardCost(args, dtype);
+  KernelWork w;
+  w.compute_class = ComputeClass::kAttention;
+  w.flops = static_cast<double>(cost.flops);
+  w.bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
+  w.backward = backward;
+  w.batch = args.batch;
+  w.seq = args.seq;
+  w.num_heads = args.num_heads;
+  w.num_kv_heads = args.num_kv_heads;
+  w.head_dim = args.head_dim;
+  return w;
+}
+
+namespace {
+
+// A measured time at `x` from (size, time) points sorted by size, where time
+// grows linearly with size once the GPU is full: linear between two measured
+// sizes, in proportion to the nearest outside them.
+double AlongMeasured(const std::vector<std::pair<double, double>>& points,
+                     double x) {
+  auto hi =
+      std::lower_bound(points.begin(), points.end(), std::make_pair(x, 0.0));
+  if (hi != points.end() && hi->first == x) return hi->second;
+  if (hi == points.begin()) return hi->second * x / hi->first;
+  if (hi == points.end()) return points.back().second * x / points.back().first;
+  const auto lo = std::prev(hi);
+  const double f = (x - lo->first) / (hi->first - lo->first);
+  return lo->second + f * (hi->second - lo->second);
+}
+
+}  // namespace
+
 double CostModel::MeasuredGemmUs(const KernelWork& w) const {
   const auto& table = profile_.gpu().gemm_table();
   if (table.empty() || w.compute_class != ComputeClass::kMatmul) return -1;
@@ -178,20 +230,7 @@ double CostModel::MeasuredGemmUs(const KernelWork& w) const {
   for (bool vary_m : {true, false}) {
     const auto points = along(vary_m);
     if (points.empty()) continue;
-    const double x = static_cast<double>(vary_m ? w.m : w.k);
-    for (const auto& p : points) {
-      if (p.first == x) return p.second;
-    }
-    // Between two measured sizes: linear; outside: proportional to the
-    // nearest, since time grows linearly in m (or k) once the GPU is full.
-    auto hi =
-        std::lower_bound(points.begin(), points.end(), std::make_pair(x, 0.0));
-    if (hi == points.begin()) return hi->second * x / hi->first;
-    if (hi == points.end())
-      return points.back().second * x / points.back().first;
-    const auto lo = std::prev(hi);
-    const double f = (x - lo->first) / (hi->first - lo->first);
-    return lo->second + f * (hi->second - lo->second);
+    return AlongMeasured(points, static_cast<double>(vary_m ? w.m : w.k));
   }
   return -1;
 }
@@ -211,21 +250,9 @@ double CostModel::MeasuredAttentionUs(const KernelWork& w) const {
   }
   if (points.empty()) return -1;
   std::sort(points.begin(), points.end());
-  const double x = static_cast<double>(w.batch);
-  // Outside the measured batches: in proportion to the nearest (optimistic
-  // below it, where the GPU is less full).
-  if (x <= points.front().first) {
-    return points.front().second * x / points.front().first;
-  }
-  if (x >= points.back().first) {
-    return points.back().second * x / points.back().first;
-  }
-  auto hi =
-      std::lower_bound(points.begin(), points.end(), std::make_pair(x, 0.0));
-  if (hi->first == x) return hi->second;
-  const auto lo = std::prev(hi);
-  const double f = (x - lo->first) / (hi->first - lo->first);
-  return lo->second + f * (hi->second - lo->second);
+  // Below the smallest measured batch this is optimistic: the GPU is less
+  // full there.
+  return AlongMeasured(points, static_cast<double>(w.batch));
 }
 
 void CostModel::set_world_size(int ranks) { world_size_ = std::max(1, ranks); }

@@ -29,6 +29,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/kernels/dtype.h"
+#include "core/kernels/op_args.h"
 #include "sim/profile.pb.h"
 
 namespace zero3 {
@@ -50,6 +52,13 @@ struct KernelWork {
   bool backward = false;
   int64_t batch = 0, seq = 0, num_heads = 0, num_kv_heads = 0, head_dim = 0;
 };
+
+// The work of a matmul or attention kernel, with the shape the measured
+// tables are keyed by: for the simulator's kernel calls and for whatif
+// --explain alike.
+KernelWork MatmulWork(const kernels::MatmulArgs& args, kernels::DType dtype);
+KernelWork AttentionWork(const kernels::AttentionArgs& args, bool backward,
+                         kernels::DType dtype);
 
 enum class CopyKind {
   kPinnedH2D,

@@ -948,7 +948,7 @@ absl::Status SimRank::RunHostTask(const runtime::HostTask& task) {
   const int64_t duration =
       Jitter(cost().HostTaskNanos(task.flops, task.memory_bytes, task.threads));
   now_ += duration;
-  Span(kHostTrack, task.label, start, now_, task.memory_bytes, "host");
+  Span(kHostTrack, task.label, start, now_, task.memory_bytes, "host task");
   HostAccesses(accesses, task.label, start, now_);
   if (data_mode() && task.run) {
     ZR_RETURN_IF_ERROR(task.run());

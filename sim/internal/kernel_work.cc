@@ -74,40 +74,25 @@ k::OpCost CostOf(const runtime::KernelCall& call) {
       call.op);
 }
 
-void SetAttentionShape(const k::AttentionArgs& a, KernelWork* w) {
-  w->batch = a.batch;
-  w->seq = a.seq;
-  w->num_heads = a.num_heads;
-  w->num_kv_heads = a.num_kv_heads;
-  w->head_dim = a.head_dim;
-}
-
 }  // namespace
 
 KernelWork WorkOf(const runtime::KernelCall& call) {
+  if (const auto* mm = std::get_if<ops::Matmul>(&call.op)) {
+    return MatmulWork(mm->args, mm->a.dtype);
+  }
+  if (const auto* f = std::get_if<ops::AttentionForward>(&call.op)) {
+    return AttentionWork(f->args, /*backward=*/false, f->q.dtype);
+  }
+  if (const auto* b = std::get_if<ops::AttentionBackward>(&call.op)) {
+    return AttentionWork(b->args, /*backward=*/true, b->q.dtype);
+  }
   const k::OpCost cost = CostOf(call);
   KernelWork w;
   w.flops = static_cast<double>(cost.flops);
   w.bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
-  if (const auto* mm = std::get_if<ops::Matmul>(&call.op)) {
-    w.compute_class = ComputeClass::kMatmul;
-    w.m = mm->args.m;
-    w.n = mm->args.n;
-    w.k = mm->args.k;
-    w.trans_a = mm->args.trans_a;
-    w.trans_b = mm->args.trans_b;
-  } else if (const auto* f = std::get_if<ops::AttentionForward>(&call.op)) {
-    w.compute_class = ComputeClass::kAttention;
-    SetAttentionShape(f->args, &w);
-  } else if (const auto* b = std::get_if<ops::AttentionBackward>(&call.op)) {
-    w.compute_class = ComputeClass::kAttention;
-    w.backward = true;
-    SetAttentionShape(b->args, &w);
-  } else if (std::holds_alternative<ops::AdamW>(call.op)) {
-    w.compute_class = ComputeClass::kOptimizer;
-  } else {
-    w.compute_class = ComputeClass::kElementwise;
-  }
+  w.compute_class = std::holds_alternative<ops::AdamW>(call.op)
+                        ? ComputeClass::kOptimizer
+                        : ComputeClass::kElementwise;
   return w;
 }
 

@@ -445,8 +445,9 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
     const sim::Trace& trace = world->trace();
     for (const sim::Trace::Span& span : trace.spans()) {
       if (span.pid != 0 || span.start_ns < step_start) continue;
-      // Host tasks too, as the CUDA backend's op timing reports them.
-      if (span.category == "host") {
+      // Host tasks too, as the CUDA backend's op timing reports them (not
+      // the host's staging of copies, which it cannot see).
+      if (span.category == "host task") {
         out.ops.push_back({"host", span.name, span.start_ns, span.end_ns});
         continue;
       }
@@ -583,16 +584,14 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
       "%d, %s:\n",
       r.profile.name(), s.name(), v.gpus, tp, dp, o.micro_batch, o.seq,
       kernels::DTypeName(dt));
-  absl::StrAppend(
-      &out, "  q_proj forward GEMM [", t, " x ", h, "] x [", h, " x ", q, "]: ",
-      cost.ExplainKernel(
-          work(kernels::MatmulCost(kernels::LinearForwardArgs(t, h, q), dt),
-               sim::ComputeClass::kMatmul)),
-      "\n");
-  absl::StrAppend(&out, "  attention forward: ",
-                  cost.ExplainKernel(work(kernels::AttentionForwardCost(at, dt),
-                                          sim::ComputeClass::kAttention)),
+  absl::StrAppend(&out, "  q_proj forward GEMM [", t, " x ", h, "] x [", h,
+                  " x ", q, "]: ",
+                  cost.ExplainKernel(
+                      sim::MatmulWork(kernels::LinearForwardArgs(t, h, q), dt)),
                   "\n");
+  absl::StrAppend(
+      &out, "  attention forward: ",
+      cost.ExplainKernel(sim::AttentionWork(at, /*backward=*/false, dt)), "\n");
   absl::StrAppend(&out, "  rmsnorm forward: ",
                   cost.ExplainKernel(work(kernels::RmsNormForwardCost(rn, dt),
                                           sim::ComputeClass::kElementwise)),

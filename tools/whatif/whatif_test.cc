@@ -79,10 +79,12 @@ TEST(WhatifTest, TableFiguresEqualTheTracePhaseSpans) {
 // The operations kept for --profile-ops are the last step's, on rank 0's
 // streams: every layer's attention once each way, and their device time
 // fits in the step.
-TEST(WhatifTest, OpTimingsAreTheLastStepsStreamOperations) {
+// Two steps of Qwen2.5-0.5B on 2 H200s, optimizer offloaded, operations
+// timed.
+StepInput OpTimingInput() {
   StepInput in;
-  ASSERT_OK_AND_ASSIGN(in.profile, sim::LoadProfile("h200_sxm"));
-  ASSERT_OK_AND_ASSIGN(in.spec, model::LoadModelSpec("qwen2.5-0.5b"));
+  in.profile = sim::LoadProfile("h200_sxm").value();
+  in.spec = model::LoadModelSpec("qwen2.5-0.5b").value();
   in.options.dtype = kernels::DType::kBF16;
   in.options.micro_batch = 1;
   in.options.seq = 256;
@@ -90,6 +92,11 @@ TEST(WhatifTest, OpTimingsAreTheLastStepsStreamOperations) {
   in.gpus = 2;
   in.steps = 2;
   in.op_timings = true;
+  return in;
+}
+
+TEST(WhatifTest, OpTimingsAreTheLastStepsStreamOperations) {
+  const StepInput in = OpTimingInput();
   ASSERT_OK_AND_ASSIGN(VariantResult r, SimulateStep(in));
   int attention_fwd = 0, attention_bwd = 0, reduce_scatters = 0;
   int host_adamw = 0;
@@ -264,6 +271,41 @@ TEST(WhatifTest, ExplainPrintsEveryKindOfTerm) {
         "all-reduce", "host task"}) {
     EXPECT_THAT(text, HasSubstr(term));
   }
+}
+
+// Of the host thread's work, only host tasks are operations (as the CUDA
+// backend reports them): not the driver's staging of small pageable copies.
+TEST(WhatifTest, OpTimingsHoldHostTasksNotStaging) {
+  StepInput in = OpTimingInput();
+  // Every pageable H2D is staged by the host.
+  in.profile.mutable_host_link()->set_pageable_h2d_async_max_bytes(int64_t{1}
+                                                                   << 30);
+  in.options.optimizer_pin_memory = false;
+  in.traces = true;
+  ASSERT_OK_AND_ASSIGN(VariantResult r, SimulateStep(in));
+  ASSERT_NE(r.trace_json.find("staging: "), std::string::npos);
+  int host_tasks = 0;
+  for (const runtime::OpTiming& op : r.ops) {
+    if (op.stream != "host") continue;
+    ++host_tasks;
+    EXPECT_FALSE(absl::StartsWith(op.label, "staging")) << op.label;
+  }
+  EXPECT_GT(host_tasks, 0);
+}
+
+// A shape the profile measured is explained from its measured time, as the
+// simulator costs it.
+TEST(WhatifTest, ExplainUsesTheMeasuredTables) {
+  Scenario s;
+  s.set_name("measured");
+  s.set_hardware("h200_sxm");
+  s.set_model("qwen2.5-1.5b");
+  s.set_gpus(2);
+  s.set_micro_batch(2);
+  s.set_seq(2048);
+  ASSERT_OK_AND_ASSIGN(std::string text, ExplainScenario(s, {}));
+  EXPECT_THAT(text, HasSubstr("(gpu.gemm_table)"));
+  EXPECT_THAT(text, HasSubstr("(gpu.attention_table)"));
 }
 
 }  // namespace
