@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "core/kernels/op_cost.h"
+#include "core/kernels/op_args.h"
 #include "core/model/presets.h"
 #include "core/util/check.h"
 #include "core/zero/host_adam.h"
@@ -99,24 +99,14 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   EXPECT_EQ(a.seq(), 2048);
   EXPECT_EQ(a.num_heads(), o.models[0].num_heads());
   EXPECT_EQ(a.num_kv_heads(), o.models[0].num_kv_heads());
-  sim::KernelWork aw;
-  aw.compute_class = sim::ComputeClass::kAttention;
-  aw.batch = a.batch();
-  aw.seq = a.seq();
-  aw.num_heads = a.num_heads();
-  aw.num_kv_heads = a.num_kv_heads();
-  aw.head_dim = a.head_dim();
-  aw.backward = true;
   kernels::AttentionArgs args;
   args.batch = a.batch();
   args.seq = a.seq();
   args.num_heads = a.num_heads();
   args.num_kv_heads = a.num_kv_heads();
   args.head_dim = a.head_dim();
-  const kernels::OpCost cost =
-      kernels::AttentionBackwardCost(args, kernels::DType::kBF16);
-  aw.flops = static_cast<double>(cost.flops);
-  aw.bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
+  const sim::KernelWork aw =
+      sim::AttentionWork(args, /*backward=*/true, kernels::DType::kBF16);
   EXPECT_TRUE(near(a.backward_us(), model.KernelNanos(aw) / 1e3, 0.05))
       << a.backward_us();
   // Collectives on 2 ranks: the profile's curve plus its per-step latency.
