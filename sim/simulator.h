@@ -56,6 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/runtime/runtime.h"
+#include "sim/activity.h"
 #include "sim/cost_model.h"
 #include "sim/profile.pb.h"
 #include "sim/race_detector.h"
@@ -80,14 +81,6 @@ struct SimOptions {
   bool symmetric = false;
   // Per-rank limit on pinned host memory; 0 for none.
   int64_t max_pinned_bytes = 0;
-};
-
-// Busy time of one rank by kind of work, for what-if tables.
-struct ActivityInterval {
-  enum class Kind { kCompute, kCopy, kCollective, kHostBlocked };
-  Kind kind;
-  int64_t start_ns;
-  int64_t end_ns;
 };
 
 struct RankStats {

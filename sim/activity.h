@@ -1,0 +1,25 @@
+// Copyright 2026 The zero3 Authors.
+//
+// activity.h: busy intervals of a simulated rank by kind of work, recorded
+// for what-if tables (SimWorld::set_record_activity in simulator.h).
+
+#ifndef ZERO3_SIM_ACTIVITY_H_
+#define ZERO3_SIM_ACTIVITY_H_
+
+#include <cstdint>
+
+namespace zero3 {
+namespace sim {
+
+// Busy time of one rank by kind of work, for what-if tables.
+struct ActivityInterval {
+  enum class Kind { kCompute, kCopy, kCollective, kHostBlocked };
+  Kind kind;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+}  // namespace sim
+}  // namespace zero3
+
+#endif  // ZERO3_SIM_ACTIVITY_H_

@@ -1,0 +1,368 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "sim/internal/streams.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/runtime/argument_checks.h"
+#include "core/runtime/reference_executor.h"
+#include "core/util/status_macros.h"
+#include "sim/internal/kernel_work.h"
+
+namespace zero3 {
+namespace sim {
+namespace internal {
+
+using runtime::BufferSlice;
+using runtime::KernelCall;
+using runtime::MemorySpace;
+
+// ---------------------------------------------------------------------------
+// SimEvent
+
+absl::Status SimEvent::Synchronize() {
+  RankState* r = rank_;
+  r->HostCost(r->cost().event_call_nanos());
+  if (recorded_) {
+    r->BlockUntil(time_ns_, "event synchronize");
+    r->HostJoinClock(clock_);
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// SimStream: bookkeeping
+
+SimStream::SimStream(RankState* rank, std::string name, int agent, int track)
+    : rank_(rank),
+      name_(std::move(name)),
+      agent_(agent),
+      track_(track),
+      tail_ns_(rank->now()) {
+  rank_->AddStream(this);
+}
+
+SimStream::~SimStream() { rank_->RetireStream(this, tail_ns_, agent_); }
+
+void SimStream::AwaitQueueSlot() {
+  RankState* r = rank_;
+  const size_t depth = static_cast<size_t>(r->cost().stream_queue_depth());
+  if (depth == 0) return;
+  while (!queue_.empty() && queue_.front().end_ns != kUnresolved &&
+         queue_.front().end_ns <= r->now()) {
+    queue_.pop_front();
+  }
+  while (queue_.size() >= depth) {
+    const Queued oldest = queue_.front();
+    queue_.pop_front();
+    // A collective still waiting for its peers cannot be waited for here
+    // (its end depends on hosts not yet simulated): counted as done.
+    if (oldest.end_ns != kUnresolved) {
+      r->BlockUntil(oldest.end_ns, absl::StrCat("launch queue full: ", name_));
+    }
+  }
+}
+
+uint64_t SimStream::Enqueued(int64_t end_ns) {
+  if (rank_->cost().stream_queue_depth() == 0) return 0;
+  queue_.push_back({next_seq_, end_ns});
+  return next_seq_++;
+}
+
+void SimStream::EndCollective(uint64_t seq, int64_t end_ns) {
+  tail_ns_ = end_ns;
+  for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
+    if (it->seq == seq) {
+      it->end_ns = end_ns;
+      break;
+    }
+    if (it->seq < seq) break;
+  }
+  rank_->ExtendBusy(end_ns);
+}
+
+void SimStream::EndAt(int64_t end_ns) {
+  tail_ns_ = end_ns;
+  Enqueued(end_ns);
+  rank_->ExtendBusy(end_ns);
+}
+
+int64_t SimStream::RunOnCompute(int64_t duration, absl::string_view label,
+                                int64_t stream_bytes, int64_t engine_bytes,
+                                absl::string_view category) {
+  RankState* r = rank_;
+  const int64_t start = r->compute().EarliestStart(ready_ns(), duration);
+  r->compute().Reserve(start, duration);
+  EndAt(start + duration);
+  r->Span(track_, label, start, tail_ns_, stream_bytes, category);
+  r->Span(kComputeTrack, label, start, tail_ns_, engine_bytes, category);
+  r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
+  return start;
+}
+
+// ---------------------------------------------------------------------------
+// SimStream: copies
+
+SimStream::CopyRoute SimStream::RouteCopy(MemorySpace dst, MemorySpace src,
+                                          int64_t bytes) {
+  RankState* r = rank_;
+  const bool to_host = runtime::IsHost(dst), from_host = runtime::IsHost(src);
+  CopyRoute route;
+  if (!to_host && !from_host) {
+    route.kind = CopyKind::kDeviceToDevice;
+    route.link = &r->compute();
+  } else if (to_host && !from_host) {
+    route.link = &r->d2h();
+    route.other = &r->h2d();
+    route.track = kD2HTrack;
+    if (dst == MemorySpace::kPinnedHost) {
+      route.kind = CopyKind::kPinnedD2H;
+    } else {
+      route.kind = CopyKind::kPageableD2H;
+      route.blocks_host = true;
+    }
+  } else if (!to_host && from_host) {
+    route.link = &r->h2d();
+    route.other = &r->d2h();
+    route.track = kH2DTrack;
+    if (src == MemorySpace::kPinnedHost) {
+      route.kind = CopyKind::kPinnedH2D;
+    } else if (bytes <=
+               r->cost().profile().host_link().pageable_h2d_async_max_bytes()) {
+      // The driver copies the source into a pinned staging buffer and
+      // returns; the DMA runs later from there at the pinned rate.
+      route.kind = CopyKind::kPinnedH2D;
+      route.staged = true;
+    } else {
+      route.kind = CopyKind::kPageableH2D;
+      route.blocks_host = true;
+    }
+  } else {
+    route.kind = CopyKind::kHostToHost;
+    route.blocks_host = true;
+  }
+  return route;
+}
+
+void SimStream::Stage(int64_t bytes, absl::string_view label) {
+  RankState* r = rank_;
+  const int64_t t0 = r->now();
+  r->HostCost(r->cost().StagingNanos(bytes));
+  r->Span(kHostTrack, absl::StrCat("staging: ", label), t0, r->now(), bytes,
+          "host");
+}
+
+int64_t SimStream::PlaceCopy(const CopyRoute& route, int64_t& duration) {
+  const int64_t ready = ready_ns();
+  if (route.link == nullptr) return ready;
+  int64_t start = route.link->EarliestStart(ready, duration);
+  if (route.other != nullptr) {
+    const double eff =
+        rank_->cost().profile().host_link().bidirectional_efficiency();
+    if (eff < 1.0 && route.other->Overlaps(start, start + duration)) {
+      duration = std::llround(duration / eff);
+      start = route.link->EarliestStart(ready, duration);
+    }
+  }
+  route.link->Reserve(start, duration);
+  return start;
+}
+
+absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
+                             absl::string_view label) {
+  RankState* r = rank_;
+  if (dst.bytes() != src.bytes()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy '", label, "': destination has ", dst.bytes(),
+                     " bytes, source ", src.bytes()));
+  }
+  const int64_t bytes = dst.bytes();
+  AwaitQueueSlot();
+  r->HostCost(r->cost().copy_call_nanos());
+  r->CountOp();
+  const CopyRoute route = RouteCopy(dst.space(), src.space(), bytes);
+  if (route.staged) Stage(bytes, label);
+
+  int64_t duration = r->Jitter(r->cost().CopyNanos(bytes, route.kind));
+  const int64_t start = PlaceCopy(route, duration);
+  const int64_t end = start + duration;
+  EndAt(end);
+  r->Span(track_, label, start, end, bytes, "copy");
+  if (route.link != nullptr) {
+    r->Span(route.track, label, start, end, bytes, "copy");
+  }
+  r->RecordActivity(route.kind == CopyKind::kDeviceToDevice
+                        ? ActivityInterval::Kind::kCompute
+                        : ActivityInterval::Kind::kCopy,
+                    start, end);
+
+  // Ordering and race checks: a staged source is read by the host at the
+  // call (unless strict mode treats the call as asynchronous).
+  if (r->detect()) {
+    if (route.staged && !r->strict()) {
+      r->HostAccesses({{src, false}}, label, r->now(), r->now());
+      r->StreamAccesses(agent_, {{dst, true}}, label, start, end);
+    } else {
+      r->StreamAccesses(agent_, {{src, false}, {dst, true}}, label, start, end);
+    }
+  }
+  if (r->data_mode() && bytes > 0) {
+    if (src.data() == nullptr || dst.data() == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("copy '", label, "': buffer without data"));
+    }
+    std::memmove(dst.data(), src.data(), bytes);
+  }
+  if (route.blocks_host) {
+    const bool pageable = dst.space() == MemorySpace::kPageableHost ||
+                          src.space() == MemorySpace::kPageableHost;
+    r->BlockUntil(end,
+                  absl::StrCat(pageable ? "pageable copy " : "copy ", label));
+    if (!r->strict()) r->HostJoin(agent_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
+                               const BufferSlice& src, int64_t src_pitch,
+                               int64_t row_bytes, int64_t rows,
+                               absl::string_view label) {
+  RankState* r = rank_;
+  ZR_RETURN_IF_ERROR(runtime::CheckCopy2D(dst, dst_pitch, src, src_pitch,
+                                          row_bytes, rows, label));
+  AwaitQueueSlot();
+  r->HostCost(r->cost().copy_call_nanos());
+  r->CountOp();
+  const int64_t bytes = rows * row_bytes;
+  const int64_t duration = r->Jitter(r->cost().Copy2DNanos(bytes));
+  int64_t start;
+  if (r->cost().copy2d_on_copy_engine()) {
+    // A copy engine of its own: only this stream waits for it. (Only the
+    // gradient reducer's stream issues strided copies.)
+    start = ready_ns();
+    EndAt(start + duration);
+    r->Span(track_, label, start, tail_ns_, bytes, "copy");
+    r->RecordActivity(ActivityInterval::Kind::kCopy, start, tail_ns_);
+  } else {
+    start = RunOnCompute(duration, label, bytes, bytes, "copy");
+  }
+  if (r->detect()) {
+    std::vector<runtime::Access> accesses;
+    accesses.reserve(2 * rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      accesses.push_back({src.Sub(i * src_pitch, row_bytes), false});
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      accesses.push_back({dst.Sub(i * dst_pitch, row_bytes), true});
+    }
+    r->StreamAccesses(agent_, accesses, label, start, tail_ns_);
+  }
+  if (r->data_mode()) {
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memmove(static_cast<char*>(dst.data()) + i * dst_pitch,
+                   static_cast<const char*>(src.data()) + i * src_pitch,
+                   row_bytes);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// SimStream: kernels
+
+absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
+                               absl::string_view label) {
+  RankState* r = rank_;
+  if (runtime::IsHost(dst.space())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "memset '", label, "': target is host memory; write it in a HostTask"));
+  }
+  AwaitQueueSlot();
+  r->HostCost(r->cost().launch_nanos());
+  r->CountOp();
+  KernelWork work;
+  work.bytes = dst.bytes();
+  const int64_t duration = r->Jitter(r->cost().KernelNanos(work));
+  const int64_t start = RunOnCompute(duration, label, dst.bytes(), 0, "kernel");
+  r->StreamAccesses(agent_, {{dst, true}}, label, start, tail_ns_);
+  if (r->data_mode() && dst.bytes() > 0) {
+    std::memset(dst.data(), value, dst.bytes());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimStream::Launch(const KernelCall& call) {
+  RankState* r = rank_;
+  AwaitQueueSlot();
+  r->HostCost(r->cost().launch_nanos());
+  r->CountOp();
+  const std::vector<runtime::Access> accesses = call.Accesses();
+  for (const runtime::Access& a : accesses) {
+    if (runtime::IsHost(a.slice.space())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel '", call.label, "' (", call.OpName(),
+                       ") touches host buffer; kernels run on device memory"));
+    }
+  }
+  const int64_t duration = r->Jitter(r->cost().KernelNanos(WorkOf(call)));
+  const int64_t start = RunOnCompute(duration, call.label, 0, 0, "kernel");
+  r->StreamAccesses(agent_, accesses, call.label, start, tail_ns_);
+  if (r->data_mode()) {
+    ZR_RETURN_IF_ERROR(runtime::ExecuteReference(call));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// SimStream: ordering
+
+absl::Status SimStream::Record(runtime::Event& event) {
+  RankState* r = rank_;
+  auto* e = dynamic_cast<SimEvent*>(&event);
+  if (e == nullptr || e->rank_ != r) {
+    return absl::InvalidArgumentError("event belongs to another device");
+  }
+  AwaitQueueSlot();
+  r->HostCost(r->cost().event_call_nanos());
+  e->recorded_ = true;
+  e->time_ns_ = ready_ns();
+  Enqueued(e->time_ns_);
+  if (r->detect()) {
+    r->races().Join(agent_, 0);
+    e->clock_ = r->races().clock(agent_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimStream::Wait(const runtime::Event& event) {
+  RankState* r = rank_;
+  const auto* e = dynamic_cast<const SimEvent*>(&event);
+  if (e == nullptr || e->rank() != r) {
+    return absl::InvalidArgumentError("event belongs to another device");
+  }
+  AwaitQueueSlot();
+  r->HostCost(r->cost().event_call_nanos());
+  if (e->recorded()) {
+    tail_ns_ = std::max(tail_ns_, e->time_ns());
+    if (r->detect()) r->races().JoinClock(agent_, e->clock());
+  }
+  Enqueued(ready_ns());
+  return absl::OkStatus();
+}
+
+absl::Status SimStream::Synchronize() {
+  RankState* r = rank_;
+  r->HostCost(r->cost().event_call_nanos());
+  r->BlockUntil(tail_ns_, absl::StrCat("synchronize ", name_));
+  r->HostJoin(agent_);
+  r->PruneCalendars();
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+}  // namespace sim
+}  // namespace zero3
