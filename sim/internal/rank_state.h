@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -36,7 +38,9 @@ constexpr int kH2DTrack = 1002;
 constexpr int kFabricTrack = 1003;
 
 // What every rank of a world reads or shares. Owned by the world, it
-// outlives the ranks; its settings do not change after creation.
+// outlives the ranks. The settings (cost model to max_pinned_bytes) are
+// fixed at creation; the trace, the buffer ids and the activity switch
+// change as the world runs.
 struct WorldContext {
   explicit WorldContext(CostModel cost_model) : cost(std::move(cost_model)) {}
 

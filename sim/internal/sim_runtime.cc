@@ -226,7 +226,7 @@ absl::StatusOr<runtime::Communicator*> SimRuntime::Group(
         "rank ", rank(), " is not in group [", absl::StrJoin(ranks, ","), "]"));
   }
   const int id = collectives_->GroupOf(ranks);
-  auto& comm = groups_[id];
+  auto& comm = group_comms_[id];
   if (comm == nullptr) {
     comm = std::make_unique<SimCommunicator>(
         &state_, collectives_, id, position, static_cast<int>(ranks.size()));

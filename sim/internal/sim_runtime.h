@@ -102,7 +102,8 @@ class SimRuntime final : public runtime::Runtime {
   SimCommunicator world_comm_;
   runtime::PinnedMemoryTracker pinned_;
   absl::flat_hash_map<uint64_t, HostAllocation> host_;
-  absl::flat_hash_map<int, std::unique_ptr<SimCommunicator>> groups_;
+  // Communicators of the groups this rank joined, by group id.
+  absl::flat_hash_map<int, std::unique_ptr<SimCommunicator>> group_comms_;
 };
 
 }  // namespace internal

@@ -11,6 +11,7 @@
 #ifndef ZERO3_SIM_INTERNAL_STREAMS_H_
 #define ZERO3_SIM_INTERNAL_STREAMS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
