@@ -2,8 +2,6 @@
 
 #include "sim/internal/rank_state.h"
 
-#include <string>
-
 #include "absl/strings/str_cat.h"
 
 namespace zero3 {
@@ -43,18 +41,6 @@ int RankState::NewStreamTrack(absl::string_view name) {
     world_->trace.NameTrack(rank_, track, absl::StrCat("stream: ", name));
   }
   return track;
-}
-
-void RankState::OnAccesses(int agent,
-                           const std::vector<runtime::Access>& accesses,
-                           absl::string_view label, int64_t start,
-                           int64_t end) {
-  races_.Tick(agent);
-  OpInfo op{std::string(label), agent, start, end};
-  for (const runtime::Access& a : accesses) {
-    races_.OnAccess(a.slice.buffer().id(), a.slice.offset(), a.slice.bytes(),
-                    a.write, op);
-  }
 }
 
 void RankState::RetireStream(SimStream* stream, int64_t tail_ns, int agent) {

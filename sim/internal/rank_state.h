@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -169,7 +170,14 @@ class RankState {
  private:
   // Ticks `agent` and checks its accesses as one op.
   void OnAccesses(int agent, const std::vector<runtime::Access>& accesses,
-                  absl::string_view label, int64_t start, int64_t end);
+                  absl::string_view label, int64_t start, int64_t end) {
+    races_.Tick(agent);
+    OpInfo op{std::string(label), agent, start, end};
+    for (const runtime::Access& a : accesses) {
+      races_.OnAccess(a.slice.buffer().id(), a.slice.offset(), a.slice.bytes(),
+                      a.write, op);
+    }
+  }
 
   WorldContext* world_;
   const int rank_;

@@ -172,6 +172,20 @@ int64_t SimStream::PlaceCopy(const CopyRoute& route, int64_t& duration) {
   return start;
 }
 
+void SimStream::CopyAccesses(const CopyRoute& route, const BufferSlice& dst,
+                             const BufferSlice& src, absl::string_view label,
+                             int64_t start, int64_t end) {
+  RankState* r = rank_;
+  // A staged source is read by the host at the call, unless strict mode
+  // treats the call as asynchronous.
+  if (route.staged && !r->strict()) {
+    r->HostAccesses({{src, false}}, label, r->now(), r->now());
+    r->StreamAccesses(agent_, {{dst, true}}, label, start, end);
+  } else {
+    r->StreamAccesses(agent_, {{src, false}, {dst, true}}, label, start, end);
+  }
+}
+
 absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
                              absl::string_view label) {
   RankState* r = rank_;
@@ -200,16 +214,7 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
                         : ActivityInterval::Kind::kCopy,
                     start, end);
 
-  // Ordering and race checks: a staged source is read by the host at the
-  // call (unless strict mode treats the call as asynchronous).
-  if (r->detect()) {
-    if (route.staged && !r->strict()) {
-      r->HostAccesses({{src, false}}, label, r->now(), r->now());
-      r->StreamAccesses(agent_, {{dst, true}}, label, start, end);
-    } else {
-      r->StreamAccesses(agent_, {{src, false}, {dst, true}}, label, start, end);
-    }
-  }
+  if (r->detect()) CopyAccesses(route, dst, src, label, start, end);
   if (r->data_mode() && bytes > 0) {
     if (src.data() == nullptr || dst.data() == nullptr) {
       return absl::FailedPreconditionError(

@@ -115,6 +115,10 @@ class SimStream final : public runtime::Stream {
   // Start of a copy on its link, lengthening `duration` when the opposite
   // direction is busy and the link loses bandwidth to it.
   int64_t PlaceCopy(const CopyRoute& route, int64_t& duration);
+  // Race-detector bookkeeping of a copy placed at [start, end).
+  void CopyAccesses(const CopyRoute& route, const runtime::BufferSlice& dst,
+                    const runtime::BufferSlice& src, absl::string_view label,
+                    int64_t start, int64_t end);
   // Runs `duration` of work on the compute engine after the stream's
   // previous command; traces it and returns its start.
   int64_t RunOnCompute(int64_t duration, absl::string_view label,
