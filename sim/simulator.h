@@ -83,6 +83,8 @@ struct SimOptions {
   int64_t max_pinned_bytes = 0;
 };
 
+// ActivityInterval, a rank's busy time by kind of work: sim/activity.h.
+
 struct RankStats {
   int64_t host_now_ns = 0;
   int64_t device_busy_until_ns = 0;

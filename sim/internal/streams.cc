@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "core/runtime/argument_checks.h"
 #include "core/runtime/reference_executor.h"
@@ -85,15 +86,16 @@ void SimStream::EndCollective(uint64_t seq, int64_t end_ns) {
   rank_->ExtendBusy(end_ns);
 }
 
-void SimStream::EndAt(int64_t end_ns) {
+inline void SimStream::EndAt(int64_t end_ns) {
   tail_ns_ = end_ns;
   Enqueued(end_ns);
   rank_->ExtendBusy(end_ns);
 }
 
-int64_t SimStream::RunOnCompute(int64_t duration, absl::string_view label,
-                                int64_t stream_bytes, int64_t engine_bytes,
-                                absl::string_view category) {
+// Inlined: it is the body of every kernel launch, the hottest call.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t SimStream::RunOnCompute(
+    int64_t duration, absl::string_view label, int64_t stream_bytes,
+    int64_t engine_bytes, absl::string_view category) {
   RankState* r = rank_;
   const int64_t start = r->compute().EarliestStart(ready_ns(), duration);
   r->compute().Reserve(start, duration);
