@@ -26,6 +26,54 @@ class Translator {
   Translator(absl::Span<const DeprecatedUse> uses, Diagnostics* diag)
       : uses_(uses), diag_(diag) {}
 
+  // Translates every use into `config`.
+  void Apply(Config* config) {
+    ZeroOptimization* zero = config->mutable_zero_optimization();
+    // The device keys first: cpu_offload_use_pin_memory applies to the
+    // offload sections they enable.
+    if (const DeprecatedUse* use = FindDeprecated("cpu_offload")) {
+      ApplyDeviceKey(*use, zero->mutable_offload_optimizer(),
+                     "zero_optimization.offload_optimizer.device");
+    }
+    for (const char* key : {"cpu_offload_param", "cpu_offload_params"}) {
+      if (const DeprecatedUse* use = FindDeprecated(key)) {
+        ApplyDeviceKey(*use, zero->mutable_offload_param(),
+                       "zero_optimization.offload_param.device");
+      }
+    }
+    if (const DeprecatedUse* use =
+            FindDeprecated("cpu_offload_use_pin_memory")) {
+      ApplyPinMemoryKey(*use, zero);
+    }
+    if (const DeprecatedUse* use =
+            FindDeprecated("stage3_gather_fp16_weights_on_model_save")) {
+      bool on = false;
+      const std::string target =
+          "zero_optimization.stage3_gather_16bit_weights_on_model_save";
+      if (DeprecatedBool(*use, &on) && !diag_->IsPoisoned(target)) {
+        if (zero->has_stage3_gather_16bit_weights_on_model_save()) {
+          if (zero->stage3_gather_16bit_weights_on_model_save() == on) {
+            diag_->Notice(use->path, absl::StrCat("deprecated, and repeats ",
+                                                  target, "; remove it"));
+          } else {
+            diag_->ValueError(
+                use->path,
+                absl::StrCat(on ? "true" : "false",
+                             " (deprecated) contradicts ", target, " = ",
+                             on ? "false" : "true", "; remove ", use->path,
+                             " and keep ", target));
+          }
+        } else {
+          zero->set_stage3_gather_16bit_weights_on_model_save(on);
+          diag_->Notice(use->path, absl::StrCat("deprecated; read as ", target,
+                                                " = ", on ? "true" : "false",
+                                                ". Write that instead"));
+        }
+      }
+    }
+  }
+
+ private:
   // Reads a deprecated key's boolean value; false on a type error.
   bool DeprecatedBool(const DeprecatedUse& use, bool* out) {
     if (use.value.is_bool()) {
@@ -90,52 +138,6 @@ class Translator {
                   absl::StrCat("deprecated; read as ", device_path, " = ",
                                Quote(wanted), ". Write that instead",
                                on ? "" : " (or nothing: it is the default)"));
-  }
-
-  void Apply(Config* config) {
-    ZeroOptimization* zero = config->mutable_zero_optimization();
-    // The device keys first: cpu_offload_use_pin_memory applies to the
-    // offload sections they enable.
-    if (const DeprecatedUse* use = FindDeprecated("cpu_offload")) {
-      ApplyDeviceKey(*use, zero->mutable_offload_optimizer(),
-                     "zero_optimization.offload_optimizer.device");
-    }
-    for (const char* key : {"cpu_offload_param", "cpu_offload_params"}) {
-      if (const DeprecatedUse* use = FindDeprecated(key)) {
-        ApplyDeviceKey(*use, zero->mutable_offload_param(),
-                       "zero_optimization.offload_param.device");
-      }
-    }
-    if (const DeprecatedUse* use =
-            FindDeprecated("cpu_offload_use_pin_memory")) {
-      ApplyPinMemoryKey(*use, zero);
-    }
-    if (const DeprecatedUse* use =
-            FindDeprecated("stage3_gather_fp16_weights_on_model_save")) {
-      bool on = false;
-      const std::string target =
-          "zero_optimization.stage3_gather_16bit_weights_on_model_save";
-      if (DeprecatedBool(*use, &on) && !diag_->IsPoisoned(target)) {
-        if (zero->has_stage3_gather_16bit_weights_on_model_save()) {
-          if (zero->stage3_gather_16bit_weights_on_model_save() == on) {
-            diag_->Notice(use->path, absl::StrCat("deprecated, and repeats ",
-                                                  target, "; remove it"));
-          } else {
-            diag_->ValueError(
-                use->path,
-                absl::StrCat(on ? "true" : "false",
-                             " (deprecated) contradicts ", target, " = ",
-                             on ? "false" : "true", "; remove ", use->path,
-                             " and keep ", target));
-          }
-        } else {
-          zero->set_stage3_gather_16bit_weights_on_model_save(on);
-          diag_->Notice(use->path, absl::StrCat("deprecated; read as ", target,
-                                                " = ", on ? "true" : "false",
-                                                ". Write that instead"));
-        }
-      }
-    }
   }
 
   // cpu_offload_use_pin_memory sets pin_memory of every enabled offload
@@ -203,7 +205,6 @@ class Translator {
     }
   }
 
- private:
   absl::Span<const DeprecatedUse> uses_;
   Diagnostics* diag_;
   // Target path -> the deprecated key that set it, for contradictions

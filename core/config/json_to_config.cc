@@ -29,6 +29,8 @@ class Converter {
  public:
   explicit Converter(Diagnostics* diag) : diag_(diag) {}
 
+  std::vector<DeprecatedUse>& deprecated() { return deprecated_; }
+
   void ConvertSection(const JsonValue& object, const std::string& section,
                       Message* msg) {
     const Descriptor* d = msg->GetDescriptor();
@@ -105,6 +107,7 @@ class Converter {
     }
   }
 
+ private:
   // Reports a value of the wrong type for field `f` at `path`.
   void TypeError(const JsonValue& value, const std::string& path,
                  const FieldDescriptor* f, absl::string_view expected) {
@@ -223,9 +226,6 @@ class Converter {
     }
   }
 
-  std::vector<DeprecatedUse>& deprecated() { return deprecated_; }
-
- private:
   Diagnostics* diag_;
   std::vector<DeprecatedUse> deprecated_;
 };
