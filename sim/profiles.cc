@@ -18,34 +18,13 @@
 #include "absl/strings/str_join.h"
 #include "core/util/status_macros.h"
 #include "core/util/suggest.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/text_format.h"
+#include "core/util/text_proto.h"
 #include "sim/cost_model.h"
 #include "sim/internal/embedded_profiles.h"
 
 namespace zero3 {
 namespace sim {
 namespace {
-
-// Collects the parser's messages as "source:line:column: message", with
-// one-based line and column as editors and compilers print them.
-class ErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  explicit ErrorCollector(absl::string_view source) : source_(source) {}
-
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    errors_.push_back(
-        absl::StrCat(source_, ":", line + 1, ":", column + 1, ": ", message));
-  }
-
-  const std::vector<std::string>& errors() const { return errors_; }
-
- private:
-  std::string source_;
-  std::vector<std::string> errors_;
-};
 
 // The shipped name a user most likely meant: one that starts with `name`
 // ("h200" for "h200_sxm"), else the one at the smallest edit distance.
@@ -107,13 +86,11 @@ std::vector<std::string> ProfileNames() {
 absl::StatusOr<HardwareProfile> ParseProfile(absl::string_view text,
                                              absl::string_view source) {
   HardwareProfile profile;
-  ErrorCollector errors(source);
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  google::protobuf::io::ArrayInputStream input(text.data(),
-                                               static_cast<int>(text.size()));
-  if (!parser.Parse(&input, &profile)) {
-    std::string message = absl::StrJoin(errors.errors(), "\n");
+  std::vector<TextProtoError> errors;
+  if (!ReadTextProto(text, &profile, &errors)) {
+    std::vector<std::string> lines;
+    for (const TextProtoError& e : errors) lines.push_back(e.InFile(source));
+    std::string message = absl::StrJoin(lines, "\n");
     if (message.empty()) {
       message = absl::StrCat(source, ": not a valid hardware profile");
     }

@@ -4,11 +4,12 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
+#include "core/util/text_proto.h"
 
 namespace zero3 {
 namespace model {
@@ -83,29 +84,14 @@ constexpr Preset kPresets[] = {
      )pb"},
 };
 
-class ErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, int column, const std::string& message) override {
-    if (first_.empty()) {
-      first_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ",
-                            message);
-    }
-  }
-  const std::string& first() const { return first_; }
-
- private:
-  std::string first_;
-};
-
 absl::StatusOr<ModelSpec> Parse(absl::string_view text,
                                 absl::string_view what) {
   ModelSpec spec;
-  google::protobuf::TextFormat::Parser parser;
-  ErrorCollector errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(text), &spec)) {
+  std::vector<TextProtoError> errors;
+  if (!ReadTextProto(text, &spec, &errors)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model spec ", what, ": ", errors.first()));
+        absl::StrCat("model spec ", what, ": ",
+                     errors.empty() ? "" : errors.front().InText()));
   }
   return spec;
 }

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "core/config/json.h"
 #include "core/util/check.h"
+#include "core/util/key_value.h"
 #include "core/util/suggest.h"
 
 namespace zero3 {
@@ -225,10 +226,9 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
     absl::string_view name = body;
     absl::string_view value;
     bool has_value = false;
-    const size_t eq = body.find('=');
-    if (eq != absl::string_view::npos) {
-      name = body.substr(0, eq);
-      value = body.substr(eq + 1);
+    if (const absl::optional<KeyValue> kv = SplitKeyValue(body)) {
+      name = kv->key;
+      value = kv->value;
       has_value = true;
     }
     const Flag* flag = Find(name);

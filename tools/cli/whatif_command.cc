@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/model/presets.h"
+#include "core/util/key_value.h"
 #include "core/util/status_macros.h"
 #include "sim/profiles.h"
 #include "tools/whatif/whatif.h"
@@ -255,14 +256,14 @@ class WhatifCommand : public Command {
     }
     for (const std::string& s : set_) scenario.add_set(s);
     for (const std::string& v : vary_) {
-      const size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+      const absl::optional<KeyValue> kv = SplitKeyValue(v);
+      if (!kv.has_value() || kv->key.empty() || kv->value.empty()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--vary '", v, "': expected KEY=V1,V2,... (e.g. tp=1,2)"));
       }
       whatif::Vary* vary = scenario.add_vary();
-      vary->set_key(v.substr(0, eq));
-      for (absl::string_view value : absl::StrSplit(v.substr(eq + 1), ',')) {
+      vary->set_key(std::string(kv->key));
+      for (absl::string_view value : absl::StrSplit(kv->value, ',')) {
         vary->add_values(std::string(value));
       }
     }

@@ -21,6 +21,8 @@
 #include "core/model/data.h"
 #include "core/model/presets.h"
 #include "core/runtime/pinned_memory.h"
+#include "core/util/key_value.h"
+#include "core/util/proto_path.h"
 #include "core/util/status_macros.h"
 #include "core/util/suggest.h"
 #include "core/util/text_proto.h"
@@ -34,8 +36,6 @@ namespace whatif {
 namespace {
 
 using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-using google::protobuf::Reflection;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -110,15 +110,15 @@ absl::Status Apply(const std::string& raw_key, const std::string& value,
 
 absl::Status SplitSetting(const std::string& text, std::string* key,
                           std::string* value) {
-  const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
+  const absl::optional<KeyValue> kv = SplitKeyValue(text);
+  if (!kv.has_value() || kv->key.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text,
                      "': expected KEY=VALUE (e.g. tp=2, or "
                      "zero_optimization.offload_optimizer.pin_memory=false)"));
   }
-  *key = text.substr(0, eq);
-  *value = text.substr(eq + 1);
+  *key = std::string(kv->key);
+  *value = std::string(kv->value);
   return absl::OkStatus();
 }
 
@@ -126,63 +126,28 @@ absl::Status SplitSetting(const std::string& text, std::string* key,
 absl::Status SetProfileField(sim::HardwareProfile* profile,
                              const std::string& path,
                              const std::string& value) {
-  Message* msg = profile;
   const std::vector<std::string> parts = absl::StrSplit(path, '.');
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const google::protobuf::Descriptor* desc = msg->GetDescriptor();
-    const FieldDescriptor* f = desc->FindFieldByName(parts[i]);
-    if (f == nullptr) {
-      std::vector<std::string> names;
-      for (int j = 0; j < desc->field_count(); ++j) {
-        names.push_back(desc->field(j)->name());
-      }
-      const std::string near = NearestName(parts[i], names);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "hardware.", path, ": the profile has no field '", parts[i], "'",
-          near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)")));
-    }
-    const Reflection* r = msg->GetReflection();
-    if (i + 1 < parts.size()) {
-      if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE ||
-          f->is_repeated()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "hardware.", path, ": '", parts[i], "' is not a section"));
-      }
-      msg = r->MutableMessage(msg, f);
-      continue;
-    }
-    if (f->is_repeated()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("hardware.", path,
-                       ": curves cannot be set from the command line; "
-                       "write a profile file"));
-    }
-    double d = 0;
-    bool b = false;
-    switch (f->cpp_type()) {
-      case FieldDescriptor::CPPTYPE_DOUBLE:
-        if (!absl::SimpleAtod(value, &d)) break;
-        r->SetDouble(msg, f, d);
-        return absl::OkStatus();
-      case FieldDescriptor::CPPTYPE_INT32:
-      case FieldDescriptor::CPPTYPE_INT64:
-        if (!absl::SimpleAtod(value, &d) || d != std::floor(d)) break;
-        if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
-          r->SetInt32(msg, f, static_cast<int32_t>(d));
-        } else {
-          r->SetInt64(msg, f, static_cast<int64_t>(d));
-        }
-        return absl::OkStatus();
-      case FieldDescriptor::CPPTYPE_BOOL:
-        if (!absl::SimpleAtob(value, &b)) break;
-        r->SetBool(msg, f, b);
-        return absl::OkStatus();
-      case FieldDescriptor::CPPTYPE_STRING:
-        r->SetString(msg, f, value);
-        return absl::OkStatus();
-      default:
-        break;
-    }
+  const FieldPath fields = ResolveFieldPath(profile->GetDescriptor(), parts);
+  if (fields.stop == FieldPath::Stop::kUnknownField) {
+    const std::string& part = parts[fields.fields.size()];
+    const std::string near = NearestName(part, FieldNames(fields.type));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hardware.", path, ": the profile has no field '", part, "'",
+        near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)")));
+  }
+  if (fields.stop == FieldPath::Stop::kNotSection) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hardware.", path, ": '", parts[fields.fields.size() - 1],
+                     "' is not a section"));
+  }
+  const FieldDescriptor* f = fields.fields.back();
+  if (f->is_repeated()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hardware.", path,
+                     ": curves cannot be set from the command line; "
+                     "write a profile file"));
+  }
+  if (!SetScalarFromText(MutableOwner(profile, fields.fields), f, value)) {
     return absl::InvalidArgumentError(absl::StrCat("hardware.", path, ": '",
                                                    value, "' is not a valid ",
                                                    f->cpp_type_name()));

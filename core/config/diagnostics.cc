@@ -1,0 +1,56 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/config/diagnostics.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace zero3 {
+namespace config {
+
+void Diagnostics::Error(const std::string& path, absl::string_view message) {
+  std::string line = path;
+  const auto it = positions_.find(path);
+  if (it != positions_.end() && it->second.known()) {
+    absl::StrAppend(&line, " (", FormatPosition(it->second), ")");
+  }
+  if (!line.empty()) line.append(": ");
+  line.append(message.data(), message.size());
+  errors_.push_back(std::move(line));
+}
+
+void Diagnostics::ValueError(const std::string& path,
+                             absl::string_view message) {
+  Error(path, message);
+  poisoned_.insert(path);
+}
+
+void Diagnostics::Notice(const std::string& path, absl::string_view message) {
+  notices_.push_back(path.empty() ? std::string(message)
+                                  : absl::StrCat(path, ": ", message));
+}
+
+void Diagnostics::SetPosition(const std::string& path,
+                              SourcePosition position) {
+  if (position.known()) positions_[path] = position;
+}
+
+bool Diagnostics::IsPoisoned(absl::string_view path) const {
+  std::string prefix(path);
+  while (true) {
+    if (poisoned_.contains(prefix)) return true;
+    const size_t dot = prefix.rfind('.');
+    if (dot == std::string::npos) return false;
+    prefix.resize(dot);
+  }
+}
+
+absl::Status Diagnostics::ToStatus() const {
+  if (errors_.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(errors_, "\n"));
+}
+
+}  // namespace config
+}  // namespace zero3

@@ -1,0 +1,99 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/config/fallbacks.h"
+
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/json.h"
+
+namespace zero3 {
+namespace config {
+
+void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
+  const ZeroOptimization& zero = config->zero_optimization();
+  if (!zero.has_stage() && !diag->IsPoisoned("zero_optimization.stage")) {
+    diag->Notice("zero_optimization.stage",
+                 "not given; zero3 runs ZeRO stage 3 (DeepSpeed's default "
+                 "would be 0, no partitioning)");
+  }
+  const OffloadOptimizer& opt = zero.offload_optimizer();
+  const OffloadParam& param = zero.offload_param();
+  const std::string nvme_only =
+      "used by NVMe offload only, which zero3 does not implement; ignored";
+  const std::string o = "zero_optimization.offload_optimizer.";
+  const std::string p = "zero_optimization.offload_param.";
+  if (opt.has_nvme_path()) diag->Notice(o + "nvme_path", nvme_only);
+  if (opt.has_buffer_count()) diag->Notice(o + "buffer_count", nvme_only);
+  if (opt.has_pipeline_read()) diag->Notice(o + "pipeline_read", nvme_only);
+  if (opt.has_pipeline_write()) {
+    diag->Notice(o + "pipeline_write", nvme_only);
+  }
+  if (opt.has_fast_init()) diag->Notice(o + "fast_init", nvme_only);
+  if (param.has_nvme_path()) diag->Notice(p + "nvme_path", nvme_only);
+  if (param.has_buffer_count()) diag->Notice(p + "buffer_count", nvme_only);
+  if (param.has_buffer_size()) diag->Notice(p + "buffer_size", nvme_only);
+  if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", nvme_only);
+  if (zero.stage3_gather_16bit_weights_on_model_save()) {
+    diag->Notice("zero_optimization.stage3_gather_16bit_weights_on_model_save",
+                 "zero3 does not save model checkpoints yet; kept in the "
+                 "configuration, no effect for now");
+  }
+  // Optimizer type: case-insensitive as in DeepSpeed, printed canonically.
+  if (config->has_optimizer() && config->optimizer().has_type()) {
+    const std::string lower = absl::AsciiStrToLower(config->optimizer().type());
+    if (lower == "adam") config->mutable_optimizer()->set_type("Adam");
+    if (lower == "adamw") config->mutable_optimizer()->set_type("AdamW");
+  }
+  const Optimizer& optimizer = config->optimizer();
+  if (optimizer.type() == "AdamW" && optimizer.params().has_adam_w_mode() &&
+      !optimizer.params().adam_w_mode()) {
+    diag->Notice("optimizer.params.adam_w_mode",
+                 "false has no effect with type \"AdamW\", which always "
+                 "decouples weight decay (as in DeepSpeed); read as true. "
+                 "For L2 weight decay, use type \"Adam\" with adam_w_mode "
+                 "false");
+    config->mutable_optimizer()->mutable_params()->set_adam_w_mode(true);
+  }
+}
+
+void ApplyFallbacks(Config* config, Diagnostics* diag) {
+  ZeroOptimization* zero = config->mutable_zero_optimization();
+  if (zero->offload_optimizer().device() == "nvme") {
+    diag->Notice("zero_optimization.offload_optimizer.device",
+                 "\"nvme\": NVMe offload is not implemented; the optimizer "
+                 "state is offloaded to host memory (\"cpu\") instead, "
+                 "which needs host RAM for the fp32 master weights, "
+                 "gradients and Adam moments (16 bytes per parameter, "
+                 "divided by the data-parallel size)");
+    zero->mutable_offload_optimizer()->set_device("cpu");
+  }
+  if (zero->offload_param().device() == "nvme") {
+    diag->Notice("zero_optimization.offload_param.device",
+                 "\"nvme\": NVMe offload is not implemented; parameters "
+                 "are offloaded to host memory (\"cpu\") instead");
+    zero->mutable_offload_param()->set_device("cpu");
+  }
+  const double ratio = zero->offload_optimizer().ratio();
+  if (ratio >= 0 && ratio < 1) {
+    diag->Notice("zero_optimization.offload_optimizer.ratio",
+                 absl::StrCat(FormatJsonDouble(ratio),
+                              ": partial optimizer offload is not "
+                              "implemented; all sub-groups are offloaded "
+                              "(ratio 1.0)"));
+    zero->mutable_offload_optimizer()->set_ratio(1.0);
+  }
+  if (zero->offload_optimizer().device() == "cpu" &&
+      !zero->offload_optimizer().pin_memory() &&
+      config->zero3().grad_offload() == "async") {
+    diag->Notice("zero3.grad_offload",
+                 "\"async\" with offload_optimizer.pin_memory false: a "
+                 "copy into pageable host memory blocks the host thread "
+                 "until it completes, so the gradient copies will not "
+                 "overlap the backward pass (see docs/config.md)");
+  }
+}
+
+}  // namespace config
+}  // namespace zero3

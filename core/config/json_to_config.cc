@@ -1,0 +1,293 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/config/json_to_config.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/deepspeed_keys.h"
+#include "core/config/schema.h"
+#include "core/util/check.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+
+namespace zero3 {
+namespace config {
+namespace {
+
+using ::google::protobuf::Descriptor;
+using ::google::protobuf::FieldDescriptor;
+using ::google::protobuf::Message;
+using ::google::protobuf::Reflection;
+
+// Reads one JSON object tree into a message tree, section by section.
+class Converter {
+ public:
+  explicit Converter(Diagnostics* diag) : diag_(diag) {}
+
+  std::vector<DeprecatedUse>& deprecated() { return deprecated_; }
+
+  void ConvertSection(const JsonValue& object, const std::string& section,
+                      Message* msg) {
+    const Descriptor* d = msg->GetDescriptor();
+    for (const JsonValue::Member& member : object.members()) {
+      const std::string path = JoinPath(section, member.key);
+      diag_->SetPosition(path, member.value.position());
+      if (const FieldDescriptor* f = d->FindFieldByName(member.key)) {
+        ConvertValue(member.value, path, f, msg);
+        continue;
+      }
+      const DeepSpeedKey* key = FindDeepSpeedKey(section, member.key);
+      if (key == nullptr) {
+        diag_->SetPosition(path, member.key_position);
+        diag_->ValueError(path, UnknownKeyMessage(section, member.key));
+        continue;
+      }
+      switch (key->kind) {
+        case DeepSpeedKeyKind::kAlias: {
+          const std::string canonical_path = JoinPath(section, key->target);
+          const JsonValue* canonical = object.Find(key->target);
+          if (canonical != nullptr) {
+            if (*canonical == member.value) {
+              diag_->Notice(path,
+                            absl::StrCat("another name for ", canonical_path,
+                                         ", given with the same value; "
+                                         "remove one of them"));
+            } else {
+              diag_->ValueError(
+                  path, absl::StrCat("another name for ", canonical_path,
+                                     ", which is also given, with a different "
+                                     "value (",
+                                     DescribeValue(member.value), " vs ",
+                                     DescribeValue(*canonical), "); keep one"));
+              diag_->Poison(canonical_path);
+            }
+            continue;
+          }
+          diag_->Notice(
+              path, absl::StrCat("DeepSpeed's other name for ", canonical_path,
+                                 "; read as ", canonical_path,
+                                 " (printed under that name)"));
+          diag_->SetPosition(canonical_path, member.value.position());
+          const FieldDescriptor* f =
+              d->FindFieldByName(std::string(key->target));
+          ZR_CHECK(f != nullptr) << "alias of a missing field: " << path;
+          // A section (bfloat16) is read under its canonical path, so that
+          // the keys inside it are looked up in the right section; a scalar
+          // keeps the name the user wrote in messages.
+          if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+            ConvertValue(member.value, canonical_path, f, msg);
+          } else {
+            ConvertValue(member.value, path, f, msg);
+            if (diag_->IsPoisoned(path)) diag_->Poison(canonical_path);
+          }
+          break;
+        }
+        case DeepSpeedKeyKind::kDeprecated:
+          deprecated_.push_back(DeprecatedUse{member.key, path, member.value});
+          break;
+        case DeepSpeedKeyKind::kIgnored:
+          diag_->Notice(path, key->note);
+          break;
+        case DeepSpeedKeyKind::kRejectedIfTrue:
+          if (member.value.is_bool() && !member.value.bool_value()) {
+            diag_->Notice(path, "false is what zero3 does; ignored");
+          } else {
+            diag_->ValueError(path, key->note);
+          }
+          break;
+        case DeepSpeedKeyKind::kRejected:
+          diag_->ValueError(path, key->note);
+          break;
+      }
+    }
+  }
+
+ private:
+  // Reports a value of the wrong type for field `f` at `path`.
+  void TypeError(const JsonValue& value, const std::string& path,
+                 const FieldDescriptor* f, absl::string_view expected) {
+    ReportTypeError(
+        value, path, f->cpp_type(), expected,
+        f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ? "" : DefaultText(f),
+        diag_);
+  }
+
+  void ConvertValue(const JsonValue& value, const std::string& path,
+                    const FieldDescriptor* f, Message* msg) {
+    const Reflection* r = msg->GetReflection();
+    if (value.is_null()) {
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ||
+          NullMeansAbsent(path)) {
+        return;
+      }
+      diag_->ValueError(path, absl::StrCat("null is not a value for this key; "
+                                           "remove the key to use the default "
+                                           "(",
+                                           DefaultText(f), ")"));
+      return;
+    }
+    if (f->is_repeated()) {
+      // betas, the only repeated field: numbers.
+      if (!value.is_array()) {
+        TypeError(value, path, f, "an array of two numbers [beta1, beta2]");
+        return;
+      }
+      bool ok = true;
+      for (size_t i = 0; i < value.array().size(); ++i) {
+        const JsonValue& e = value.array()[i];
+        if (!e.is_number()) {
+          diag_->SetPosition(absl::StrCat(path, "[", i, "]"), e.position());
+          diag_->Error(
+              absl::StrCat(path, "[", i, "]"),
+              absl::StrCat("expected a number, found ", DescribeValue(e)));
+          ok = false;
+        }
+      }
+      if (!ok) {
+        diag_->Poison(path);
+        return;
+      }
+      r->ClearField(msg, f);
+      for (const JsonValue& e : value.array()) {
+        r->AddDouble(msg, f, e.number_value());
+      }
+      return;
+    }
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        if (!value.is_object()) {
+          TypeError(value, path, f, "an object {...}");
+          return;
+        }
+        ConvertSection(value, path, r->MutableMessage(msg, f));
+        return;
+      case FieldDescriptor::CPPTYPE_INT32:
+      case FieldDescriptor::CPPTYPE_INT64: {
+        if (!value.is_number()) {
+          TypeError(value, path, f, "an integer");
+          return;
+        }
+        const absl::optional<int64_t> v = value.AsExactInt64();
+        const double d = value.number_value();
+        if (!v.has_value()) {
+          if (std::floor(d) == d) {
+            diag_->ValueError(path, absl::StrCat(value.number_text(),
+                                                 " is out of range for an "
+                                                 "integer"));
+          } else {
+            diag_->ValueError(path, absl::StrCat("expected an integer, found ",
+                                                 value.number_text()));
+          }
+          return;
+        }
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
+          if (*v > std::numeric_limits<int32_t>::max() ||
+              *v < std::numeric_limits<int32_t>::min()) {
+            diag_->ValueError(path, absl::StrCat(value.number_text(),
+                                                 " is out of range for this "
+                                                 "key (at most 2147483647)"));
+            return;
+          }
+          r->SetInt32(msg, f, static_cast<int32_t>(*v));
+        } else {
+          r->SetInt64(msg, f, *v);
+        }
+        return;
+      }
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        if (!value.is_number()) {
+          TypeError(value, path, f, "a number");
+          return;
+        }
+        r->SetDouble(msg, f, value.number_value());
+        return;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        if (!value.is_bool()) {
+          TypeError(value, path, f, "true or false");
+          return;
+        }
+        r->SetBool(msg, f, value.bool_value());
+        return;
+      case FieldDescriptor::CPPTYPE_STRING:
+        if (!value.is_string()) {
+          TypeError(value, path, f, "a string");
+          return;
+        }
+        r->SetString(msg, f, value.string_value());
+        return;
+      default:
+        ZR_CHECK(false) << "config.proto field of unhandled type: "
+                        << f->full_name();
+    }
+  }
+
+  Diagnostics* diag_;
+  std::vector<DeprecatedUse> deprecated_;
+};
+
+}  // namespace
+
+void ReportTypeError(const JsonValue& value, const std::string& path,
+                     FieldDescriptor::CppType type, absl::string_view expected,
+                     const std::string& default_text, Diagnostics* diag) {
+  const bool numeric = type == FieldDescriptor::CPPTYPE_INT32 ||
+                       type == FieldDescriptor::CPPTYPE_INT64 ||
+                       type == FieldDescriptor::CPPTYPE_DOUBLE;
+  if (value.is_string()) {
+    const std::string& s = value.string_value();
+    if (s == "auto") {
+      std::string fix = absl::StrCat("zero3 needs ", expected, " here");
+      if (IsBatchKey(path)) {
+        absl::StrAppend(&fix,
+                        ", or remove the key to derive it from the "
+                        "other batch sizes");
+      } else if (!default_text.empty()) {
+        absl::StrAppend(&fix, " (the default is ", default_text, ")");
+      }
+      diag->ValueError(path, absl::StrCat("\"auto\" is a placeholder that "
+                                          "only the Hugging Face Trainer "
+                                          "fills in; ",
+                                          fix));
+      return;
+    }
+    double d = 0;
+    const std::string lower = absl::AsciiStrToLower(s);
+    if (numeric && (lower == "nan" || lower == "inf" || lower == "-inf" ||
+                    lower == "infinity" || lower == "-infinity")) {
+      diag->ValueError(path, absl::StrCat("must be a finite number, found ",
+                                          DescribeValue(value)));
+      return;
+    }
+    if (numeric && absl::SimpleAtod(s, &d)) {
+      diag->ValueError(path, absl::StrCat("expected ", expected, ", found ",
+                                          DescribeValue(value),
+                                          "; write the number without "
+                                          "quotes"));
+      return;
+    }
+    if (type == FieldDescriptor::CPPTYPE_BOOL &&
+        (lower == "true" || lower == "false")) {
+      diag->ValueError(path, absl::StrCat("expected true or false, found ",
+                                          DescribeValue(value), "; write ",
+                                          lower, " without quotes"));
+      return;
+    }
+  }
+  diag->ValueError(path, absl::StrCat("expected ", expected, ", found ",
+                                      DescribeValue(value)));
+}
+
+std::vector<DeprecatedUse> ConvertSettings(const JsonValue& settings,
+                                           Config* config, Diagnostics* diag) {
+  Converter converter(diag);
+  converter.ConvertSection(settings, "", config);
+  return std::move(converter.deprecated());
+}
+
+}  // namespace config
+}  // namespace zero3

@@ -1,0 +1,150 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/config/validate.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/batch.h"
+#include "core/config/field_bounds.h"
+#include "core/config/json.h"
+#include "core/util/suggest.h"
+
+namespace zero3 {
+namespace config {
+namespace {
+
+std::string Quote(absl::string_view s) { return QuoteJsonString(s); }
+
+// "; did you mean "x"?" when `value` is near one of `names`, else "".
+std::string DidYouMean(const std::string& value,
+                       const std::vector<std::string>& names) {
+  const std::string near = NearestName(value, names);
+  return near.empty() ? "" : absl::StrCat("; did you mean ", Quote(near), "?");
+}
+
+void CheckPrecision(const Config& config, Diagnostics* diag) {
+  diag->Check(!(config.bf16().enabled() && config.fp16().enabled()),
+              "fp16.enabled",
+              "bf16.enabled and fp16.enabled are both true; enable at most "
+              "one of them");
+}
+
+// As DeepSpeed, these are checked only where dynamic scaling uses them.
+void CheckDynamicLossScaling(const Fp16& fp16, Diagnostics* diag) {
+  if (!fp16.enabled() || fp16.loss_scale() != 0) return;
+  diag->Check(fp16.loss_scale_window() >= 1, "fp16.loss_scale_window",
+              absl::StrCat("must be >= 1 with dynamic loss scaling, found ",
+                           fp16.loss_scale_window()));
+  diag->Check(fp16.min_loss_scale() >= 1, "fp16.min_loss_scale",
+              absl::StrCat("must be >= 1 with dynamic loss scaling, found ",
+                           fp16.min_loss_scale()));
+  diag->Check(fp16.hysteresis() >= 1, "fp16.hysteresis",
+              absl::StrCat("must be >= 1 with dynamic loss scaling, found ",
+                           fp16.hysteresis()));
+}
+
+void CheckOptimizerType(const Optimizer& optimizer, Diagnostics* diag) {
+  if (optimizer.type() == "Adam" || optimizer.type() == "AdamW") return;
+  diag->Check(false, "optimizer.type",
+              absl::StrCat(Quote(optimizer.type()),
+                           " is not implemented: zero3 implements \"Adam\" "
+                           "and \"AdamW\"",
+                           DidYouMean(optimizer.type(), {"Adam", "AdamW"})));
+}
+
+void CheckBetas(const AdamParams& params, Diagnostics* diag) {
+  if (params.betas_size() != 2) {
+    diag->Check(false, "optimizer.params.betas",
+                absl::StrCat("needs exactly two values [beta1, beta2], such "
+                             "as [0.9, 0.999]; found ",
+                             params.betas_size()));
+    return;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const double b = params.betas(i);
+    diag->Check(
+        std::isfinite(b) && b >= 0 && b < 1, "optimizer.params.betas",
+        absl::StrCat("beta", i + 1, " must be in [0, 1), found ",
+                     std::isfinite(b) ? FormatJsonDouble(b) : absl::StrCat(b)));
+  }
+}
+
+void CheckStage(const ZeroOptimization& zero, Diagnostics* diag) {
+  diag->Check(
+      zero.stage() == 3, "zero_optimization.stage",
+      absl::StrCat("zero3 implements ZeRO stage 3 only, found ", zero.stage(),
+                   "; set \"stage\": 3 or remove the key (zero3's "
+                   "default is 3)"));
+}
+
+void CheckDevice(const std::string& device, const std::string& path,
+                 Diagnostics* diag) {
+  if (device == "none" || device == "cpu") return;
+  if (device == "nvme") {
+    diag->Check(false, path,
+                "\"nvme\": NVMe offload is not implemented; use \"cpu\"");
+    return;
+  }
+  diag->Check(
+      false, path,
+      absl::StrCat("must be \"none\", \"cpu\" or \"nvme\", found ",
+                   Quote(device), DidYouMean(device, {"none", "cpu", "nvme"})));
+}
+
+// A ratio in range but below 1 (out of range is a bounds error).
+void CheckOffloadRatio(double ratio, Diagnostics* diag) {
+  if (!std::isfinite(ratio) || ratio < 0 || ratio >= 1) return;
+  diag->Check(false, "zero_optimization.offload_optimizer.ratio",
+              "partial optimizer offload (ratio < 1) is not implemented; "
+              "use 1.0");
+}
+
+void CheckGradOffload(const Zero3& zero3, Diagnostics* diag) {
+  const std::string& mode = zero3.grad_offload();
+  if (mode == "async" || mode == "blocking") return;
+  diag->Check(
+      false, "zero3.grad_offload",
+      absl::StrCat("must be \"async\" or \"blocking\", found ", Quote(mode),
+                   DidYouMean(mode, {"async", "blocking"})));
+}
+
+}  // namespace
+
+void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
+  const ZeroOptimization& zero = config.zero_optimization();
+  // Each rule runs right after the field (or section) it reports on.
+  const absl::flat_hash_map<std::string, std::function<void()>> rules = {
+      {"train_batch_size", [&] { CheckBatch(config, world_size, diag); }},
+      {"fp16.enabled", [&] { CheckPrecision(config, diag); }},
+      {"fp16", [&] { CheckDynamicLossScaling(config.fp16(), diag); }},
+      {"optimizer.type", [&] { CheckOptimizerType(config.optimizer(), diag); }},
+      {"optimizer.params",
+       [&] { CheckBetas(config.optimizer().params(), diag); }},
+      {"zero_optimization.stage", [&] { CheckStage(zero, diag); }},
+      {"zero_optimization.offload_optimizer.device",
+       [&] {
+         CheckDevice(zero.offload_optimizer().device(),
+                     "zero_optimization.offload_optimizer.device", diag);
+       }},
+      {"zero_optimization.offload_optimizer.ratio",
+       [&] { CheckOffloadRatio(zero.offload_optimizer().ratio(), diag); }},
+      {"zero_optimization.offload_param.device",
+       [&] {
+         CheckDevice(zero.offload_param().device(),
+                     "zero_optimization.offload_param.device", diag);
+       }},
+      {"zero3.grad_offload", [&] { CheckGradOffload(config.zero3(), diag); }},
+  };
+  CheckFieldBounds(config, diag, [&](const std::string& path) {
+    const auto rule = rules.find(path);
+    if (rule != rules.end()) rule->second();
+  });
+}
+
+}  // namespace config
+}  // namespace zero3
