@@ -21,17 +21,9 @@ namespace {
 using ::zero3::testing::IsOk;
 using ::zero3::testing::StatusIs;
 
-EnvLookup Env(std::map<std::string, std::string> vars) {
-  return [vars](absl::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
 std::unique_ptr<CudaLauncher> FromEnv(std::map<std::string, std::string> vars) {
   CudaLauncherOptions options;
-  options.rank.env = Env(std::move(vars));
+  options.rank.env = MapEnv(std::move(vars));
   return CudaLauncher::Create(std::move(options)).value();
 }
 
@@ -57,7 +49,7 @@ TEST(CudaLauncherTest, RunsTheRankItsEnvironmentNames) {
 
 TEST(CudaLauncherTest, RanksInProcessIgnoreTheEnvironment) {
   CudaLauncherOptions options;
-  options.rank.env = Env({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  options.rank.env = MapEnv({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
   options.ranks_in_process = 3;
   std::unique_ptr<CudaLauncher> launcher =
       CudaLauncher::Create(std::move(options)).value();
@@ -69,7 +61,7 @@ TEST(CudaLauncherTest, RanksInProcessIgnoreTheEnvironment) {
 
 TEST(CudaLauncherTest, MalformedEnvironmentIsInvalidArgument) {
   CudaLauncherOptions options;
-  options.rank.env = Env({{"RANK", "1"}});
+  options.rank.env = MapEnv({{"RANK", "1"}});
   EXPECT_THAT(CudaLauncher::Create(options).status(),
               StatusIs(absl::StatusCode::kInvalidArgument));
   options = CudaLauncherOptions();

@@ -530,23 +530,16 @@ absl::Status Calibration::MeasureCopyBandwidths(const CopyBuffers& b) {
 // The fixed cost of one copy: a 4 KiB pinned copy's device time, and the
 // host time of the call.
 absl::Status Calibration::MeasureCopyCosts(const CopyBuffers& b) {
-  ZR_ASSIGN_OR_RETURN(double small_us, bench_.DeviceUs(
-                                           [&] {
-                                             return stream_.Copy(
-                                                 b.pinned.Slice(0, 4096),
-                                                 b.device.Slice(0, 4096),
-                                                 "small");
-                                           },
-                                           50));
+  auto small_copy = [&](const char* label) {
+    return [&, label] {
+      return stream_.Copy(b.pinned.Slice(0, 4096), b.device.Slice(0, 4096),
+                          label);
+    };
+  };
+  ZR_ASSIGN_OR_RETURN(double small_us,
+                      bench_.DeviceUs(small_copy("small"), 50));
   p_.mutable_host_link()->set_copy_latency_us(small_us);
-  ZR_ASSIGN_OR_RETURN(double call_us, bench_.HostUs(
-                                          [&] {
-                                            return stream_.Copy(
-                                                b.pinned.Slice(0, 4096),
-                                                b.device.Slice(0, 4096),
-                                                "call");
-                                          },
-                                          50));
+  ZR_ASSIGN_OR_RETURN(double call_us, bench_.HostUs(small_copy("call"), 50));
   p_.mutable_host()->set_copy_call_us(call_us);
   return absl::OkStatus();
 }
