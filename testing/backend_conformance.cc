@@ -2,11 +2,14 @@
 
 #include "testing/backend_conformance.h"
 
+#include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/runtime/launcher.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
 #include "gtest/gtest.h"
@@ -31,16 +34,21 @@ class ConformanceTest : public ::testing::Test {
       if (!reason.empty()) GTEST_SKIP() << reason;
     }
     const runtime::RankFunction& body = case_.body;
-    EXPECT_OK(backend_.run(case_.ranks,
-                           [&body](runtime::Runtime& rt) -> absl::Status {
-                             if (!rt.computes_values()) {
-                               return absl::FailedPreconditionError(
-                                   "the conformance suite needs a backend "
-                                   "that computes values");
-                             }
-                             return body(rt);
-                           }))
-        << "on " << case_.ranks << " rank(s)";
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::Launcher> launcher,
+                         backend_.launcher(case_.ranks));
+    ASSERT_OK(launcher->Run([&body](runtime::Runtime& rt) -> absl::Status {
+      if (!rt.computes_values()) {
+        return absl::FailedPreconditionError(
+            "the conformance suite needs a backend that computes values");
+      }
+      return body(rt);
+    })) << "on "
+        << case_.ranks << " rank(s)";
+    // The suite's programs are race-free: anything the backend found is a
+    // bug of the backend.
+    std::ostringstream report;
+    ASSERT_OK_AND_ASSIGN(const int problems, launcher->Report(report));
+    EXPECT_EQ(problems, 0) << report.str();
   }
 
  private:
@@ -52,8 +60,8 @@ class ConformanceTest : public ::testing::Test {
 
 void RegisterConformanceTests(const ConformanceBackend& backend) {
   ZR_CHECK(!backend.name.empty()) << "a conformance backend needs a name";
-  ZR_CHECK(backend.run) << "conformance backend " << backend.name
-                        << " has no run function";
+  ZR_CHECK(backend.launcher)
+      << "conformance backend " << backend.name << " has no launcher";
   ZR_CHECK_GE(backend.max_ranks, 1) << backend.name;
   std::vector<ConformanceCase> cases = conformance_internal::RuntimeCases();
   for (std::vector<ConformanceCase> more :

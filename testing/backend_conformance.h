@@ -12,9 +12,9 @@
 //   ConformanceBackend backend;
 //   backend.name = "Sim";
 //   backend.max_ranks = 8;
-//   backend.run = [](int ranks, const runtime::RankFunction& fn) {
-//     ...create a fresh backend of `ranks` ranks that computes values...
-//     return world->Run(fn);
+//   backend.launcher = [](int ranks) {
+//     ...a launcher of a fresh backend of `ranks` ranks, all in this
+//     process, that computes values...
 //   };
 //   RegisterConformanceTests(backend);
 //
@@ -45,20 +45,24 @@
 //    bf16 data whose results are exact; ordering after events and between
 //    collectives.
 // Every program the suite runs is race-free by construction (every host
-// read of a copy's destination follows a synchronize), so a backend with a
-// race detector may fail a run that reports any race.
+// read of a copy's destination follows a synchronize), so a case fails
+// where the launcher's Report counts any problem (a race the simulator's
+// race detector found).
 //
 // Thread-safety: call RegisterConformanceTests from one thread before tests
-// run. `run` may call the rank function on any threads; the suite's checks
-// (gtest EXPECTs) are safe from several threads.
+// run. A launcher may call the rank function on any threads; the suite's
+// checks (gtest EXPECTs) are safe from several threads.
 
 #ifndef ZERO3_TESTING_BACKEND_CONFORMANCE_H_
 #define ZERO3_TESTING_BACKEND_CONFORMANCE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/runtime/launcher.h"
 #include "core/runtime/runtime.h"
 
 namespace zero3 {
@@ -68,16 +72,18 @@ struct ConformanceBackend {
   // Prefix of the test names; a gtest-friendly identifier ("Sim", "Cuda").
   std::string name;
 
-  // How many ranks `run` can run in one process (the CUDA backend: 1).
+  // How many ranks `launcher` can run in one process (the CUDA backend: 1).
   // Collectives are tested on 1 rank always, on 2 and 3 ranks where this
   // allows.
   int max_ranks = 1;
 
-  // Runs `fn` once per rank on a fresh backend of `ranks` ranks whose
-  // runtimes compute values (Runtime::computes_values()), and returns the
-  // first error by rank, or an error of the backend's own (a deadlock, a
-  // race it detected). Called once per test, from the test's thread.
-  std::function<absl::Status(int ranks, const runtime::RankFunction& fn)> run;
+  // A launcher of a fresh backend of `ranks` ranks, all run by this process,
+  // whose runtimes compute values (Runtime::computes_values()). Each test
+  // runs its case on one (Launcher::Run) and fails on an error or on a
+  // problem the launcher's Report counts. Called once per test, from the
+  // test's thread.
+  std::function<absl::StatusOr<std::unique_ptr<runtime::Launcher>>(int ranks)>
+      launcher;
 
   // Optional. Called at the start of each test; a non-empty result skips
   // the test with that reason ("no GPU visible"). Not called at
@@ -86,9 +92,9 @@ struct ConformanceBackend {
 };
 
 // Registers the suite's tests for `backend` with gtest (through
-// ::testing::RegisterTest). The backend is copied; `run` and `skip_reason`
-// must stay callable until the tests have run. Register each backend name
-// once.
+// ::testing::RegisterTest). The backend is copied; `launcher` and
+// `skip_reason` must stay callable until the tests have run. Register each
+// backend name once.
 void RegisterConformanceTests(const ConformanceBackend& backend);
 
 }  // namespace testing

@@ -19,6 +19,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "backends/cuda/cuda_launcher.h"
 #include "backends/cuda/cuda_rank.h"
 #include "gtest/gtest.h"
 
@@ -49,8 +50,10 @@ bool RegisterCudaConformanceTests() {
   testing::ConformanceBackend backend;
   backend.name = "Cuda";
   backend.max_ranks = RanksFromEnvironment();
-  backend.run = [](int ranks, const runtime::RankFunction& fn) {
-    return RunCudaRanksInProcess(ranks, CudaRankOptions(), fn);
+  backend.launcher = [](int ranks) {
+    CudaLauncherOptions options;
+    options.ranks_in_process = ranks;
+    return CudaLauncher::Create(options);
   };
   backend.skip_reason = []() -> std::string {
     if (VisibleCudaDevices() == 0) return "no GPU visible";

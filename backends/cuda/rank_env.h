@@ -32,6 +32,7 @@
 #define ZERO3_BACKENDS_CUDA_RANK_ENV_H_
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,10 @@ using EnvLookup =
 
 // The process's environment (getenv).
 EnvLookup ProcessEnv();
+
+// The variables of `vars` as an environment (tests, and tools that build
+// one).
+EnvLookup MapEnv(std::map<std::string, std::string> vars);
 
 struct RankEnvironment {
   int rank = 0;

@@ -19,16 +19,8 @@ using ::testing::HasSubstr;
 using ::zero3::testing::IsOk;
 using ::zero3::testing::StatusIs;
 
-EnvLookup Env(std::map<std::string, std::string> vars) {
-  return [vars](absl::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
 TEST(RankEnvTest, NoVariablesIsOneProcess) {
-  ASSERT_OK_AND_ASSIGN(RankEnvironment env, ReadRankEnvironment(Env({})));
+  ASSERT_OK_AND_ASSIGN(RankEnvironment env, ReadRankEnvironment(MapEnv({})));
   EXPECT_EQ(env.rank, 0);
   EXPECT_EQ(env.world_size, 1);
   EXPECT_EQ(env.local_rank, 0);
@@ -38,11 +30,11 @@ TEST(RankEnvTest, NoVariablesIsOneProcess) {
 
 TEST(RankEnvTest, TorchrunStyle) {
   ASSERT_OK_AND_ASSIGN(RankEnvironment env,
-                       ReadRankEnvironment(Env({{"RANK", "3"},
-                                                {"WORLD_SIZE", "8"},
-                                                {"LOCAL_RANK", "1"},
-                                                {"MASTER_ADDR", "node7"},
-                                                {"MASTER_PORT", "12345"}})));
+                       ReadRankEnvironment(MapEnv({{"RANK", "3"},
+                                                   {"WORLD_SIZE", "8"},
+                                                   {"LOCAL_RANK", "1"},
+                                                   {"MASTER_ADDR", "node7"},
+                                                   {"MASTER_PORT", "12345"}})));
   EXPECT_EQ(env.rank, 3);
   EXPECT_EQ(env.world_size, 8);
   EXPECT_EQ(env.local_rank, 1);
@@ -57,19 +49,20 @@ TEST(RankEnvTest, TorchrunStyle) {
 TEST(RankEnvTest, MasterPortDefaultsTo29500) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,
-      ReadRankEnvironment(Env({{"RANK", "0"},
-                               {"WORLD_SIZE", "2"},
-                               {"LOCAL_RANK", "0"},
-                               {"MASTER_ADDR", "127.0.0.1"}})));
+      ReadRankEnvironment(MapEnv({{"RANK", "0"},
+                                  {"WORLD_SIZE", "2"},
+                                  {"LOCAL_RANK", "0"},
+                                  {"MASTER_ADDR", "127.0.0.1"}})));
   EXPECT_EQ(env.master_port, 29500);
 }
 
 TEST(RankEnvTest, Slurm) {
-  ASSERT_OK_AND_ASSIGN(RankEnvironment env,
-                       ReadRankEnvironment(Env({{"SLURM_PROCID", "5"},
-                                                {"SLURM_NTASKS", "16"},
-                                                {"SLURM_LOCALID", "5"},
-                                                {"MASTER_ADDR", "gpu001"}})));
+  ASSERT_OK_AND_ASSIGN(
+      RankEnvironment env,
+      ReadRankEnvironment(MapEnv({{"SLURM_PROCID", "5"},
+                                  {"SLURM_NTASKS", "16"},
+                                  {"SLURM_LOCALID", "5"},
+                                  {"MASTER_ADDR", "gpu001"}})));
   EXPECT_EQ(env.rank, 5);
   EXPECT_EQ(env.world_size, 16);
   EXPECT_EQ(env.local_rank, 5);
@@ -79,10 +72,10 @@ TEST(RankEnvTest, Slurm) {
 TEST(RankEnvTest, OpenMpi) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,
-      ReadRankEnvironment(Env({{"OMPI_COMM_WORLD_RANK", "2"},
-                               {"OMPI_COMM_WORLD_SIZE", "4"},
-                               {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
-                               {"ZERO3_RENDEZVOUS_FILE", "/shared/id"}})));
+      ReadRankEnvironment(MapEnv({{"OMPI_COMM_WORLD_RANK", "2"},
+                                  {"OMPI_COMM_WORLD_SIZE", "4"},
+                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                                  {"ZERO3_RENDEZVOUS_FILE", "/shared/id"}})));
   EXPECT_EQ(env.rank, 2);
   EXPECT_EQ(env.world_size, 4);
   EXPECT_EQ(env.local_rank, 0);
@@ -95,16 +88,16 @@ TEST(RankEnvTest, OpenMpi) {
 TEST(RankEnvTest, TorchrunWinsOverMpiAndSlurm) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,
-      ReadRankEnvironment(Env({{"RANK", "1"},
-                               {"WORLD_SIZE", "2"},
-                               {"LOCAL_RANK", "1"},
-                               {"OMPI_COMM_WORLD_RANK", "0"},
-                               {"OMPI_COMM_WORLD_SIZE", "1"},
-                               {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
-                               {"SLURM_PROCID", "0"},
-                               {"SLURM_NTASKS", "1"},
-                               {"SLURM_LOCALID", "0"},
-                               {"MASTER_ADDR", "h"}})));
+      ReadRankEnvironment(MapEnv({{"RANK", "1"},
+                                  {"WORLD_SIZE", "2"},
+                                  {"LOCAL_RANK", "1"},
+                                  {"OMPI_COMM_WORLD_RANK", "0"},
+                                  {"OMPI_COMM_WORLD_SIZE", "1"},
+                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                                  {"SLURM_PROCID", "0"},
+                                  {"SLURM_NTASKS", "1"},
+                                  {"SLURM_LOCALID", "0"},
+                                  {"MASTER_ADDR", "h"}})));
   EXPECT_EQ(env.rank, 1);
   EXPECT_EQ(env.world_size, 2);
   EXPECT_EQ(env.source, "RANK/WORLD_SIZE/LOCAL_RANK");
@@ -113,93 +106,95 @@ TEST(RankEnvTest, TorchrunWinsOverMpiAndSlurm) {
 TEST(RankEnvTest, MpiWinsOverSlurm) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,
-      ReadRankEnvironment(Env({{"OMPI_COMM_WORLD_RANK", "3"},
-                               {"OMPI_COMM_WORLD_SIZE", "4"},
-                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                               {"SLURM_PROCID", "0"},
-                               {"SLURM_NTASKS", "1"},
-                               {"SLURM_LOCALID", "0"},
-                               {"MASTER_ADDR", "h"}})));
+      ReadRankEnvironment(MapEnv({{"OMPI_COMM_WORLD_RANK", "3"},
+                                  {"OMPI_COMM_WORLD_SIZE", "4"},
+                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                  {"SLURM_PROCID", "0"},
+                                  {"SLURM_NTASKS", "1"},
+                                  {"SLURM_LOCALID", "0"},
+                                  {"MASTER_ADDR", "h"}})));
   EXPECT_EQ(env.rank, 3);
   EXPECT_EQ(env.source, "OMPI_COMM_WORLD_*");
 }
 
 TEST(RankEnvTest, EmptyValueCountsAsUnset) {
   ASSERT_OK_AND_ASSIGN(RankEnvironment env,
-                       ReadRankEnvironment(Env({{"RANK", ""},
-                                                {"SLURM_PROCID", "1"},
-                                                {"SLURM_NTASKS", "2"},
-                                                {"SLURM_LOCALID", "1"},
-                                                {"MASTER_ADDR", "h"}})));
+                       ReadRankEnvironment(MapEnv({{"RANK", ""},
+                                                   {"SLURM_PROCID", "1"},
+                                                   {"SLURM_NTASKS", "2"},
+                                                   {"SLURM_LOCALID", "1"},
+                                                   {"MASTER_ADDR", "h"}})));
   EXPECT_EQ(env.source, "SLURM_*");
 }
 
 TEST(RankEnvTest, FileRendezvousWinsOverMasterAddr) {
-  ASSERT_OK_AND_ASSIGN(
-      RankEnvironment env,
-      ReadRankEnvironment(Env({{"RANK", "1"},
-                               {"WORLD_SIZE", "2"},
-                               {"LOCAL_RANK", "1"},
-                               {"MASTER_ADDR", "h"},
-                               {"ZERO3_RENDEZVOUS_FILE", "/nfs/job42.id"}})));
+  ASSERT_OK_AND_ASSIGN(RankEnvironment env,
+                       ReadRankEnvironment(MapEnv(
+                           {{"RANK", "1"},
+                            {"WORLD_SIZE", "2"},
+                            {"LOCAL_RANK", "1"},
+                            {"MASTER_ADDR", "h"},
+                            {"ZERO3_RENDEZVOUS_FILE", "/nfs/job42.id"}})));
   EXPECT_EQ(env.rendezvous_file, "/nfs/job42.id");
 }
 
 TEST(RankEnvTest, Timeout) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,
-      ReadRankEnvironment(Env({{"ZERO3_RENDEZVOUS_TIMEOUT", "2.5"}})));
+      ReadRankEnvironment(MapEnv({{"ZERO3_RENDEZVOUS_TIMEOUT", "2.5"}})));
   EXPECT_EQ(env.rendezvous_timeout, absl::Milliseconds(2500));
-  EXPECT_THAT(ReadRankEnvironment(Env({{"ZERO3_RENDEZVOUS_TIMEOUT", "soon"}})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("ZERO3_RENDEZVOUS_TIMEOUT='soon'")));
+  EXPECT_THAT(
+      ReadRankEnvironment(MapEnv({{"ZERO3_RENDEZVOUS_TIMEOUT", "soon"}})),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("ZERO3_RENDEZVOUS_TIMEOUT='soon'")));
 }
 
 TEST(RankEnvTest, PartialTorchrunNamesTheMissingVariables) {
-  EXPECT_THAT(ReadRankEnvironment(Env({{"RANK", "1"}, {"MASTER_ADDR", "h"}})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("RANK=1 is set"),
-                             HasSubstr("WORLD_SIZE and LOCAL_RANK are not"))));
   EXPECT_THAT(
-      ReadRankEnvironment(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}})),
+      ReadRankEnvironment(MapEnv({{"RANK", "1"}, {"MASTER_ADDR", "h"}})),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               AllOf(HasSubstr("SLURM_PROCID=0 is set"),
-                     HasSubstr("SLURM_LOCALID is not"))));
+               AllOf(HasSubstr("RANK=1 is set"),
+                     HasSubstr("WORLD_SIZE and LOCAL_RANK are not"))));
+  EXPECT_THAT(ReadRankEnvironment(
+                  MapEnv({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("SLURM_PROCID=0 is set"),
+                             HasSubstr("SLURM_LOCALID is not"))));
 }
 
 TEST(RankEnvTest, BadNumbers) {
-  EXPECT_THAT(ReadRankEnvironment(Env(
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(
                   {{"RANK", "one"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("RANK='one' is not a non-negative integer")));
-  EXPECT_THAT(ReadRankEnvironment(Env(
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(
                   {{"RANK", "-1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}})),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("RANK")));
-  EXPECT_THAT(ReadRankEnvironment(Env(
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(
                   {{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("RANK=2 is not below WORLD_SIZE=2")));
   EXPECT_THAT(
       ReadRankEnvironment(
-          Env({{"RANK", "0"}, {"WORLD_SIZE", "0"}, {"LOCAL_RANK", "0"}})),
+          MapEnv({{"RANK", "0"}, {"WORLD_SIZE", "0"}, {"LOCAL_RANK", "0"}})),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("WORLD_SIZE=0")));
-  EXPECT_THAT(ReadRankEnvironment(Env({{"RANK", "0"},
-                                       {"WORLD_SIZE", "2"},
-                                       {"LOCAL_RANK", "0"},
-                                       {"MASTER_ADDR", "h"},
-                                       {"MASTER_PORT", "70000"}})),
+  EXPECT_THAT(ReadRankEnvironment(MapEnv({{"RANK", "0"},
+                                          {"WORLD_SIZE", "2"},
+                                          {"LOCAL_RANK", "0"},
+                                          {"MASTER_ADDR", "h"},
+                                          {"MASTER_PORT", "70000"}})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("MASTER_PORT=70000 is not a TCP port")));
 }
 
 TEST(RankEnvTest, SeveralRanksNeedARendezvous) {
-  EXPECT_THAT(ReadRankEnvironment(Env(
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(
                   {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("rank 0 of 2"), HasSubstr("MASTER_ADDR"),
                              HasSubstr("ZERO3_RENDEZVOUS_FILE"))));
   // One rank needs none.
-  EXPECT_THAT(ReadRankEnvironment(Env(
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(
                   {{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "0"}})),
               IsOk());
 }

@@ -12,12 +12,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "backends/cuda/cuda_rank.h"
 #include "core/model/presets.h"
+#include "core/runtime/launcher.h"
 #include "core/util/status_macros.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "tools/calibrate/calibrate.h"
+#include "tools/cli/internal/launcher_factory.h"
 
 namespace zero3 {
 namespace cli {
@@ -72,6 +73,18 @@ class CalibrateCommand : public Command {
 
  private:
   absl::Status Execute(std::ostream& out, std::ostream& err) {
+    ZR_ASSIGN_OR_RETURN(const calibrate::Options o, ParseOptions());
+    if (backend_ != "cuda" && backend_ != "sim") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--backend must be cuda or sim, got '", backend_, "'"));
+    }
+    ZR_ASSIGN_OR_RETURN(const calibrate::Result result, Measure(o, err));
+    err << result.report;
+    return WriteProfile(calibrate::ProfileText(result), out, err);
+  }
+
+  // The flags as calibrate::Options.
+  absl::StatusOr<calibrate::Options> ParseOptions() const {
     calibrate::Options o;
     ZR_ASSIGN_OR_RETURN(o.base, sim::LoadProfile(base_));
     if (!name_.empty()) o.base.set_name(name_);
@@ -97,42 +110,44 @@ class CalibrateCommand : public Command {
     }
     o.reps = static_cast<int>(reps_);
     o.max_bytes = max_mib_ << 20;
+    return o;
+  }
+
+  // Calibrates on --gpus ranks of --backend; rank 0's result.
+  absl::StatusOr<calibrate::Result> Measure(const calibrate::Options& o,
+                                            std::ostream& err) const {
+    internal::LauncherOptions lo;
+    lo.sim.profile = o.base;
+    lo.sim.world_size = static_cast<int>(gpus_);
+    lo.sim.mode = sim::SimMode::kTiming;
+    lo.cuda.ranks_in_process = static_cast<int>(gpus_);
+    lo.cuda.rank.log = &err;
+    ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
+                        internal::MakeLauncher(backend_, lo));
     calibrate::Result result;
-    const runtime::RankFunction fn = [&](runtime::Runtime& rt) -> absl::Status {
+    ZR_RETURN_IF_ERROR(launcher->Run([&](runtime::Runtime& rt) -> absl::Status {
       ZR_ASSIGN_OR_RETURN(calibrate::Result r, calibrate::Calibrate(rt, o));
       if (rt.rank() == 0) result = std::move(r);
       return absl::OkStatus();
-    };
-    if (backend_ == "cuda") {
-      cuda::CudaRankOptions co;
-      co.log = &err;
-      ZR_RETURN_IF_ERROR(
-          cuda::RunCudaRanksInProcess(static_cast<int>(gpus_), co, fn));
-    } else if (backend_ == "sim") {
-      sim::SimOptions so;
-      so.profile = o.base;
-      so.world_size = static_cast<int>(gpus_);
-      so.mode = sim::SimMode::kTiming;
-      ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
-      ZR_RETURN_IF_ERROR(world->Run(fn));
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--backend must be cuda or sim, got '", backend_, "'"));
-    }
-    err << result.report;
-    const std::string text = calibrate::ProfileText(result);
+    }));
+    return result;
+  }
+
+  // The profile to --out (through a temporary file) or stdout.
+  absl::Status WriteProfile(const std::string& text, std::ostream& out,
+                            std::ostream& err) const {
     if (out_path_.empty()) {
       out << text;
-    } else {
-      const std::string path = ResolveUserPath(out_path_);
-      std::ofstream f(path + ".tmp");
-      f << text;
-      f.close();
-      if (!f || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-        return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
-      }
-      err << "profile written to " << path << "\n";
+      return absl::OkStatus();
     }
+    const std::string path = ResolveUserPath(out_path_);
+    std::ofstream f(path + ".tmp");
+    f << text;
+    f.close();
+    if (!f || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+      return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+    }
+    err << "profile written to " << path << "\n";
     return absl::OkStatus();
   }
 

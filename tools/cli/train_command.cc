@@ -14,11 +14,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "backends/cuda/cuda_rank.h"
+#include "backends/cuda/rank_env.h"
 #include "core/config/config_loader.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/model/data.h"
 #include "core/model/presets.h"
+#include "core/runtime/launcher.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
@@ -28,6 +30,7 @@
 #include "sim/trace.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/op_profile.h"
 #include "tools/whatif/whatif.h"
 
@@ -136,6 +139,14 @@ class TrainCommand : public Command {
   }
 
  private:
+  // What a run needs before its ranks start.
+  struct Inputs {
+    zero::ZeroOptions options;
+    model::ModelSpec spec;
+    std::unique_ptr<model::BatchSource> data;
+    sim::HardwareProfile profile;
+  };
+
   // Per-step results, gathered from the ranks as they finish each step.
   struct StepRow {
     double loss_sum = 0;
@@ -145,13 +156,60 @@ class TrainCommand : public Command {
     std::vector<std::vector<std::vector<float>>> shards;  // [rank][param]
   };
 
+  // What the ranks this process runs leave behind (rank 0's figures where
+  // it runs rank 0).
+  struct Results {
+    std::vector<StepRow> rows;  // [step]
+    int num_params = 0;
+    std::vector<std::string> param_names;
+    int64_t activation_bytes = 0;
+    runtime::PinnedMemoryStats pinned;
+    runtime::MemoryStats device;
+    // Rank 0's timed operations of steps 2..N (--profile-ops).
+    std::vector<runtime::OpTiming> op_timings;
+  };
+
+  // Train's stages, in order.
   absl::Status Train(std::ostream& out, std::ostream& err);
-  // After a GPU run, on rank 0: --predict and --check-reference.
-  absl::Status CheckGpuRun(const model::ModelSpec& spec,
-                           const zero::ZeroOptions& options,
-                           const model::BatchSource& data,
-                           const sim::HardwareProfile& profile,
-                           const std::vector<StepRow>& rows, std::ostream& out);
+  absl::Status CheckFlags();
+  absl::StatusOr<Inputs> LoadInputs(std::ostream& err) const;
+  absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeBackend(
+      const Inputs& in, std::ostream& err) const;
+  absl::StatusOr<Results> RunRanks(runtime::Launcher& launcher,
+                                   const Inputs& in, std::ostream& out) const;
+  absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
+                      const Results& results, std::ostream& out);
+
+  // CheckFlags: --backend and the flags only one backend takes.
+  absl::Status CheckBackendFlags();
+  // LoadInputs: the configuration with --set and --drop-sync applied, and
+  // the training data.
+  absl::StatusOr<zero::ZeroOptions> LoadOptions(std::ostream& err) const;
+  absl::StatusOr<std::unique_ptr<model::BatchSource>> LoadData(
+      const model::ModelSpec& spec) const;
+  // The run's first line, before its ranks start.
+  void PrintHeader(const runtime::Launcher& launcher, const Inputs& in,
+                   std::ostream& out) const;
+  // RunRanks: one rank's steps, and one step's results.
+  absl::Status RunRank(runtime::Launcher& launcher, const Inputs& in,
+                       runtime::Runtime& rt, Results& results,
+                       std::ostream& out) const;
+  absl::Status RecordStep(const runtime::Launcher& launcher,
+                          engine::Engine& engine, runtime::Runtime& rt,
+                          int64_t step, const engine::StepStats& stats,
+                          Results& results, std::ostream& out) const;
+  // Report: --predict (returning the predicted operations), --profile-ops,
+  // and --check-reference on the simulator and on GPUs.
+  absl::StatusOr<std::vector<runtime::OpTiming>> PrintPrediction(
+      const Inputs& in, const Results& results, std::ostream& out) const;
+  absl::Status PrintOpTimings(const Results& results,
+                              const std::vector<runtime::OpTiming>& predicted,
+                              std::ostream& out) const;
+  absl::Status CheckAgainstReference(const runtime::Launcher& launcher,
+                                     const Inputs& in, const Results& results,
+                                     std::ostream& out);
+  absl::Status CheckAgainstSimulator(const Inputs& in, const Results& results,
+                                     std::ostream& out);
 
   std::string backend_ = "sim";
   std::string model_ = "tiny";
@@ -172,12 +230,51 @@ class TrainCommand : public Command {
   bool symmetric_ = false;
   bool predict_ = false;
   bool profile_ops_ = false;
-  // Rank 0's timed operations of steps 2..N (--profile-ops).
-  std::vector<runtime::OpTiming> op_timings_;
   int exit_code_ = kExitOk;
 };
 
+// A preset's (or profile's) name as it is; anything else names a file.
+std::string NameOrPath(const std::string& name,
+                       const std::vector<std::string>& names) {
+  return std::find(names.begin(), names.end(), name) != names.end()
+             ? name
+             : ResolveUserPath(name);
+}
+
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
+  ZR_RETURN_IF_ERROR(CheckFlags());
+  ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
+                      MakeBackend(in, err));
+  PrintHeader(*launcher, in, out);
+  ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out));
+  if (!launcher->leader()) return absl::OkStatus();
+  return Report(*launcher, in, results, out);
+}
+
+absl::Status TrainCommand::CheckFlags() {
+  ZR_RETURN_IF_ERROR(CheckBackendFlags());
+  if (mode_ != "data" && mode_ != "timing") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode must be data or timing, got '", mode_, "'"));
+  }
+  const bool data_mode = mode_ == "data";
+  if (ranks_ < 1 || steps_ < 1) {
+    return absl::InvalidArgumentError("--ranks and --steps must be at least 1");
+  }
+  if (check_reference_ && !data_mode) {
+    return absl::InvalidArgumentError(
+        "--check-reference compares values: it needs --mode data");
+  }
+  if (symmetric_ && data_mode) {
+    return absl::InvalidArgumentError("--symmetric needs --mode timing");
+  }
+  return absl::OkStatus();
+}
+
+// On GPUs the job's ranks are those of the launcher's environment
+// (rank_env.h), not --ranks.
+absl::Status TrainCommand::CheckBackendFlags() {
   const bool gpu = backend_ == "cuda";
   if (gpu && !cuda::CudaBackendBuilt()) {
     return absl::UnimplementedError(
@@ -199,35 +296,32 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
         "--trace with --backend cuda writes the timed operations: add "
         "--profile-ops");
   }
-  int gpu_rank = 0;
   if (gpu) {
-    absl::StatusOr<cuda::RankEnvironment> env =
-        cuda::ReadRankEnvironment(cuda::ProcessEnv());
-    if (!env.ok()) return env.status();
-    ranks_ = env->world_size;
-    gpu_rank = env->rank;
+    ZR_ASSIGN_OR_RETURN(cuda::RankEnvironment env,
+                        cuda::ReadRankEnvironment(cuda::ProcessEnv()));
+    ranks_ = env.world_size;
   }
   if (backend_ != "sim" && !gpu) {
     return absl::InvalidArgumentError(
         absl::StrCat("--backend must be sim or cuda, got '", backend_, "'"));
   }
-  if (mode_ != "data" && mode_ != "timing") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mode must be data or timing, got '", mode_, "'"));
-  }
-  const bool data_mode = mode_ == "data";
-  if (ranks_ < 1 || steps_ < 1) {
-    return absl::InvalidArgumentError("--ranks and --steps must be at least 1");
-  }
-  if (check_reference_ && !data_mode) {
-    return absl::InvalidArgumentError(
-        "--check-reference compares values: it needs --mode data");
-  }
-  if (symmetric_ && data_mode) {
-    return absl::InvalidArgumentError("--symmetric needs --mode timing");
-  }
+  return absl::OkStatus();
+}
 
-  // Configuration.
+absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
+    std::ostream& err) const {
+  Inputs in;
+  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(err));
+  ZR_ASSIGN_OR_RETURN(
+      in.spec, model::LoadModelSpec(NameOrPath(model_, model::PresetNames())));
+  ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
+  ZR_ASSIGN_OR_RETURN(
+      in.profile, sim::LoadProfile(NameOrPath(hardware_, sim::ProfileNames())));
+  return in;
+}
+
+absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
+    std::ostream& err) const {
   config::LoadOptions load;
   load.world_size = ranks_;
   absl::StatusOr<config::LoadedConfig> loaded;
@@ -244,363 +338,367 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   }
   if (!loaded.ok()) return loaded.status();
   for (const std::string& n : loaded->notices) err << "notice: " << n << "\n";
-  absl::StatusOr<zero::ZeroOptions> options = engine::OptionsFromConfig(
-      loaded->config, seq_, static_cast<uint64_t>(seed_));
-  if (!options.ok()) return options.status();
+  ZR_ASSIGN_OR_RETURN(zero::ZeroOptions options,
+                      engine::OptionsFromConfig(loaded->config, seq_,
+                                                static_cast<uint64_t>(seed_)));
   for (const std::string& name : drop_sync_) {
-    absl::StatusOr<zero::Sync> s = zero::ParseSync(name);
-    if (!s.ok()) return s.status();
-    options->syncs.Drop(*s);
+    ZR_ASSIGN_OR_RETURN(zero::Sync s, zero::ParseSync(name));
+    options.syncs.Drop(s);
     err << "notice: dropping synchronization " << name << " ("
-        << zero::SyncDescription(*s) << ")\n";
+        << zero::SyncDescription(s) << ")\n";
   }
+  return options;
+}
 
-  // Model, data, hardware.
-  // A name that is not a preset (or profile) is a file.
-  const std::vector<std::string> presets = model::PresetNames();
-  const bool preset =
-      std::find(presets.begin(), presets.end(), model_) != presets.end();
-  absl::StatusOr<model::ModelSpec> spec =
-      model::LoadModelSpec(preset ? model_ : ResolveUserPath(model_));
-  if (!spec.ok()) return spec.status();
-  std::unique_ptr<model::BatchSource> data;
+absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
+    const model::ModelSpec& spec) const {
+  const uint64_t seed = static_cast<uint64_t>(seed_);
   if (data_ == "synthetic") {
-    data = model::SyntheticBatches(spec->vocab_size(),
-                                   static_cast<uint64_t>(seed_));
-  } else {
-    absl::StatusOr<std::unique_ptr<model::BatchSource>> text =
-        data_ == "corpus"
-            ? model::TextBatchesFromBytes(
-                  "built-in corpus",
-                  std::string(testdata::kCorpus, testdata::kCorpusSize), seq_,
-                  static_cast<uint64_t>(seed_))
-            : model::TextBatches(ResolveUserPath(data_), seq_,
-                                 static_cast<uint64_t>(seed_));
-    if (!text.ok()) return text.status();
-    data = std::move(*text);
+    return model::SyntheticBatches(spec.vocab_size(), seed);
   }
-  const std::vector<std::string> profiles = sim::ProfileNames();
-  const bool named =
-      std::find(profiles.begin(), profiles.end(), hardware_) != profiles.end();
-  absl::StatusOr<sim::HardwareProfile> profile =
-      sim::LoadProfile(named ? hardware_ : ResolveUserPath(hardware_));
-  if (!profile.ok()) return profile.status();
-
-  sim::SimOptions so;
-  so.profile = *profile;
-  so.world_size = static_cast<int>(ranks_);
-  so.mode = data_mode ? sim::SimMode::kData : sim::SimMode::kTiming;
-  so.strict = strict_;
-  so.jitter = jitter_;
-  so.seed = static_cast<uint64_t>(seed_);
-  so.trace = !trace_.empty();
-  so.symmetric = symmetric_;
-  std::unique_ptr<sim::SimWorld> world;
-  if (!gpu) {
-    absl::StatusOr<std::unique_ptr<sim::SimWorld>> created =
-        sim::SimWorld::Create(so);
-    if (!created.ok()) return created.status();
-    world = std::move(*created);
+  if (data_ == "corpus") {
+    return model::TextBatchesFromBytes(
+        "built-in corpus",
+        std::string(testdata::kCorpus, testdata::kCorpusSize), seq_, seed);
   }
-  // Ranks whose results this process sees: every simulated rank, or this
-  // process's one GPU.
-  const int simulated = gpu ? 1 : world->simulated_ranks();
-  const bool leader = !gpu || gpu_rank == 0;
+  return model::TextBatches(ResolveUserPath(data_), seq_, seed);
+}
 
-  const double params = static_cast<double>(model::ParameterCount(*spec));
-  if (leader)
+absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
+    const Inputs& in, std::ostream& err) const {
+  internal::LauncherOptions o;
+  o.sim.profile = in.profile;
+  o.sim.world_size = static_cast<int>(ranks_);
+  o.sim.mode = mode_ == "data" ? sim::SimMode::kData : sim::SimMode::kTiming;
+  o.sim.strict = strict_;
+  o.sim.jitter = jitter_;
+  o.sim.seed = static_cast<uint64_t>(seed_);
+  o.sim.trace = !trace_.empty();
+  o.sim.symmetric = symmetric_;
+  if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
+  o.cuda.rank.log = &err;
+  return internal::MakeLauncher(backend_, o);
+}
+
+void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
+                               const Inputs& in, std::ostream& out) const {
+  const zero::ZeroOptions& o = in.options;
+  const double params = static_cast<double>(model::ParameterCount(in.spec));
+  if (launcher.leader()) {
     out << absl::StrFormat(
-        "zero3 train: model %s (%.3g M parameters), %d ranks, %s on %s (%s), "
+        "zero3 train: model %s (%.3g M parameters), %d ranks, %s on %s, "
         "micro-batch %d x %d tokens, accumulation %d, %s, optimizer %s\n",
-        spec->name(), params / 1e6, ranks_, "ZeRO-3",
-        gpu ? std::string("GPUs") : profile->name(),
-        gpu ? std::string("cuda") : mode_, options->micro_batch, options->seq,
-        options->accumulation, kernels::DTypeName(options->dtype),
-        options->offload_optimizer
-            ? absl::StrCat(
-                  "on the host (",
-                  options->optimizer_pin_memory ? "pinned" : "pageable", ", ",
-                  options->grad_offload == zero::GradOffload::kAsync
-                      ? "async"
-                      : "blocking",
-                  " gradient offload)")
+        in.spec.name(), params / 1e6, launcher.world_size(), "ZeRO-3",
+        launcher.description(), o.micro_batch, o.seq, o.accumulation,
+        kernels::DTypeName(o.dtype),
+        o.offload_optimizer
+            ? absl::StrCat("on the host (",
+                           o.optimizer_pin_memory ? "pinned" : "pageable", ", ",
+                           o.grad_offload == zero::GradOffload::kAsync
+                               ? "async"
+                               : "blocking",
+                           " gradient offload)")
             : std::string("on the device"));
+  }
   out.flush();
+}
 
-  std::vector<StepRow> rows(steps_);
-  for (StepRow& r : rows) r.shards.resize(simulated);
-  std::vector<int> param_count(1, 0);
-  std::vector<std::string> param_names;
-  runtime::PinnedMemoryStats pinned0;
-  runtime::MemoryStats device0;
-  int64_t activation_bytes = 0;
+absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
+    runtime::Launcher& launcher, const Inputs& in, std::ostream& out) const {
+  Results results;
+  results.rows.resize(steps_);
+  for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
+  ZR_RETURN_IF_ERROR(launcher.Run([&](runtime::Runtime& rt) {
+    return RunRank(launcher, in, rt, results, out);
+  }));
+  return results;
+}
 
-  const runtime::RankFunction rank_fn =
-      [&](runtime::Runtime& rt) -> absl::Status {
-    const int local = gpu ? 0 : rt.rank();
-    absl::StatusOr<std::unique_ptr<engine::Engine>> e =
-        engine::Engine::Create(*spec, *options, data.get(), rt);
-    if (!e.ok()) return e.status();
-    if (rt.rank() == 0) {
-      out << "start-up: " << rt.pinned_memory().Summary() << " (rank 0); "
-          << "device memory "
-          << FormatBytes(rt.device().memory_stats().bytes_in_use)
-          << " in use\n";
-      param_count[0] = (*e)->layout().num_params();
-      for (const model::ParamInfo& p : (*e)->model().params()) {
-        param_names.push_back(p.name);
-      }
-      activation_bytes = (*e)->model().activation_bytes();
+absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
+                                   const Inputs& in, runtime::Runtime& rt,
+                                   Results& results, std::ostream& out) const {
+  ZR_ASSIGN_OR_RETURN(
+      std::unique_ptr<engine::Engine> e,
+      engine::Engine::Create(in.spec, in.options, in.data.get(), rt));
+  if (rt.rank() == 0) {
+    out << "start-up: " << rt.pinned_memory().Summary() << " (rank 0); "
+        << "device memory "
+        << FormatBytes(rt.device().memory_stats().bytes_in_use) << " in use\n";
+    results.num_params = e->layout().num_params();
+    for (const model::ParamInfo& p : e->model().params()) {
+      results.param_names.push_back(p.name);
     }
-    if (profile_ops_) ZR_RETURN_IF_ERROR(cuda::StartOpTiming(rt));
-    for (int64_t s = 0; s < steps_; ++s) {
-      absl::StatusOr<engine::StepStats> stats = (*e)->Step();
-      if (!stats.ok()) return stats.status();
-      if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
-        // Step 1 records the module order and warms the allocator; its
-        // operations are dropped.
-        absl::StatusOr<std::vector<runtime::OpTiming>> ops =
-            cuda::TakeOpTimings(rt);
-        if (!ops.ok()) return ops.status();
-        if (s > 0 && rt.rank() == 0) op_timings_ = std::move(*ops);
-      }
-      StepRow& row = rows[s];
-      if (check_reference_) {
-        for (int p = 0; p < (*e)->layout().num_params(); ++p) {
-          absl::StatusOr<std::vector<float>> shard = (*e)->MasterParam(p);
-          if (!shard.ok()) return shard.status();
-          row.shards[local].push_back(std::move(*shard));
-        }
-      }
-      row.loss_sum += stats->loss;
-      row.total_ns = std::max(row.total_ns, stats->total_ns);
-      if (rt.rank() == 0) row.rank0 = *stats;
-      // The rank that completes the row prints it (on GPUs, each process
-      // sees its own rank only; rank 0 prints).
-      if (++row.ranks == simulated && (!gpu || rt.rank() == 0)) {
-        const engine::StepStats& r0 = row.rank0;
-        const double tokens = static_cast<double>(r0.global_tokens);
-        out << absl::StrFormat(
-            "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  "
-            "total %s  %.0f tokens/s%s\n",
-            static_cast<int>(std::to_string(steps_).size()), s + 1, steps_,
-            data_mode || gpu ? absl::StrFormat("%.4f", row.loss_sum / simulated)
-                             : std::string("-"),
-            Ms(r0.fwd_ns), Ms(r0.bwd_ns), Ms(r0.step_ns), Ms(row.total_ns),
-            tokens / (row.total_ns / 1e9),
-            r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]")
-                       : std::string());
-        out.flush();
-      }
-    }
-    if (rt.rank() == 0) {
-      pinned0 = rt.pinned_memory().stats();
-      device0 = rt.device().memory_stats();
-    }
-    return absl::OkStatus();
-  };
-  if (gpu) {
-    cuda::CudaRankOptions cuda_options;
-    cuda_options.log = &err;
-    ZR_RETURN_IF_ERROR(cuda::RunCudaRank(cuda_options, rank_fn));
-    if (!leader) return absl::OkStatus();
-  } else {
-    ZR_RETURN_IF_ERROR(world->Run(rank_fn));
+    results.activation_bytes = e->model().activation_bytes();
   }
-
-  out << "end: pinned host memory " << FormatBytes(pinned0.bytes_in_use)
-      << " in use, peak " << FormatBytes(pinned0.peak_bytes) << " in "
-      << pinned0.allocations << " allocations; device memory peak "
-      << FormatBytes(device0.peak_bytes_in_use) << " (activations "
-      << FormatBytes(activation_bytes) << ") (rank 0)\n";
-  if (gpu) return CheckGpuRun(*spec, *options, *data, *profile, rows, out);
-  if (!trace_.empty()) {
-    const std::string path = ResolveUserPath(trace_);
-    absl::Status written = world->trace().WriteFile(path);
-    if (!written.ok()) return written;
-    out << "trace written to " << path << "\n";
-  }
-  const std::vector<sim::RaceReport> races = world->races();
-  out << "race detector: " << races.size()
-      << (races.size() == 1 ? " race" : " races") << " found\n";
-  for (const sim::RaceReport& r : races) out << "  " << r.message << "\n";
-  if (!races.empty()) exit_code_ = kExitFailure;
-
-  if (check_reference_) {
-    std::vector<std::vector<std::vector<float>>> by_step;
-    absl::StatusOr<testing::RunResult> ref = testing::RunReference(
-        *spec, *options, static_cast<int>(ranks_), static_cast<int>(steps_),
-        *data, *profile, &by_step);
-    if (!ref.ok()) return ref.status();
-    const double tolerance = options->dtype == kernels::DType::kF32
-                                 ? kFp32Tolerance
-                                 : kLowPrecisionTolerance;
-    double worst = 0;
-    for (int64_t s = 0; s < steps_; ++s) {
-      std::vector<std::vector<float>> full(param_count[0]);
-      for (int p = 0; p < param_count[0]; ++p) {
-        for (int r = 0; r < simulated; ++r) {
-          const std::vector<float>& shard = rows[s].shards[r][p];
-          full[p].insert(full[p].end(), shard.begin(), shard.end());
-        }
-      }
-      int worst_param = -1;
-      const double dp =
-          testing::ParamDifference(full, by_step[s], &worst_param);
-      const double loss = rows[s].loss_sum / simulated;
-      const double dl = std::abs(loss - ref->losses[s]) /
-                        std::max(std::abs(ref->losses[s]), 1e-30);
-      worst = std::max({worst, dp, dl});
-      out << absl::StrFormat(
-          "check step %d: loss %.6f vs reference %.6f (relative difference "
-          "%.2e); parameters max relative difference %.2e%s\n",
-          s + 1, loss, ref->losses[s], dl, dp,
-          worst_param >= 0 && dp > 0
-              ? absl::StrCat(" (", param_names[worst_param], ")")
-              : std::string());
+  if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
+  for (int64_t s = 0; s < steps_; ++s) {
+    ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
+    if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
+      // Step 1 records the module order and warms the allocator; its
+      // operations are dropped.
+      ZR_ASSIGN_OR_RETURN(std::vector<runtime::OpTiming> ops,
+                          launcher.TakeOpTimings(rt));
+      if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
-    const bool ok = worst <= tolerance;
-    out << absl::StrFormat(
-        "check-reference: largest relative difference %.2e, tolerance %.0e: "
-        "%s\n",
-        worst, tolerance, ok ? "OK" : "ABOVE TOLERANCE");
-    if (!ok) exit_code_ = kExitFailure;
+    ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
+  }
+  if (rt.rank() == 0) {
+    results.pinned = rt.pinned_memory().stats();
+    results.device = rt.device().memory_stats();
   }
   return absl::OkStatus();
 }
 
-absl::Status TrainCommand::CheckGpuRun(const model::ModelSpec& spec,
-                                       const zero::ZeroOptions& options,
-                                       const model::BatchSource& data,
-                                       const sim::HardwareProfile& profile,
-                                       const std::vector<StepRow>& rows,
-                                       std::ostream& out) {
+absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
+                                      engine::Engine& engine,
+                                      runtime::Runtime& rt, int64_t step,
+                                      const engine::StepStats& stats,
+                                      Results& results,
+                                      std::ostream& out) const {
+  StepRow& row = results.rows[step];
+  if (check_reference_) {
+    const int local = rt.rank() - launcher.first_local_rank();
+    for (int p = 0; p < engine.layout().num_params(); ++p) {
+      ZR_ASSIGN_OR_RETURN(std::vector<float> shard, engine.MasterParam(p));
+      row.shards[local].push_back(std::move(shard));
+    }
+  }
+  row.loss_sum += stats.loss;
+  row.total_ns = std::max(row.total_ns, stats.total_ns);
+  if (rt.rank() == 0) row.rank0 = stats;
+  // The rank that completes the row prints it, in the process that runs
+  // rank 0 (on GPUs, each process sees its own rank only).
+  const int ranks = launcher.local_ranks();
+  if (++row.ranks < ranks || !launcher.leader()) return absl::OkStatus();
+  const engine::StepStats& r0 = row.rank0;
+  const double tokens = static_cast<double>(r0.global_tokens);
+  out << absl::StrFormat(
+      "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
+      "tokens/s%s\n",
+      static_cast<int>(std::to_string(steps_).size()), step + 1, steps_,
+      rt.computes_values() ? absl::StrFormat("%.4f", row.loss_sum / ranks)
+                           : std::string("-"),
+      Ms(r0.fwd_ns), Ms(r0.bwd_ns), Ms(r0.step_ns), Ms(row.total_ns),
+      tokens / (row.total_ns / 1e9),
+      r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]") : std::string());
+  out.flush();
+  return absl::OkStatus();
+}
+
+absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
+                                  const Results& results, std::ostream& out) {
+  out << "end: pinned host memory " << FormatBytes(results.pinned.bytes_in_use)
+      << " in use, peak " << FormatBytes(results.pinned.peak_bytes) << " in "
+      << results.pinned.allocations << " allocations; device memory peak "
+      << FormatBytes(results.device.peak_bytes_in_use) << " (activations "
+      << FormatBytes(results.activation_bytes) << ") (rank 0)\n";
+  ZR_ASSIGN_OR_RETURN(const int problems, launcher.Report(out));
+  if (problems > 0) exit_code_ = kExitFailure;
   std::vector<runtime::OpTiming> predicted_ops;
   if (predict_) {
-    whatif::StepInput in;
-    in.profile = profile;
-    in.spec = spec;
-    in.options = options;
-    in.gpus = static_cast<int>(ranks_);
-    in.steps = 3;
-    in.op_timings = profile_ops_;
-    absl::StatusOr<whatif::VariantResult> predicted = whatif::SimulateStep(in);
-    if (!predicted.ok()) return predicted.status();
-    predicted_ops = std::move(predicted->ops);
-    // Measured: the median over the steps after the first (which records the
-    // module order and warms the allocator).
-    auto median = [&](int64_t engine::StepStats::*field) {
-      std::vector<double> v;
-      for (size_t s = rows.size() > 1 ? 1 : 0; s < rows.size(); ++s) {
-        v.push_back(rows[s].rank0.*field / 1e6);
-      }
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    const whatif::Metrics& m = predicted->metrics;
-    const double measured[] = {median(&engine::StepStats::fwd_ns),
-                               median(&engine::StepStats::bwd_ns),
-                               median(&engine::StepStats::step_ns),
-                               median(&engine::StepStats::total_ns)};
-    const double simulated[] = {m.fwd_ms, m.bwd_ms, m.step_ms, m.total_ms};
-    const char* names[] = {"FWD", "BWD", "STEP", "total"};
-    out << absl::StrFormat(
-        "prediction on %s (median of measured steps 2..%d):\n", profile.name(),
-        rows.size());
-    out << absl::StrFormat("  %-6s %12s %12s %9s\n", "phase", "measured ms",
-                           "predicted ms", "error");
-    for (int i = 0; i < 4; ++i) {
-      out << absl::StrFormat(
-          "  %-6s %12.2f %12.2f %+8.1f%%\n", names[i], measured[i],
-          simulated[i], 100.0 * (simulated[i] - measured[i]) / measured[i]);
-    }
+    ZR_ASSIGN_OR_RETURN(predicted_ops, PrintPrediction(in, results, out));
   }
   if (profile_ops_ && steps_ > 1) {
-    const int measured_steps = static_cast<int>(steps_ - 1);
-    out << absl::StrFormat(
-        "device time by operation, per step (rank 0, steps 2..%d)%s:\n", steps_,
-        predict_ ? ", beside the prediction" : "");
-    out << internal::FormatOpComparison(
-        internal::GroupOps(op_timings_, measured_steps),
-        internal::GroupOps(predicted_ops, 1), 30);
-    if (!trace_.empty()) {
-      sim::Trace trace;
-      trace.NameProcess(0, "rank 0 (GPU, measured)");
-      std::vector<std::string> streams;
-      for (const runtime::OpTiming& op : op_timings_) {
-        auto it = std::find(streams.begin(), streams.end(), op.stream);
-        const int tid = static_cast<int>(it - streams.begin());
-        if (it == streams.end()) {
-          streams.push_back(op.stream);
-          trace.NameTrack(0, tid, absl::StrCat("stream: ", op.stream));
-        }
-        trace.AddSpan(0, tid, op.label, op.start_ns, op.end_ns);
+    ZR_RETURN_IF_ERROR(PrintOpTimings(results, predicted_ops, out));
+  }
+  if (!check_reference_) return absl::OkStatus();
+  // A simulated run holds every rank's shards and is checked against the
+  // unsharded reference; a GPU run, against the simulator.
+  return backend_ == "cuda" ? CheckAgainstSimulator(in, results, out)
+                            : CheckAgainstReference(launcher, in, results, out);
+}
+
+absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
+    const Inputs& in, const Results& results, std::ostream& out) const {
+  whatif::StepInput step;
+  step.profile = in.profile;
+  step.spec = in.spec;
+  step.options = in.options;
+  step.gpus = static_cast<int>(ranks_);
+  step.steps = 3;
+  step.op_timings = profile_ops_;
+  ZR_ASSIGN_OR_RETURN(whatif::VariantResult predicted,
+                      whatif::SimulateStep(step));
+  // Measured: the median over the steps after the first (which records the
+  // module order and warms the allocator).
+  const std::vector<StepRow>& rows = results.rows;
+  auto median = [&](int64_t engine::StepStats::*field) {
+    std::vector<double> v;
+    for (size_t s = rows.size() > 1 ? 1 : 0; s < rows.size(); ++s) {
+      v.push_back(rows[s].rank0.*field / 1e6);
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const whatif::Metrics& m = predicted.metrics;
+  const double measured[] = {median(&engine::StepStats::fwd_ns),
+                             median(&engine::StepStats::bwd_ns),
+                             median(&engine::StepStats::step_ns),
+                             median(&engine::StepStats::total_ns)};
+  const double simulated[] = {m.fwd_ms, m.bwd_ms, m.step_ms, m.total_ms};
+  const char* names[] = {"FWD", "BWD", "STEP", "total"};
+  out << absl::StrFormat("prediction on %s (median of measured steps 2..%d):\n",
+                         in.profile.name(), rows.size());
+  out << absl::StrFormat("  %-6s %12s %12s %9s\n", "phase", "measured ms",
+                         "predicted ms", "error");
+  for (int i = 0; i < 4; ++i) {
+    out << absl::StrFormat("  %-6s %12.2f %12.2f %+8.1f%%\n", names[i],
+                           measured[i], simulated[i],
+                           100.0 * (simulated[i] - measured[i]) / measured[i]);
+  }
+  return std::move(predicted.ops);
+}
+
+absl::Status TrainCommand::PrintOpTimings(
+    const Results& results, const std::vector<runtime::OpTiming>& predicted,
+    std::ostream& out) const {
+  const std::vector<runtime::OpTiming>& measured = results.op_timings;
+  out << absl::StrFormat(
+      "device time by operation, per step (rank 0, steps 2..%d)%s:\n", steps_,
+      predict_ ? ", beside the prediction" : "");
+  out << internal::FormatOpComparison(
+      internal::GroupOps(measured, static_cast<int>(steps_ - 1)),
+      internal::GroupOps(predicted, 1), 30);
+  if (trace_.empty()) return absl::OkStatus();
+  sim::Trace trace;
+  trace.NameProcess(0, "rank 0 (GPU, measured)");
+  std::vector<std::string> streams;
+  for (const runtime::OpTiming& op : measured) {
+    auto it = std::find(streams.begin(), streams.end(), op.stream);
+    const int tid = static_cast<int>(it - streams.begin());
+    if (it == streams.end()) {
+      streams.push_back(op.stream);
+      trace.NameTrack(0, tid, absl::StrCat("stream: ", op.stream));
+    }
+    trace.AddSpan(0, tid, op.label, op.start_ns, op.end_ns);
+  }
+  const std::string path = ResolveUserPath(trace_);
+  ZR_RETURN_IF_ERROR(trace.WriteFile(path));
+  out << "trace of the timed operations written to " << path << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status TrainCommand::CheckAgainstReference(
+    const runtime::Launcher& launcher, const Inputs& in, const Results& results,
+    std::ostream& out) {
+  std::vector<std::vector<std::vector<float>>> by_step;
+  ZR_ASSIGN_OR_RETURN(
+      testing::RunResult ref,
+      testing::RunReference(in.spec, in.options, static_cast<int>(ranks_),
+                            static_cast<int>(steps_), *in.data, in.profile,
+                            &by_step));
+  const double tolerance = in.options.dtype == kernels::DType::kF32
+                               ? kFp32Tolerance
+                               : kLowPrecisionTolerance;
+  const int ranks = launcher.local_ranks();
+  double worst = 0;
+  for (int64_t s = 0; s < steps_; ++s) {
+    const StepRow& row = results.rows[s];
+    std::vector<std::vector<float>> full(results.num_params);
+    for (int p = 0; p < results.num_params; ++p) {
+      for (int r = 0; r < ranks; ++r) {
+        const std::vector<float>& shard = row.shards[r][p];
+        full[p].insert(full[p].end(), shard.begin(), shard.end());
       }
-      const std::string path = ResolveUserPath(trace_);
-      ZR_RETURN_IF_ERROR(trace.WriteFile(path));
-      out << "trace of the timed operations written to " << path << "\n";
+    }
+    int worst_param = -1;
+    const double dp = testing::ParamDifference(full, by_step[s], &worst_param);
+    const double loss = row.loss_sum / ranks;
+    const double dl = std::abs(loss - ref.losses[s]) /
+                      std::max(std::abs(ref.losses[s]), 1e-30);
+    worst = std::max({worst, dp, dl});
+    out << absl::StrFormat(
+        "check step %d: loss %.6f vs reference %.6f (relative difference "
+        "%.2e); parameters max relative difference %.2e%s\n",
+        s + 1, loss, ref.losses[s], dl, dp,
+        worst_param >= 0 && dp > 0
+            ? absl::StrCat(" (", results.param_names[worst_param], ")")
+            : std::string());
+  }
+  const bool ok = worst <= tolerance;
+  out << absl::StrFormat(
+      "check-reference: largest relative difference %.2e, tolerance %.0e: "
+      "%s\n",
+      worst, tolerance, ok ? "OK" : "ABOVE TOLERANCE");
+  if (!ok) exit_code_ = kExitFailure;
+  return absl::OkStatus();
+}
+
+// Rank 0's losses and final master shards from the simulator's data mode
+// on the same configuration and ranks.
+absl::Status SimulateRankZero(const model::ModelSpec& spec,
+                              const zero::ZeroOptions& options,
+                              const model::BatchSource& data,
+                              const sim::HardwareProfile& profile, int ranks,
+                              int64_t steps, std::vector<double>* losses,
+                              std::vector<std::vector<float>>* shards) {
+  sim::SimOptions so;
+  so.profile = profile;
+  so.world_size = ranks;
+  so.mode = sim::SimMode::kData;
+  ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
+  return world->Run([&](runtime::Runtime& rt) -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(auto e,
+                        engine::Engine::Create(spec, options, &data, rt));
+    for (int64_t s = 0; s < steps; ++s) {
+      ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
+      if (rt.rank() == 0) losses->push_back(stats.loss);
+    }
+    if (rt.rank() == 0) {
+      for (int p = 0; p < e->layout().num_params(); ++p) {
+        ZR_ASSIGN_OR_RETURN(std::vector<float> shard, e->MasterParam(p));
+        shards->push_back(std::move(shard));
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+// ||a - b|| / ||b|| over the parameters of both, as one vector.
+double RelativeDistance(const std::vector<std::vector<float>>& a,
+                        const std::vector<std::vector<float>>& b) {
+  double diff = 0, norm = 0;
+  for (size_t p = 0; p < b.size() && p < a.size(); ++p) {
+    for (size_t i = 0; i < b[p].size() && i < a[p].size(); ++i) {
+      const double d = static_cast<double>(a[p][i]) - b[p][i];
+      diff += d * d;
+      norm += static_cast<double>(b[p][i]) * b[p][i];
     }
   }
-  if (check_reference_) {
-    // The simulator's data mode on the same configuration and ranks: rank
-    // 0's losses and final master shards against this GPU run's rank 0.
-    sim::SimOptions so;
-    so.profile = profile;
-    so.world_size = static_cast<int>(ranks_);
-    so.mode = sim::SimMode::kData;
-    ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
-    std::vector<double> losses;
-    std::vector<std::vector<float>> shards;
-    ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
-      ZR_ASSIGN_OR_RETURN(auto e,
-                          engine::Engine::Create(spec, options, &data, rt));
-      for (int64_t s = 0; s < steps_; ++s) {
-        ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
-        if (rt.rank() == 0) losses.push_back(stats.loss);
-      }
-      if (rt.rank() == 0) {
-        for (int p = 0; p < e->layout().num_params(); ++p) {
-          ZR_ASSIGN_OR_RETURN(std::vector<float> shard, e->MasterParam(p));
-          shards.push_back(std::move(shard));
-        }
-      }
-      return absl::OkStatus();
-    }));
-    const bool fp32 = options.dtype == kernels::DType::kF32;
-    const double loss_tolerance = fp32 ? 1e-4 : kLowPrecisionTolerance;
-    const double param_tolerance = fp32 ? 1e-3 : 1e-2;
-    double worst_loss = 0;
-    for (int64_t s = 0; s < steps_; ++s) {
-      const double gpu_loss = rows[s].rank0.loss;
-      const double d = std::abs(gpu_loss - losses[s]) / std::abs(losses[s]);
-      worst_loss = std::max(worst_loss, d);
-      out << absl::StrFormat(
-          "check step %d: loss %.6f on the GPU, %.6f on the simulator "
-          "(relative difference %.2e)\n",
-          s + 1, gpu_loss, losses[s], d);
-    }
-    // Parameters, as one vector: ||gpu - sim|| / ||sim||.
-    double diff = 0, norm = 0;
-    const auto& gpu_shards = rows.back().shards[0];
-    for (size_t p = 0; p < shards.size() && p < gpu_shards.size(); ++p) {
-      for (size_t i = 0; i < shards[p].size() && i < gpu_shards[p].size();
-           ++i) {
-        const double d = static_cast<double>(gpu_shards[p][i]) - shards[p][i];
-        diff += d * d;
-        norm += static_cast<double>(shards[p][i]) * shards[p][i];
-      }
-    }
-    const double param_diff = std::sqrt(diff / std::max(norm, 1e-30));
-    const bool ok =
-        worst_loss <= loss_tolerance && param_diff <= param_tolerance;
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+absl::Status TrainCommand::CheckAgainstSimulator(const Inputs& in,
+                                                 const Results& results,
+                                                 std::ostream& out) {
+  std::vector<double> losses;
+  std::vector<std::vector<float>> shards;
+  ZR_RETURN_IF_ERROR(SimulateRankZero(in.spec, in.options, *in.data, in.profile,
+                                      static_cast<int>(ranks_), steps_, &losses,
+                                      &shards));
+  const bool fp32 = in.options.dtype == kernels::DType::kF32;
+  const double loss_tolerance = fp32 ? 1e-4 : kLowPrecisionTolerance;
+  const double param_tolerance = fp32 ? 1e-3 : 1e-2;
+  double worst_loss = 0;
+  for (int64_t s = 0; s < steps_; ++s) {
+    const double gpu_loss = results.rows[s].rank0.loss;
+    const double d = std::abs(gpu_loss - losses[s]) / std::abs(losses[s]);
+    worst_loss = std::max(worst_loss, d);
     out << absl::StrFormat(
-        "check against the simulator: loss within %.2e (tolerance %.0e), "
-        "parameters within %.2e (tolerance %.0e, ||gpu - sim|| / ||sim|| of "
-        "rank 0's shards): %s\n",
-        worst_loss, loss_tolerance, param_diff, param_tolerance,
-        ok ? "OK" : "ABOVE TOLERANCE");
-    if (!ok) exit_code_ = kExitFailure;
+        "check step %d: loss %.6f on the GPU, %.6f on the simulator "
+        "(relative difference %.2e)\n",
+        s + 1, gpu_loss, losses[s], d);
   }
+  const double param_diff =
+      RelativeDistance(results.rows.back().shards[0], shards);
+  const bool ok = worst_loss <= loss_tolerance && param_diff <= param_tolerance;
+  out << absl::StrFormat(
+      "check against the simulator: loss within %.2e (tolerance %.0e), "
+      "parameters within %.2e (tolerance %.0e, ||gpu - sim|| / ||sim|| of "
+      "rank 0's shards): %s\n",
+      worst_loss, loss_tolerance, param_diff, param_tolerance,
+      ok ? "OK" : "ABOVE TOLERANCE");
+  if (!ok) exit_code_ = kExitFailure;
   return absl::OkStatus();
 }
 
