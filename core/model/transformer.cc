@@ -96,9 +96,7 @@ Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
                          int64_t seq, runtime::Runtime& rt, TensorParallel tp)
     : spec_(spec), dtype_(dtype), batch_(batch), seq_(seq), rt_(rt), tp_(tp) {}
 
-Transformer::~Transformer() {
-  if (arena_.valid()) (void)rt_.device().Free(arena_);
-}
+Transformer::~Transformer() = default;
 
 absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
     const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
@@ -180,7 +178,6 @@ absl::Status Transformer::Allocate() {
   const int64_t q = heads() * s.head_dim();
   const int64_t kv = kv_heads() * s.head_dim();
   const int64_t lse = batch_ * heads() * seq_;
-  const int64_t esize = k::DTypeSize(dtype_);
 
   // First pass: offsets; second pass: TensorRefs on the allocated buffer.
   struct Pending {
@@ -233,11 +230,10 @@ absl::Status Transformer::Allocate() {
   act(&sv.dk, t * kv);
   act(&sv.dv, t * kv);
   for (TensorRef* r : {&sv.dm, &sv.dgate, &sv.dup}) act(r, t * f);
-  (void)esize;
 
   arena_bytes_ = layout.size();
-  ZR_ASSIGN_OR_RETURN(arena_,
-                      rt_.device().Allocate(arena_bytes_, "activations"));
+  ZR_ASSIGN_OR_RETURN(arena_, runtime::AllocateDevice(
+                                  rt_.device(), arena_bytes_, "activations"));
   for (const Pending& p : pending) {
     // Arena offsets are 256-byte aligned, so a whole number of elements.
     *p.ref = TensorRef::Of(arena_, p.dtype, p.offset / k::DTypeSize(p.dtype),
