@@ -143,7 +143,8 @@ class Transformer {
   double BackwardFlops() const;
 
  private:
-  struct Layer;
+  struct OpArgs;
+  class Steps;  // the modules' forward and backward steps
   Transformer(const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
               runtime::Runtime& rt, TensorParallel tp);
   // Per-rank widths under tensor parallelism.
@@ -154,6 +155,7 @@ class Transformer {
                            absl::string_view label);
   absl::Status Allocate();
   void BuildParams();
+  void BuildOpArgs();
 
   ModelSpec spec_;
   DType dtype_;
@@ -162,6 +164,7 @@ class Transformer {
   TensorParallel tp_;
   std::vector<ParamInfo> params_;
   std::vector<ModuleInfo> modules_;
+  std::unique_ptr<const OpArgs> args_;
 
   // Activation arena (see transformer.cc for the layout).
   runtime::OwnedBuffer arena_;
