@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/kernels/dtype.h"
@@ -37,7 +37,10 @@ ReferenceTrainer::ReferenceTrainer(const model::ModelSpec& spec,
   scaler_ = zero::LossScaler::ForOptions(options_);
 }
 
-ReferenceTrainer::~ReferenceTrainer() = default;
+ReferenceTrainer::~ReferenceTrainer() {
+  // The members free buffers that queued work may still use.
+  rt_.device().Synchronize().IgnoreError();
+}
 
 absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
     const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
@@ -62,14 +65,15 @@ absl::Status ReferenceTrainer::Init() {
   for (const model::ParamInfo& p : model_->params()) {
     const int64_t bytes = p.numel() * kernels::DTypeSize(dtype);
     largest = std::max(largest, p.numel());
+    ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer param,
+                        runtime::AllocateDevice(rt_.device(), bytes,
+                                                absl::StrCat("ref ", p.name)));
+    params_.push_back(std::move(param));
     ZR_ASSIGN_OR_RETURN(
-        runtime::Buffer param,
-        rt_.device().Allocate(bytes, absl::StrCat("ref ", p.name)));
-    ZR_ASSIGN_OR_RETURN(
-        runtime::Buffer grad,
-        rt_.device().Allocate(bytes, absl::StrCat("ref grad ", p.name)));
-    params_.push_back(param);
-    grads_.push_back(grad);
+        runtime::OwnedBuffer grad,
+        runtime::AllocateDevice(rt_.device(), bytes,
+                                absl::StrCat("ref grad ", p.name)));
+    grads_.push_back(std::move(grad));
     std::vector<float> init(p.numel());
     for (int64_t i = 0; i < p.numel(); ++i) {
       init[i] = Round(dtype, model::InitialValue(spec_, p, options_.seed, i));
@@ -80,16 +84,16 @@ absl::Status ReferenceTrainer::Init() {
     acc_.emplace_back(p.numel(), 0.0f);
   }
   ZR_ASSIGN_OR_RETURN(
-      host_,
-      rt_.AllocateHost(largest * 4, HostMemoryKind::kPinned, "ref staging"));
-  const int64_t t = model_->tokens();
+      host_, runtime::AllocateHost(rt_, largest * 4, HostMemoryKind::kPinned,
+                                   "ref staging"));
+  ZR_ASSIGN_OR_RETURN(inputs_, model::InputStager::Create(
+                                   rt_, model_->tokens(), "ref inputs host",
+                                   "ref inputs", "ref inputs H2D"));
+  ZR_ASSIGN_OR_RETURN(loss_,
+                      runtime::AllocateDevice(rt_.device(), 4, "ref loss"));
   ZR_ASSIGN_OR_RETURN(
-      inputs_host_,
-      rt_.AllocateHost(2 * t * 4, HostMemoryKind::kPinned, "ref inputs host"));
-  ZR_ASSIGN_OR_RETURN(inputs_, rt_.device().Allocate(2 * t * 4, "ref inputs"));
-  ZR_ASSIGN_OR_RETURN(loss_, rt_.device().Allocate(4, "ref loss"));
-  ZR_ASSIGN_OR_RETURN(loss_host_, rt_.AllocateHost(4, HostMemoryKind::kPinned,
-                                                   "ref loss host"));
+      loss_host_,
+      runtime::AllocateHost(rt_, 4, HostMemoryKind::kPinned, "ref loss host"));
   return UploadParams();
 }
 
@@ -141,7 +145,6 @@ absl::Status ReferenceTrainer::GradsReady(absl::Span<const int>) {
 absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   const DType dtype = options_.dtype;
   const int a_steps = options_.accumulation;
-  const int64_t t = model_->tokens();
   const model::BatchShape shape{options_.micro_batch, options_.seq, a_steps,
                                 world_};
   const int num_params = static_cast<int>(params_.size());
@@ -153,22 +156,10 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     for (int p = 0; p < num_params; ++p)
       rank_sum[p].assign(master_[p].size(), 0.0f);
     for (int rank = 0; rank < world_; ++rank) {
-      runtime::HostTask fill;
-      fill.label = "ref inputs";
-      fill.writes = {inputs_host_.All()};
-      fill.run = [&]() -> absl::Status {
-        std::vector<int32_t> tokens, targets;
-        data_->Fill(shape, step_, micro, rank, &tokens, &targets);
-        std::memcpy(inputs_host_.data(), tokens.data(), t * 4);
-        std::memcpy(static_cast<char*>(inputs_host_.data()) + t * 4,
-                    targets.data(), t * 4);
-        return absl::OkStatus();
-      };
-      ZR_RETURN_IF_ERROR(rt_.RunHostTask(fill));
-      ZR_RETURN_IF_ERROR(
-          stream_->Copy(inputs_.All(), inputs_host_.All(), "ref inputs H2D"));
+      ZR_RETURN_IF_ERROR(inputs_->Stage(*stream_, *data_, shape, step_, micro,
+                                        rank, "ref inputs"));
       ZR_RETURN_IF_ERROR(model_->Forward(
-          *stream_, *this, inputs_.Slice(0, t * 4), inputs_.Slice(t * 4, t * 4),
+          *stream_, *this, inputs_->tokens(), inputs_->targets(),
           TensorRef::Of(loss_, DType::kF32, 0, 1),
           static_cast<float>(scaler_.scale() / a_steps)));
       ZR_RETURN_IF_ERROR(model_->Backward(*stream_, *this));

@@ -13,18 +13,22 @@
 //
 // Every parameter stays resident; gradients go to per-parameter buffers; the
 // reduction, clipping and AdamW (core/kernels AdamWStep) run on the host in
-// plain loops. Not thread-safe.
+// plain loops. It owns its buffers and synchronizes the device before they
+// go. Not thread-safe.
 
 #ifndef ZERO3_TESTING_REFERENCE_TRAINER_H_
 #define ZERO3_TESTING_REFERENCE_TRAINER_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/model/data.h"
+#include "core/model/inputs.h"
 #include "core/model/model_spec.pb.h"
 #include "core/model/transformer.h"
+#include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/loss_scaler.h"
 #include "core/zero/options.h"
@@ -72,10 +76,13 @@ class ReferenceTrainer : private model::ParamProvider {
   int world_;
   const model::BatchSource* data_;
   runtime::Runtime& rt_;
+  // Declared first, destroyed last: the members below use it.
   std::unique_ptr<runtime::Stream> stream_;
   std::unique_ptr<model::Transformer> model_;
-  std::vector<runtime::Buffer> params_, grads_;
-  runtime::Buffer host_, inputs_host_, inputs_, loss_, loss_host_;
+  std::vector<runtime::OwnedBuffer> params_, grads_;
+  runtime::OwnedBuffer host_;
+  std::optional<model::InputStager> inputs_;
+  runtime::OwnedBuffer loss_, loss_host_;
   std::vector<std::vector<float>> master_, m_, v_, acc_;
   zero::LossScaler scaler_;  // fp16 only; scale 1 otherwise
   int64_t step_ = 0;

@@ -18,6 +18,8 @@
 namespace zero3 {
 namespace engine {
 
+using runtime::AllocateDevice;
+using runtime::AllocateHost;
 using runtime::Buffer;
 using runtime::DType;
 using runtime::HostMemoryKind;
@@ -46,7 +48,10 @@ Engine::Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
                const model::BatchSource* data, runtime::Runtime& rt)
     : spec_(spec), options_(options), data_(data), rt_(rt) {}
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  // The members free buffers that queued work may still use.
+  rt_.device().Synchronize().IgnoreError();
+}
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     const model::ModelSpec& spec, const zero::ZeroOptions& options,
@@ -127,46 +132,44 @@ absl::Status Engine::Init() {
   if (options_.offload_param) {
     ZR_ASSIGN_OR_RETURN(
         shard_,
-        rt_.AllocateHost(total * esize, PinnedIf(options_.param_pin_memory),
-                         "host parameter shard"));
+        AllocateHost(rt_, total * esize, PinnedIf(options_.param_pin_memory),
+                     "host parameter shard"));
   } else {
-    ZR_ASSIGN_OR_RETURN(shard_, dev.Allocate(total * esize, "parameter shard"));
+    ZR_ASSIGN_OR_RETURN(shard_,
+                        AllocateDevice(dev, total * esize, "parameter shard"));
   }
   if (options_.offload_optimizer) {
     // As in DeepSpeed, the master and moments are plain host memory: only
     // buffers that copies touch need pinning.
-    ZR_ASSIGN_OR_RETURN(master_,
-                        rt_.AllocateHost(total * 4, HostMemoryKind::kPageable,
-                                         "fp32 master (host)"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_,
-                        rt_.AllocateHost(total * 4, HostMemoryKind::kPageable,
-                                         "adam exp_avg (host)"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
-                        rt_.AllocateHost(total * 4, HostMemoryKind::kPageable,
-                                         "adam exp_avg_sq (host)"));
+    const HostMemoryKind pageable = HostMemoryKind::kPageable;
+    ZR_ASSIGN_OR_RETURN(
+        master_, AllocateHost(rt_, total * 4, pageable, "fp32 master (host)"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_, AllocateHost(rt_, total * 4, pageable,
+                                               "adam exp_avg (host)"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_sq_, AllocateHost(rt_, total * 4, pageable,
+                                                  "adam exp_avg_sq (host)"));
     if (!options_.offload_param) {
-      ZR_ASSIGN_OR_RETURN(
-          staging_, rt_.AllocateHost(total * esize,
-                                     PinnedIf(options_.optimizer_pin_memory),
-                                     "parameter write-back staging"));
+      ZR_ASSIGN_OR_RETURN(staging_,
+                          AllocateHost(rt_, total * esize,
+                                       PinnedIf(options_.optimizer_pin_memory),
+                                       "parameter write-back staging"));
     }
   } else {
-    ZR_ASSIGN_OR_RETURN(master_, dev.Allocate(total * 4, "fp32 master"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_, dev.Allocate(total * 4, "adam exp_avg"));
+    ZR_ASSIGN_OR_RETURN(master_, AllocateDevice(dev, total * 4, "fp32 master"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_,
+                        AllocateDevice(dev, total * 4, "adam exp_avg"));
     ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
-                        dev.Allocate(total * 4, "adam exp_avg_sq"));
+                        AllocateDevice(dev, total * 4, "adam exp_avg_sq"));
   }
-  const int64_t t = model_->tokens();
-  ZR_ASSIGN_OR_RETURN(
-      input_host_,
-      rt_.AllocateHost(2 * t * 4, HostMemoryKind::kPinned, "input staging"));
-  ZR_ASSIGN_OR_RETURN(input_device_, dev.Allocate(2 * t * 4, "inputs"));
-  ZR_ASSIGN_OR_RETURN(loss_device_, dev.Allocate(4, "loss"));
-  ZR_ASSIGN_OR_RETURN(barrier_, dev.Allocate(8, "step barrier"));
+  ZR_ASSIGN_OR_RETURN(inputs_, model::InputStager::Create(
+                                   rt_, model_->tokens(), "input staging",
+                                   "inputs", "inputs H2D"));
+  ZR_ASSIGN_OR_RETURN(loss_device_, AllocateDevice(dev, 4, "loss"));
+  ZR_ASSIGN_OR_RETURN(barrier_, AllocateDevice(dev, 8, "step barrier"));
   ZR_RETURN_IF_ERROR(
       ctx_.gather->Memset(barrier_.All(), 0, "zero step barrier"));
   ZR_ASSIGN_OR_RETURN(
-      loss_host_, rt_.AllocateHost(4, HostMemoryKind::kPinned, "loss (host)"));
+      loss_host_, AllocateHost(rt_, 4, HostMemoryKind::kPinned, "loss (host)"));
   ZR_ASSIGN_OR_RETURN(loss_copied_, dev.CreateEvent());
   ZR_ASSIGN_OR_RETURN(updated_, dev.CreateEvent());
 
@@ -180,24 +183,33 @@ absl::Status Engine::Init() {
 }
 
 absl::Status Engine::InitParameters() {
-  const DType dtype = options_.dtype;
-  const int64_t total = layout_->total();
-  runtime::Device& dev = rt_.device();
-  // The initial fp32 master: this rank's elements of every parameter, rounded
-  // through the working dtype as DeepSpeed's master starts from the rounded
-  // low-precision values; padding is zero.
-  Buffer host_master = master_;
-  Buffer temp;
+  // The initial fp32 master: in place on the host with offload_optimizer,
+  // else in pinned staging that goes to the device.
+  runtime::OwnedBuffer temp;
   if (!options_.offload_optimizer) {
-    ZR_ASSIGN_OR_RETURN(temp, rt_.AllocateHost(std::max<int64_t>(1, total) * 4,
-                                               HostMemoryKind::kPinned,
-                                               "initial master staging"));
-    host_master = temp;
+    ZR_ASSIGN_OR_RETURN(
+        temp, AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
+                           HostMemoryKind::kPinned, "initial master staging"));
   }
+  ZR_RETURN_IF_ERROR(
+      WriteInitialMaster(options_.offload_optimizer ? master_ : temp));
+  if (options_.offload_optimizer) return InitHostShards();
+  const absl::Status enqueued = InitDeviceShards(temp);
+  // What was enqueued reads `temp`: done before it is freed, on every path.
+  ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  ZR_RETURN_IF_ERROR(enqueued);
+  return temp.Free();
+}
+
+absl::Status Engine::WriteInitialMaster(const Buffer& host_master) {
+  // This rank's elements of every parameter, rounded through the working
+  // dtype as DeepSpeed's master starts from the rounded low-precision
+  // values; padding is zero.
+  const DType dtype = options_.dtype;
   HostTask init;
   init.label = "initialize parameters";
   init.writes = {host_master.All()};
-  init.memory_bytes = total * 4;
+  init.memory_bytes = layout_->total() * 4;
   init.threads = HostTaskThreads(options_);
   init.run = [&]() -> absl::Status {
     float* m = static_cast<float*>(host_master.data());
@@ -226,48 +238,49 @@ absl::Status Engine::InitParameters() {
     }
     return absl::OkStatus();
   };
-  ZR_RETURN_IF_ERROR(rt_.RunHostTask(init));
+  return rt_.RunHostTask(init);
+}
 
+absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
   // Moments start at zero: host buffers are zero-filled; device ones are
   // filled here.
-  if (!options_.offload_optimizer) {
-    ZR_RETURN_IF_ERROR(compute_->Copy(master_.All(), temp.All(), "master H2D"));
-    for (const Buffer* b : {&exp_avg_, &exp_avg_sq_}) {
-      ZR_RETURN_IF_ERROR(compute_->Memset(b->All(), 0, "zero adam moments"));
-    }
-    ops::Cast cast;
-    cast.args.n = total;
-    cast.args.src = DType::kF32;
-    cast.args.dst = dtype;
-    cast.src = TensorRef::Of(master_, DType::kF32, 0, total);
-    cast.dst = TensorRef::Of(shard_, dtype, 0, total);
-    ZR_RETURN_IF_ERROR(
-        compute_->Launch(KernelCall(cast, "initial working shard")));
-    ZR_RETURN_IF_ERROR(compute_->Synchronize());
-    ZR_RETURN_IF_ERROR(rt_.FreeHost(temp));
-  } else {
-    const Buffer& target = options_.offload_param ? shard_ : staging_;
-    HostTask cast;
-    cast.label = "initial working shard";
-    cast.reads = {master_.All()};
-    cast.writes = {target.All()};
-    cast.memory_bytes = total * (4 + kernels::DTypeSize(dtype));
-    cast.threads = HostTaskThreads(options_);
-    cast.run = [&]() -> absl::Status {
-      zero::HostCastFromFloat(
-          static_cast<const float*>(master_.data()), dtype, target.data(),
-          total, zero::OptimizerThreads(options_.optimizer_threads));
-      return absl::OkStatus();
-    };
-    ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
-    if (!options_.offload_param) {
-      ZR_RETURN_IF_ERROR(
-          compute_->Copy(shard_.All(), staging_.All(), "initial shard H2D"));
-      ZR_RETURN_IF_ERROR(compute_->Synchronize());
-    }
+  const DType dtype = options_.dtype;
+  const int64_t total = layout_->total();
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(master_.All(), host_master.All(), "master H2D"));
+  for (const runtime::OwnedBuffer* b : {&exp_avg_, &exp_avg_sq_}) {
+    ZR_RETURN_IF_ERROR(compute_->Memset(b->All(), 0, "zero adam moments"));
   }
-  (void)dev;
-  return absl::OkStatus();
+  ops::Cast cast;
+  cast.args.n = total;
+  cast.args.src = DType::kF32;
+  cast.args.dst = dtype;
+  cast.src = TensorRef::Of(master_, DType::kF32, 0, total);
+  cast.dst = TensorRef::Of(shard_, dtype, 0, total);
+  return compute_->Launch(KernelCall(cast, "initial working shard"));
+}
+
+absl::Status Engine::InitHostShards() {
+  const DType dtype = options_.dtype;
+  const int64_t total = layout_->total();
+  const Buffer& target = options_.offload_param ? shard_ : staging_;
+  HostTask cast;
+  cast.label = "initial working shard";
+  cast.reads = {master_.All()};
+  cast.writes = {target.All()};
+  cast.memory_bytes = total * (4 + kernels::DTypeSize(dtype));
+  cast.threads = HostTaskThreads(options_);
+  cast.run = [&]() -> absl::Status {
+    zero::HostCastFromFloat(static_cast<const float*>(master_.data()), dtype,
+                            target.data(), total,
+                            zero::OptimizerThreads(options_.optimizer_threads));
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
+  if (options_.offload_param) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(shard_.All(), staging_.All(), "initial shard H2D"));
+  return compute_->Synchronize();
 }
 
 // ParamProvider -------------------------------------------------------------
@@ -306,32 +319,18 @@ absl::StatusOr<StepStats> Engine::Step() {
   const model::BatchShape shape{options_.micro_batch, options_.seq, a,
                                 dp_size_};
   stats.global_tokens = stats.tokens * dp_size_;
-  const runtime::BufferSlice tokens_dev = input_device_.Slice(0, t * 4);
-  const runtime::BufferSlice targets_dev = input_device_.Slice(t * 4, t * 4);
   const int64_t step_start = rt_.NowNanos();
   double loss_sum = 0;
   coordinator_->StartStep();
   for (int micro = 0; micro < a; ++micro) {
     const int64_t t0 = rt_.NowNanos();
-    HostTask fill;
-    fill.label = absl::StrCat("fill inputs ", micro);
-    fill.writes = {input_host_.All()};
-    fill.memory_bytes = 2 * t * 4;
-    fill.run = [&, micro]() -> absl::Status {
-      std::vector<int32_t> tokens, targets;
-      data_->Fill(shape, step_, micro, dp_rank_, &tokens, &targets);
-      std::memcpy(input_host_.data(), tokens.data(), t * 4);
-      std::memcpy(static_cast<char*>(input_host_.data()) + t * 4,
-                  targets.data(), t * 4);
-      return absl::OkStatus();
-    };
-    ZR_RETURN_IF_ERROR(rt_.RunHostTask(fill));
-    ZR_RETURN_IF_ERROR(
-        compute_->Copy(input_device_.All(), input_host_.All(), "inputs H2D"));
+    ZR_RETURN_IF_ERROR(inputs_->Stage(*compute_, *data_, shape, step_, micro,
+                                      dp_rank_,
+                                      absl::StrCat("fill inputs ", micro)));
     const float grad_scale = static_cast<float>(scaler_.scale() / a);
     const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
-    ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, tokens_dev,
-                                       targets_dev, loss, grad_scale));
+    ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
+                                       inputs_->targets(), loss, grad_scale));
     ZR_RETURN_IF_ERROR(
         compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
     ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
@@ -552,12 +551,11 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   std::vector<float> out(valid);
   if (valid == 0) return out;
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
-  Buffer host = master_;
-  Buffer temp;
+  runtime::OwnedBuffer temp;
   if (!options_.offload_optimizer) {
     ZR_ASSIGN_OR_RETURN(temp,
-                        rt_.AllocateHost(valid * 4, HostMemoryKind::kPinned,
-                                         "master readback"));
+                        AllocateHost(rt_, valid * 4, HostMemoryKind::kPinned,
+                                     "master readback"));
     ZR_RETURN_IF_ERROR(compute_->Copy(
         temp.All(), master_.Slice(s.offset * 4, valid * 4), "master D2H"));
     ZR_RETURN_IF_ERROR(compute_->Synchronize());
@@ -572,8 +570,7 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
-  if (temp.valid()) ZR_RETURN_IF_ERROR(rt_.FreeHost(temp));
-  (void)host;
+  ZR_RETURN_IF_ERROR(temp.Free());
   return out;
 }
 

@@ -13,6 +13,7 @@
 // offload_optimizer, else on the device - and the new working shards.
 //
 // Every rank runs the same code; ranks meet only in collectives.
+// The engine owns its buffers and synchronizes the device before they go.
 // Not thread-safe: one rank's host thread drives it.
 
 #ifndef ZERO3_CORE_ENGINE_ENGINE_H_
@@ -20,13 +21,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/model/data.h"
+#include "core/model/inputs.h"
 #include "core/model/model_spec.pb.h"
 #include "core/model/transformer.h"
+#include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/grad_reducer.h"
 #include "core/zero/loss_scaler.h"
@@ -85,7 +89,11 @@ class Engine : private model::ParamProvider {
   Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
          const model::BatchSource* data, runtime::Runtime& rt);
   absl::Status Init();
+  // The initial master, moments and working shard.
   absl::Status InitParameters();
+  absl::Status WriteInitialMaster(const runtime::Buffer& host_master);
+  absl::Status InitDeviceShards(const runtime::Buffer& host_master);
+  absl::Status InitHostShards();
   absl::Status Update(double norm_squared, StepStats* stats);
 
   // model::ParamProvider
@@ -100,6 +108,7 @@ class Engine : private model::ParamProvider {
   const model::BatchSource* data_;
   runtime::Runtime& rt_;
 
+  // Declared first, destroyed last: the members below use them.
   std::unique_ptr<runtime::Stream> compute_, gather_, reduce_;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
@@ -110,15 +119,15 @@ class Engine : private model::ParamProvider {
   std::vector<zero::ParamRange> sub_groups_;
 
   // Working shard (model dtype): device, or host with offload_param.
-  runtime::Buffer shard_;
+  runtime::OwnedBuffer shard_;
   // fp32 master and Adam moments: host with offload_optimizer, else device.
-  runtime::Buffer master_, exp_avg_, exp_avg_sq_;
+  runtime::OwnedBuffer master_, exp_avg_, exp_avg_sq_;
   // Host staging of the new working shard for the H2D write-back.
-  runtime::Buffer staging_;
-  // Inputs: pinned host staging and the device copy, tokens then targets.
-  runtime::Buffer input_host_, input_device_;
-  runtime::Buffer loss_device_, loss_host_;
-  runtime::Buffer barrier_;  // see Step
+  runtime::OwnedBuffer staging_;
+  // Inputs: pinned host staging and the device copy.
+  std::optional<model::InputStager> inputs_;
+  runtime::OwnedBuffer loss_device_, loss_host_;
+  runtime::OwnedBuffer barrier_;  // see Step
   std::unique_ptr<runtime::Event> loss_copied_, updated_;
 
   int dp_size_ = 1;
@@ -127,7 +136,6 @@ class Engine : private model::ParamProvider {
   int64_t adam_step_ = 0;  // steps applied (AdamW's t)
 };
 
-// The engine options a resolved configuration asks for (see core/config).
 }  // namespace engine
 }  // namespace zero3
 

@@ -58,10 +58,6 @@ absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
 absl::StatusOr<std::unique_ptr<BatchSource>> TextBatchesFromBytes(
     const std::string& name, std::string bytes, int64_t seq, uint64_t seed);
 
-// The same over bytes already in memory; `name` describes them.
-absl::StatusOr<std::unique_ptr<BatchSource>> TextBatchesFromBytes(
-    const std::string& name, std::string bytes, int64_t seq, uint64_t seed);
-
 }  // namespace model
 }  // namespace zero3
 

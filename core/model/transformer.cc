@@ -96,9 +96,7 @@ Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
                          int64_t seq, runtime::Runtime& rt, TensorParallel tp)
     : spec_(spec), dtype_(dtype), batch_(batch), seq_(seq), rt_(rt), tp_(tp) {}
 
-Transformer::~Transformer() {
-  if (arena_.valid()) (void)rt_.device().Free(arena_);
-}
+Transformer::~Transformer() = default;
 
 absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
     const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
@@ -123,6 +121,7 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
   std::unique_ptr<Transformer> t(
       new Transformer(spec, dtype, batch, seq, rt, tp));
   t->BuildParams();
+  t->BuildOpArgs();
   ZR_RETURN_IF_ERROR(t->Allocate());
   return t;
 }
@@ -180,7 +179,6 @@ absl::Status Transformer::Allocate() {
   const int64_t q = heads() * s.head_dim();
   const int64_t kv = kv_heads() * s.head_dim();
   const int64_t lse = batch_ * heads() * seq_;
-  const int64_t esize = k::DTypeSize(dtype_);
 
   // First pass: offsets; second pass: TensorRefs on the allocated buffer.
   struct Pending {
@@ -233,11 +231,10 @@ absl::Status Transformer::Allocate() {
   act(&sv.dk, t * kv);
   act(&sv.dv, t * kv);
   for (TensorRef* r : {&sv.dm, &sv.dgate, &sv.dup}) act(r, t * f);
-  (void)esize;
 
   arena_bytes_ = layout.size();
-  ZR_ASSIGN_OR_RETURN(arena_,
-                      rt_.device().Allocate(arena_bytes_, "activations"));
+  ZR_ASSIGN_OR_RETURN(arena_, runtime::AllocateDevice(
+                                  rt_.device(), arena_bytes_, "activations"));
   for (const Pending& p : pending) {
     // Arena offsets are 256-byte aligned, so a whole number of elements.
     *p.ref = TensorRef::Of(arena_, p.dtype, p.offset / k::DTypeSize(p.dtype),
@@ -309,158 +306,432 @@ class Ops {
 
 }  // namespace
 
+// Each op's Args for this model and micro-batch shape, built once and shared
+// by the forward and backward ops.
+struct Transformer::OpArgs {
+  k::EmbeddingArgs embedding;
+  k::RmsNormArgs norm;
+  k::RotaryArgs rotary_q, rotary_k;
+  k::AttentionArgs attention;
+  k::SwigluArgs swiglu;
+  k::CrossEntropyArgs cross_entropy;  // grad_scale: set per pass
+};
+
+void Transformer::BuildOpArgs() {
+  const ModelSpec& s = spec_;
+  auto a = std::make_unique<OpArgs>();
+  a->embedding.num_tokens = tokens();
+  a->embedding.vocab_size = s.vocab_size();
+  a->embedding.dim = s.hidden_size();
+  a->norm.rows = tokens();
+  a->norm.dim = s.hidden_size();
+  a->norm.eps = static_cast<float>(s.rms_norm_eps());
+  a->rotary_q.batch = batch_;
+  a->rotary_q.seq = seq_;
+  a->rotary_q.heads = heads();
+  a->rotary_q.head_dim = s.head_dim();
+  a->rotary_q.theta = static_cast<float>(s.rope_theta());
+  a->rotary_k = a->rotary_q;
+  a->rotary_k.heads = kv_heads();
+  a->attention.batch = batch_;
+  a->attention.seq = seq_;
+  a->attention.num_heads = heads();
+  a->attention.num_kv_heads = kv_heads();
+  a->attention.head_dim = s.head_dim();
+  a->swiglu.n = tokens() * ffn();
+  a->cross_entropy.num_tokens = tokens();
+  a->cross_entropy.vocab_size = s.vocab_size();
+  args_ = std::move(a);
+}
+
+// One pass over the modules: each step enqueues one module's kernels on
+// `stream`, with the parameters (and gradient buffers) `pp` hands out, in
+// the order both trainers rely on.
+class Transformer::Steps {
+ public:
+  Steps(Transformer& m, Stream& stream, ParamProvider& pp)
+      : m_(m),
+        s_(m.spec_),
+        args_(*m.args_),
+        sv_(*m.saved_),
+        stream_(stream),
+        pp_(pp),
+        t_(m.tokens()),
+        h_(s_.hidden_size()),
+        f_(m.ffn()),
+        q_(m.heads() * s_.head_dim()),
+        kv_(m.kv_heads() * s_.head_dim()),
+        head_(static_cast<int>(s_.num_layers()) + 1),
+        norm_(static_cast<int>(m.params_.size()) -
+              (s_.tie_word_embeddings() ? 1 : 2)),
+        lm_(s_.tie_word_embeddings() ? 0 : norm_ + 1) {}
+
+  absl::Status EmbeddingForward(const BufferSlice& tokens);
+  absl::Status LayerForward(int64_t l);
+  absl::Status HeadForward(const BufferSlice& targets, const TensorRef& loss);
+
+  // Writes `dres`, the gradient of the last residual stream.
+  absl::Status HeadBackward(const TensorRef& dres);
+  // From `dres`, the gradient of res[l+1], to `dnext`, that of res[l].
+  absl::Status LayerBackward(int64_t l, const TensorRef& dres,
+                             const TensorRef& dnext);
+  absl::Status EmbeddingBackward(const TensorRef& dres);
+
+ private:
+  absl::Status AttentionForward(int64_t l, Ops& o);
+  absl::Status MlpForward(int64_t l, Ops& o);
+  // Leave the gradient of mid (the residual between attention and MLP) in
+  // sv_.dmid.
+  absl::Status MlpBackward(int64_t l, Ops& o, const TensorRef& dres);
+  absl::Status AttentionBackward(int64_t l, Ops& o);
+  absl::Status QkvBackward(int64_t l, Ops& o, const TensorRef& dnext);
+
+  ops::RmsNormForward NormForward(const TensorRef& x, const TensorRef& weight,
+                                  const TensorRef& y,
+                                  const TensorRef& rstd) const {
+    ops::RmsNormForward n;
+    n.args = args_.norm;
+    n.x = x;
+    n.weight = weight;
+    n.y = y;
+    n.rstd = rstd;
+    return n;
+  }
+  // Zeroes the weight's gradient, then enqueues the norm's backward.
+  absl::Status NormBackward(Ops& o, int param, const TensorRef& x,
+                            const TensorRef& rstd, const TensorRef& dy,
+                            const TensorRef& dx, absl::string_view what);
+
+  Transformer& m_;
+  const ModelSpec& s_;
+  const OpArgs& args_;
+  Saved& sv_;
+  Stream& stream_;
+  ParamProvider& pp_;
+  const int64_t t_, h_, f_, q_, kv_;  // tokens and widths
+  const int head_, norm_, lm_;        // the head module and its parameters
+};
+
+absl::Status Transformer::Steps::NormBackward(
+    Ops& o, int param, const TensorRef& x, const TensorRef& rstd,
+    const TensorRef& dy, const TensorRef& dx, absl::string_view what) {
+  ZR_ASSIGN_OR_RETURN(TensorRef g, pp_.Grad(param));
+  ZR_RETURN_IF_ERROR(o.Zero(g, absl::StrCat(what, " zero")));
+  ops::RmsNormBackward n;
+  n.args = args_.norm;
+  n.x = x;
+  n.weight = pp_.Param(param);
+  n.rstd = rstd;
+  n.dy = dy;
+  n.dx = dx;
+  n.d_weight = g;
+  return o.Run(n, what);
+}
+
+// Forward -------------------------------------------------------------------
+
+absl::Status Transformer::Steps::EmbeddingForward(const BufferSlice& tokens) {
+  Ops o(stream_, "embedding fwd");
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(0, Pass::kForward));
+  ops::EmbeddingForward op;
+  op.args = args_.embedding;
+  op.tokens = tokens;
+  op.table = pp_.Param(0);
+  op.out = sv_.res[0];
+  ZR_RETURN_IF_ERROR(o.Run(op, ""));
+  return pp_.EndModule(0, Pass::kForward);
+}
+
+absl::Status Transformer::Steps::LayerForward(int64_t l) {
+  const int module = static_cast<int>(l) + 1;
+  Ops o(stream_, absl::StrCat("L", l, " "));
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(module, Pass::kForward));
+  ZR_RETURN_IF_ERROR(AttentionForward(l, o));
+  ZR_RETURN_IF_ERROR(MlpForward(l, o));
+  return pp_.EndModule(module, Pass::kForward);
+}
+
+// mid = res[l] + o_proj(attn(rope(q), rope(k), v)), q/k/v = proj(h1)
+// (+ bias), h1 = norm(res[l]).
+absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  ZR_RETURN_IF_ERROR(
+      o.Run(NormForward(sv_.res[l], pp_.Param(id.ln1), a.h1, a.rstd1),
+            "input_layernorm fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, q_), a.h1,
+                              pp_.Param(id.wq), a.q, "q_proj fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, kv_), a.h1,
+                              pp_.Param(id.wk), a.k, "k_proj fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, kv_), a.h1,
+                              pp_.Param(id.wv), a.v, "v_proj fwd"));
+  if (s_.qkv_bias()) {
+    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bq), a.q, "q bias fwd"));
+    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bk), a.k, "k bias fwd"));
+    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bv), a.v, "v bias fwd"));
+  }
+  ops::RotaryForward rq;
+  rq.args = args_.rotary_q;
+  rq.x = rq.y = a.q;
+  ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q fwd"));
+  ops::RotaryForward rk;
+  rk.args = args_.rotary_k;
+  rk.x = rk.y = a.k;
+  ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
+  ops::AttentionForward at;
+  at.args = args_.attention;
+  at.q = a.q;
+  at.k = a.k;
+  at.v = a.v;
+  at.out = a.att;
+  at.lse = a.lse;
+  ZR_RETURN_IF_ERROR(o.Run(at, "attention fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, q_, h_), a.att,
+                              pp_.Param(id.wo), sv_.tmp, "o_proj fwd"));
+  ZR_RETURN_IF_ERROR(m_.AllReduceTp(stream_, sv_.tmp,
+                                    absl::StrCat("L", l, " tp attention out")));
+  return o.Add(sv_.res[l], sv_.tmp, a.mid, "residual 1 fwd");
+}
+
+// res[l+1] = mid + down(swiglu(gate(h2), up(h2))), h2 = norm(mid).
+absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o) {
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  ZR_RETURN_IF_ERROR(o.Run(NormForward(a.mid, pp_.Param(id.ln2), a.h2, a.rstd2),
+                           "post_attention_layernorm fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), a.h2,
+                              pp_.Param(id.wg), a.gate, "gate_proj fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), a.h2,
+                              pp_.Param(id.wu), a.up, "up_proj fwd"));
+  ops::SwigluForward sw;
+  sw.args = args_.swiglu;
+  sw.gate = a.gate;
+  sw.up = a.up;
+  sw.h = a.m;
+  ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, f_, h_), a.m,
+                              pp_.Param(id.wd), sv_.tmp, "down_proj fwd"));
+  ZR_RETURN_IF_ERROR(
+      m_.AllReduceTp(stream_, sv_.tmp, absl::StrCat("L", l, " tp mlp out")));
+  return o.Add(a.mid, sv_.tmp, sv_.res[l + 1], "residual 2 fwd");
+}
+
+// Final norm, LM head, loss.
+absl::Status Transformer::Steps::HeadForward(const BufferSlice& targets,
+                                             const TensorRef& loss) {
+  Ops o(stream_, "head ");
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(head_, Pass::kForward));
+  ZR_RETURN_IF_ERROR(o.Run(NormForward(sv_.res[s_.num_layers()],
+                                       pp_.Param(norm_), sv_.hf, sv_.rstdf),
+                           "norm fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, s_.vocab_size()),
+                              sv_.hf, pp_.Param(lm_), sv_.logits,
+                              "lm_head fwd"));
+  ops::CrossEntropyForward ce;
+  ce.args = args_.cross_entropy;
+  ce.args.grad_scale = m_.grad_scale_;
+  ce.logits = sv_.logits;
+  ce.targets = targets;
+  ce.lse = sv_.lse_ce;
+  ce.loss = loss;
+  ZR_RETURN_IF_ERROR(o.Run(ce, "cross_entropy fwd"));
+  return pp_.EndModule(head_, Pass::kForward);
+}
+
+// Backward ------------------------------------------------------------------
+
+absl::Status Transformer::Steps::HeadBackward(const TensorRef& dres) {
+  const int64_t v = s_.vocab_size();
+  Ops o(stream_, "head ");
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(head_, Pass::kBackward));
+  ops::CrossEntropyBackward ce;
+  ce.args = args_.cross_entropy;
+  ce.args.grad_scale = m_.grad_scale_;
+  ce.logits = sv_.logits;
+  ce.targets = m_.targets_;
+  ce.lse = sv_.lse_ce;
+  ce.d_logits = sv_.logits;  // in place
+  ZR_RETURN_IF_ERROR(o.Run(ce, "cross_entropy bwd"));
+  // With tied embeddings this is the first write of the embedding's
+  // gradient; the embedding module accumulates into it at the end.
+  ZR_ASSIGN_OR_RETURN(TensorRef g_lm, pp_.Grad(lm_));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, v, 0.0f),
+                              sv_.logits, sv_.hf, g_lm, "lm_head bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, v), sv_.logits,
+                              pp_.Param(lm_), sv_.dh, "lm_head bwd input"));
+  ZR_RETURN_IF_ERROR(NormBackward(o, norm_, sv_.res[s_.num_layers()], sv_.rstdf,
+                                  sv_.dh, dres, "norm bwd"));
+  if (s_.tie_word_embeddings()) {
+    ZR_RETURN_IF_ERROR(pp_.GradsReady({norm_}));
+  } else {
+    ZR_RETURN_IF_ERROR(pp_.GradsReady({norm_, lm_}));
+  }
+  return pp_.EndModule(head_, Pass::kBackward);
+}
+
+absl::Status Transformer::Steps::LayerBackward(int64_t l, const TensorRef& dres,
+                                               const TensorRef& dnext) {
+  const int module = static_cast<int>(l) + 1;
+  const LayerIds id = IdsOf(s_, l);
+  Ops o(stream_, absl::StrCat("L", l, " "));
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(module, Pass::kBackward));
+  ZR_RETURN_IF_ERROR(MlpBackward(l, o, dres));
+  ZR_RETURN_IF_ERROR(AttentionBackward(l, o));
+  ZR_RETURN_IF_ERROR(QkvBackward(l, o, dnext));
+  std::vector<int> ready = {id.ln1, id.wq, id.wk, id.wv, id.wo,
+                            id.ln2, id.wg, id.wu, id.wd};
+  if (s_.qkv_bias()) ready.insert(ready.end(), {id.bq, id.bk, id.bv});
+  std::sort(ready.begin(), ready.end());
+  ZR_RETURN_IF_ERROR(pp_.GradsReady(ready));
+  return pp_.EndModule(module, Pass::kBackward);
+}
+
+// The MLP's backward (see MlpForward) and the second residual.
+absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
+                                             const TensorRef& dres) {
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wd, pp_.Grad(id.wd));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, f_, h_), dres,
+                              pp_.Param(id.wd), sv_.dm, "down_proj bwd input"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, f_, h_, 0.0f),
+                              dres, a.m, g_wd, "down_proj bwd weight"));
+  ops::SwigluBackward sw;
+  sw.args = args_.swiglu;
+  sw.gate = a.gate;
+  sw.up = a.up;
+  sw.dh = sv_.dm;
+  sw.d_gate = sv_.dgate;
+  sw.d_up = sv_.dup;
+  ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu bwd"));
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wg, pp_.Grad(id.wg));
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wu, pp_.Grad(id.wu));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, f_, 0.0f),
+                              sv_.dgate, a.h2, g_wg, "gate_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, f_, 0.0f),
+                              sv_.dup, a.h2, g_wu, "up_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, f_, 0.0f),
+                              sv_.dgate, pp_.Param(id.wg), sv_.dh,
+                              "gate_proj bwd input"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, f_, 1.0f),
+                              sv_.dup, pp_.Param(id.wu), sv_.dh,
+                              "up_proj bwd input"));
+  ZR_RETURN_IF_ERROR(m_.AllReduceTp(
+      stream_, sv_.dh, absl::StrCat("L", l, " tp mlp input grad")));
+  ZR_RETURN_IF_ERROR(NormBackward(o, id.ln2, a.mid, a.rstd2, sv_.dh, sv_.dmid,
+                                  "post_attention_layernorm bwd"));
+  return o.Add(sv_.dmid, dres, sv_.dmid, "residual 2 bwd");
+}
+
+// From the gradient of mid (sv_.dmid) through o_proj, attention and the
+// rotary embedding to the gradients of q, k and v (sv_.dq, dk, dv).
+absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wo, pp_.Grad(id.wo));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, q_, h_), sv_.dmid,
+                              pp_.Param(id.wo), sv_.datt, "o_proj bwd input"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, q_, h_, 0.0f),
+                              sv_.dmid, a.att, g_wo, "o_proj bwd weight"));
+  ops::AttentionBackward ab;
+  ab.args = args_.attention;
+  ab.q = a.q;
+  ab.k = a.k;
+  ab.v = a.v;
+  ab.out = a.att;
+  ab.lse = a.lse;
+  ab.d_out = sv_.datt;
+  ab.dq = sv_.dq;
+  ab.dk = sv_.dk;
+  ab.dv = sv_.dv;
+  ZR_RETURN_IF_ERROR(o.Run(ab, "attention bwd"));
+  ops::RotaryBackward rq;
+  rq.args = args_.rotary_q;
+  rq.dy = rq.dx = sv_.dq;
+  ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q bwd"));
+  ops::RotaryBackward rk;
+  rk.args = args_.rotary_k;
+  rk.dy = rk.dx = sv_.dk;
+  return o.Run(rk, "rotary k bwd");
+}
+
+// From the gradients of q, k and v through their projections and the input
+// norm to `dnext`, plus the first residual.
+absl::Status Transformer::Steps::QkvBackward(int64_t l, Ops& o,
+                                             const TensorRef& dnext) {
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  if (s_.qkv_bias()) {
+    ZR_ASSIGN_OR_RETURN(TensorRef g_bq, pp_.Grad(id.bq));
+    ZR_ASSIGN_OR_RETURN(TensorRef g_bk, pp_.Grad(id.bk));
+    ZR_ASSIGN_OR_RETURN(TensorRef g_bv, pp_.Grad(id.bv));
+    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, sv_.dq, g_bq, "q bias bwd"));
+    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, sv_.dk, g_bk, "k bias bwd"));
+    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, sv_.dv, g_bv, "v bias bwd"));
+  }
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wq, pp_.Grad(id.wq));
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wk, pp_.Grad(id.wk));
+  ZR_ASSIGN_OR_RETURN(TensorRef g_wv, pp_.Grad(id.wv));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, q_, 0.0f),
+                              sv_.dq, a.h1, g_wq, "q_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, kv_, 0.0f),
+                              sv_.dk, a.h1, g_wk, "k_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, kv_, 0.0f),
+                              sv_.dv, a.h1, g_wv, "v_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, q_, 0.0f),
+                              sv_.dq, pp_.Param(id.wq), sv_.dh,
+                              "q_proj bwd input"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, kv_, 1.0f),
+                              sv_.dk, pp_.Param(id.wk), sv_.dh,
+                              "k_proj bwd input"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, kv_, 1.0f),
+                              sv_.dv, pp_.Param(id.wv), sv_.dh,
+                              "v_proj bwd input"));
+  ZR_RETURN_IF_ERROR(m_.AllReduceTp(
+      stream_, sv_.dh, absl::StrCat("L", l, " tp attention input grad")));
+  ZR_RETURN_IF_ERROR(NormBackward(o, id.ln1, sv_.res[l], a.rstd1, sv_.dh, dnext,
+                                  "input_layernorm bwd"));
+  return o.Add(dnext, sv_.dmid, dnext, "residual 1 bwd");
+}
+
+absl::Status Transformer::Steps::EmbeddingBackward(const TensorRef& dres) {
+  Ops o(stream_, "embedding ");
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(0, Pass::kBackward));
+  ZR_ASSIGN_OR_RETURN(TensorRef g_emb, pp_.Grad(0));
+  if (!s_.tie_word_embeddings()) {
+    ZR_RETURN_IF_ERROR(o.Zero(g_emb, "bwd zero"));
+  }
+  ops::EmbeddingBackward eb;
+  eb.args = args_.embedding;
+  eb.tokens = m_.tokens_;
+  eb.d_out = dres;
+  eb.d_table = g_emb;
+  ZR_RETURN_IF_ERROR(o.Run(eb, "bwd"));
+  ZR_RETURN_IF_ERROR(pp_.GradsReady({0}));
+  return pp_.EndModule(0, Pass::kBackward);
+}
+
+// The passes -----------------------------------------------------------------
+
 absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
                                   const BufferSlice& tokens,
                                   const BufferSlice& targets,
                                   const TensorRef& loss, float grad_scale) {
-  const ModelSpec& s = spec_;
   const int64_t t = this->tokens();
   if (tokens.bytes() < t * 4 || targets.bytes() < t * 4) {
     return absl::InvalidArgumentError(
         absl::StrCat("forward needs ", t, " int32 tokens and targets, got ",
                      tokens.bytes() / 4, " and ", targets.bytes() / 4));
   }
-  const int64_t h = s.hidden_size(), f = ffn();
-  const int64_t q = heads() * s.head_dim();
-  const int64_t kv = kv_heads() * s.head_dim();
-  Saved& sv = *saved_;
   tokens_ = tokens;
   targets_ = targets;
   grad_scale_ = grad_scale;
-
-  // Embedding.
-  {
-    Ops o(stream, "embedding fwd");
-    ZR_RETURN_IF_ERROR(pp.BeginModule(0, Pass::kForward));
-    ops::EmbeddingForward op;
-    op.args.num_tokens = t;
-    op.args.vocab_size = s.vocab_size();
-    op.args.dim = h;
-    op.tokens = tokens;
-    op.table = pp.Param(0);
-    op.out = sv.res[0];
-    ZR_RETURN_IF_ERROR(o.Run(op, ""));
-    ZR_RETURN_IF_ERROR(pp.EndModule(0, Pass::kForward));
+  Steps steps(*this, stream, pp);
+  ZR_RETURN_IF_ERROR(steps.EmbeddingForward(tokens));
+  for (int64_t l = 0; l < spec_.num_layers(); ++l) {
+    ZR_RETURN_IF_ERROR(steps.LayerForward(l));
   }
-
-  for (int64_t l = 0; l < s.num_layers(); ++l) {
-    const int module = static_cast<int>(l) + 1;
-    const LayerIds id = IdsOf(s, l);
-    Saved::LayerSlots& a = sv.layers[l];
-    Ops o(stream, absl::StrCat("L", l, " "));
-    ZR_RETURN_IF_ERROR(pp.BeginModule(module, Pass::kForward));
-
-    ops::RmsNormForward n1;
-    n1.args.rows = t;
-    n1.args.dim = h;
-    n1.args.eps = static_cast<float>(s.rms_norm_eps());
-    n1.x = sv.res[l];
-    n1.weight = pp.Param(id.ln1);
-    n1.y = a.h1;
-    n1.rstd = a.rstd1;
-    ZR_RETURN_IF_ERROR(o.Run(n1, "input_layernorm fwd"));
-
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, h, q), a.h1,
-                                pp.Param(id.wq), a.q, "q_proj fwd"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, h, kv), a.h1,
-                                pp.Param(id.wk), a.k, "k_proj fwd"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, h, kv), a.h1,
-                                pp.Param(id.wv), a.v, "v_proj fwd"));
-    if (s.qkv_bias()) {
-      ZR_RETURN_IF_ERROR(o.BiasAdd(t, pp.Param(id.bq), a.q, "q bias fwd"));
-      ZR_RETURN_IF_ERROR(o.BiasAdd(t, pp.Param(id.bk), a.k, "k bias fwd"));
-      ZR_RETURN_IF_ERROR(o.BiasAdd(t, pp.Param(id.bv), a.v, "v bias fwd"));
-    }
-    ops::RotaryForward rq;
-    rq.args.batch = batch_;
-    rq.args.seq = seq_;
-    rq.args.heads = heads();
-    rq.args.head_dim = s.head_dim();
-    rq.args.theta = static_cast<float>(s.rope_theta());
-    rq.x = a.q;
-    rq.y = a.q;
-    ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q fwd"));
-    ops::RotaryForward rk = rq;
-    rk.args.heads = kv_heads();
-    rk.x = a.k;
-    rk.y = a.k;
-    ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
-
-    ops::AttentionForward at;
-    at.args.batch = batch_;
-    at.args.seq = seq_;
-    at.args.num_heads = heads();
-    at.args.num_kv_heads = kv_heads();
-    at.args.head_dim = s.head_dim();
-    at.q = a.q;
-    at.k = a.k;
-    at.v = a.v;
-    at.out = a.att;
-    at.lse = a.lse;
-    ZR_RETURN_IF_ERROR(o.Run(at, "attention fwd"));
-
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, q, h), a.att,
-                                pp.Param(id.wo), sv.tmp, "o_proj fwd"));
-    ZR_RETURN_IF_ERROR(
-        AllReduceTp(stream, sv.tmp, absl::StrCat("L", l, " tp attention out")));
-    ZR_RETURN_IF_ERROR(o.Add(sv.res[l], sv.tmp, a.mid, "residual 1 fwd"));
-
-    ops::RmsNormForward n2 = n1;
-    n2.x = a.mid;
-    n2.weight = pp.Param(id.ln2);
-    n2.y = a.h2;
-    n2.rstd = a.rstd2;
-    ZR_RETURN_IF_ERROR(o.Run(n2, "post_attention_layernorm fwd"));
-
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, h, f), a.h2,
-                                pp.Param(id.wg), a.gate, "gate_proj fwd"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, h, f), a.h2,
-                                pp.Param(id.wu), a.up, "up_proj fwd"));
-    ops::SwigluForward sw;
-    sw.args.n = t * f;
-    sw.gate = a.gate;
-    sw.up = a.up;
-    sw.h = a.m;
-    ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu fwd"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, f, h), a.m,
-                                pp.Param(id.wd), sv.tmp, "down_proj fwd"));
-    ZR_RETURN_IF_ERROR(
-        AllReduceTp(stream, sv.tmp, absl::StrCat("L", l, " tp mlp out")));
-    ZR_RETURN_IF_ERROR(o.Add(a.mid, sv.tmp, sv.res[l + 1], "residual 2 fwd"));
-    ZR_RETURN_IF_ERROR(pp.EndModule(module, Pass::kForward));
-  }
-
-  // Head: final norm, LM head, loss.
-  {
-    const int module = static_cast<int>(s.num_layers()) + 1;
-    const int norm = s.tie_word_embeddings()
-                         ? static_cast<int>(params_.size()) - 1
-                         : static_cast<int>(params_.size()) - 2;
-    const int lm = s.tie_word_embeddings() ? 0 : norm + 1;
-    Ops o(stream, "head ");
-    ZR_RETURN_IF_ERROR(pp.BeginModule(module, Pass::kForward));
-    ops::RmsNormForward nf;
-    nf.args.rows = t;
-    nf.args.dim = h;
-    nf.args.eps = static_cast<float>(s.rms_norm_eps());
-    nf.x = sv.res[s.num_layers()];
-    nf.weight = pp.Param(norm);
-    nf.y = sv.hf;
-    nf.rstd = sv.rstdf;
-    ZR_RETURN_IF_ERROR(o.Run(nf, "norm fwd"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t, h, s.vocab_size()),
-                                sv.hf, pp.Param(lm), sv.logits, "lm_head fwd"));
-    ops::CrossEntropyForward ce;
-    ce.args.num_tokens = t;
-    ce.args.vocab_size = s.vocab_size();
-    ce.args.grad_scale = grad_scale;
-    ce.logits = sv.logits;
-    ce.targets = targets;
-    ce.lse = sv.lse_ce;
-    ce.loss = loss;
-    ZR_RETURN_IF_ERROR(o.Run(ce, "cross_entropy fwd"));
-    ZR_RETURN_IF_ERROR(pp.EndModule(module, Pass::kForward));
-  }
+  ZR_RETURN_IF_ERROR(steps.HeadForward(targets, loss));
   forward_done_ = true;
   return absl::OkStatus();
 }
@@ -470,218 +741,15 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
     return absl::FailedPreconditionError("Backward without a Forward");
   }
   forward_done_ = false;
-  const ModelSpec& s = spec_;
-  const int64_t t = tokens();
-  const int64_t h = s.hidden_size(), f = ffn();
-  const int64_t q = heads() * s.head_dim();
-  const int64_t kv = kv_heads() * s.head_dim();
-  Saved& sv = *saved_;
-  TensorRef dres = sv.dres_a;   // gradient of the residual stream
-  TensorRef dnext = sv.dres_b;  // the same one layer down
-
-  // Head.
-  {
-    const int module = static_cast<int>(s.num_layers()) + 1;
-    const int norm = s.tie_word_embeddings()
-                         ? static_cast<int>(params_.size()) - 1
-                         : static_cast<int>(params_.size()) - 2;
-    const int lm = s.tie_word_embeddings() ? 0 : norm + 1;
-    const int64_t v = s.vocab_size();
-    Ops o(stream, "head ");
-    ZR_RETURN_IF_ERROR(pp.BeginModule(module, Pass::kBackward));
-    ops::CrossEntropyBackward ce;
-    ce.args.num_tokens = t;
-    ce.args.vocab_size = v;
-    ce.args.grad_scale = grad_scale_;
-    ce.logits = sv.logits;
-    ce.targets = targets_;
-    ce.lse = sv.lse_ce;
-    ce.d_logits = sv.logits;  // in place
-    ZR_RETURN_IF_ERROR(o.Run(ce, "cross_entropy bwd"));
-    // With tied embeddings this is the first write of the embedding's
-    // gradient; the embedding module accumulates into it at the end.
-    ZR_ASSIGN_OR_RETURN(TensorRef g_lm, pp.Grad(lm));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, v, 0.0f),
-                                sv.logits, sv.hf, g_lm, "lm_head bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, v), sv.logits,
-                                pp.Param(lm), sv.dh, "lm_head bwd input"));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_norm, pp.Grad(norm));
-    ZR_RETURN_IF_ERROR(o.Zero(g_norm, "norm bwd zero"));
-    ops::RmsNormBackward nb;
-    nb.args.rows = t;
-    nb.args.dim = h;
-    nb.args.eps = static_cast<float>(s.rms_norm_eps());
-    nb.x = sv.res[s.num_layers()];
-    nb.weight = pp.Param(norm);
-    nb.rstd = sv.rstdf;
-    nb.dy = sv.dh;
-    nb.dx = dres;
-    nb.d_weight = g_norm;
-    ZR_RETURN_IF_ERROR(o.Run(nb, "norm bwd"));
-    if (s.tie_word_embeddings()) {
-      ZR_RETURN_IF_ERROR(pp.GradsReady({norm}));
-    } else {
-      ZR_RETURN_IF_ERROR(pp.GradsReady({norm, lm}));
-    }
-    ZR_RETURN_IF_ERROR(pp.EndModule(module, Pass::kBackward));
-  }
-
-  for (int64_t l = s.num_layers() - 1; l >= 0; --l) {
-    const int module = static_cast<int>(l) + 1;
-    const LayerIds id = IdsOf(s, l);
-    Saved::LayerSlots& a = sv.layers[l];
-    Ops o(stream, absl::StrCat("L", l, " "));
-    ZR_RETURN_IF_ERROR(pp.BeginModule(module, Pass::kBackward));
-
-    // MLP: res[l+1] = mid + down(swiglu(gate(h2), up(h2))), h2 = norm(mid).
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wd, pp.Grad(id.wd));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, f, h), dres,
-                                pp.Param(id.wd), sv.dm, "down_proj bwd input"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, f, h, 0.0f),
-                                dres, a.m, g_wd, "down_proj bwd weight"));
-    ops::SwigluBackward sw;
-    sw.args.n = t * f;
-    sw.gate = a.gate;
-    sw.up = a.up;
-    sw.dh = sv.dm;
-    sw.d_gate = sv.dgate;
-    sw.d_up = sv.dup;
-    ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu bwd"));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wg, pp.Grad(id.wg));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wu, pp.Grad(id.wu));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, f, 0.0f),
-                                sv.dgate, a.h2, g_wg, "gate_proj bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, f, 0.0f),
-                                sv.dup, a.h2, g_wu, "up_proj bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, f, 0.0f),
-                                sv.dgate, pp.Param(id.wg), sv.dh,
-                                "gate_proj bwd input"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, f, 1.0f),
-                                sv.dup, pp.Param(id.wu), sv.dh,
-                                "up_proj bwd input"));
-    ZR_RETURN_IF_ERROR(
-        AllReduceTp(stream, sv.dh, absl::StrCat("L", l, " tp mlp input grad")));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_ln2, pp.Grad(id.ln2));
-    ZR_RETURN_IF_ERROR(o.Zero(g_ln2, "post_attention_layernorm bwd zero"));
-    ops::RmsNormBackward n2;
-    n2.args.rows = t;
-    n2.args.dim = h;
-    n2.args.eps = static_cast<float>(s.rms_norm_eps());
-    n2.x = a.mid;
-    n2.weight = pp.Param(id.ln2);
-    n2.rstd = a.rstd2;
-    n2.dy = sv.dh;
-    n2.dx = sv.dmid;
-    n2.d_weight = g_ln2;
-    ZR_RETURN_IF_ERROR(o.Run(n2, "post_attention_layernorm bwd"));
-    ZR_RETURN_IF_ERROR(o.Add(sv.dmid, dres, sv.dmid, "residual 2 bwd"));
-
-    // Attention: mid = res[l] + o_proj(attn(rope(q), rope(k), v)),
-    // q/k/v = proj(h1) (+ bias), h1 = norm(res[l]).
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wo, pp.Grad(id.wo));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, q, h), sv.dmid,
-                                pp.Param(id.wo), sv.datt, "o_proj bwd input"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, q, h, 0.0f),
-                                sv.dmid, a.att, g_wo, "o_proj bwd weight"));
-    ops::AttentionBackward ab;
-    ab.args.batch = batch_;
-    ab.args.seq = seq_;
-    ab.args.num_heads = heads();
-    ab.args.num_kv_heads = kv_heads();
-    ab.args.head_dim = s.head_dim();
-    ab.q = a.q;
-    ab.k = a.k;
-    ab.v = a.v;
-    ab.out = a.att;
-    ab.lse = a.lse;
-    ab.d_out = sv.datt;
-    ab.dq = sv.dq;
-    ab.dk = sv.dk;
-    ab.dv = sv.dv;
-    ZR_RETURN_IF_ERROR(o.Run(ab, "attention bwd"));
-    ops::RotaryBackward rq;
-    rq.args.batch = batch_;
-    rq.args.seq = seq_;
-    rq.args.heads = heads();
-    rq.args.head_dim = s.head_dim();
-    rq.args.theta = static_cast<float>(s.rope_theta());
-    rq.dy = sv.dq;
-    rq.dx = sv.dq;
-    ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q bwd"));
-    ops::RotaryBackward rk = rq;
-    rk.args.heads = kv_heads();
-    rk.dy = sv.dk;
-    rk.dx = sv.dk;
-    ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k bwd"));
-    if (s.qkv_bias()) {
-      ZR_ASSIGN_OR_RETURN(TensorRef g_bq, pp.Grad(id.bq));
-      ZR_ASSIGN_OR_RETURN(TensorRef g_bk, pp.Grad(id.bk));
-      ZR_ASSIGN_OR_RETURN(TensorRef g_bv, pp.Grad(id.bv));
-      ZR_RETURN_IF_ERROR(o.BiasBackward(t, sv.dq, g_bq, "q bias bwd"));
-      ZR_RETURN_IF_ERROR(o.BiasBackward(t, sv.dk, g_bk, "k bias bwd"));
-      ZR_RETURN_IF_ERROR(o.BiasBackward(t, sv.dv, g_bv, "v bias bwd"));
-    }
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wq, pp.Grad(id.wq));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wk, pp.Grad(id.wk));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_wv, pp.Grad(id.wv));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, q, 0.0f),
-                                sv.dq, a.h1, g_wq, "q_proj bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, kv, 0.0f),
-                                sv.dk, a.h1, g_wk, "k_proj bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t, h, kv, 0.0f),
-                                sv.dv, a.h1, g_wv, "v_proj bwd weight"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, q, 0.0f),
-                                sv.dq, pp.Param(id.wq), sv.dh,
-                                "q_proj bwd input"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, kv, 1.0f),
-                                sv.dk, pp.Param(id.wk), sv.dh,
-                                "k_proj bwd input"));
-    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t, h, kv, 1.0f),
-                                sv.dv, pp.Param(id.wv), sv.dh,
-                                "v_proj bwd input"));
-    ZR_RETURN_IF_ERROR(AllReduceTp(
-        stream, sv.dh, absl::StrCat("L", l, " tp attention input grad")));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_ln1, pp.Grad(id.ln1));
-    ZR_RETURN_IF_ERROR(o.Zero(g_ln1, "input_layernorm bwd zero"));
-    ops::RmsNormBackward n1 = n2;
-    n1.x = sv.res[l];
-    n1.weight = pp.Param(id.ln1);
-    n1.rstd = a.rstd1;
-    n1.dy = sv.dh;
-    n1.dx = dnext;
-    n1.d_weight = g_ln1;
-    ZR_RETURN_IF_ERROR(o.Run(n1, "input_layernorm bwd"));
-    ZR_RETURN_IF_ERROR(o.Add(dnext, sv.dmid, dnext, "residual 1 bwd"));
-
-    std::vector<int> ready = {id.ln1, id.wq, id.wk, id.wv, id.wo,
-                              id.ln2, id.wg, id.wu, id.wd};
-    if (s.qkv_bias()) ready.insert(ready.end(), {id.bq, id.bk, id.bv});
-    std::sort(ready.begin(), ready.end());
-    ZR_RETURN_IF_ERROR(pp.GradsReady(ready));
-    ZR_RETURN_IF_ERROR(pp.EndModule(module, Pass::kBackward));
+  Steps steps(*this, stream, pp);
+  TensorRef dres = saved_->dres_a;   // gradient of the residual stream
+  TensorRef dnext = saved_->dres_b;  // the same one layer down
+  ZR_RETURN_IF_ERROR(steps.HeadBackward(dres));
+  for (int64_t l = spec_.num_layers() - 1; l >= 0; --l) {
+    ZR_RETURN_IF_ERROR(steps.LayerBackward(l, dres, dnext));
     std::swap(dres, dnext);
   }
-
-  // Embedding.
-  {
-    Ops o(stream, "embedding ");
-    ZR_RETURN_IF_ERROR(pp.BeginModule(0, Pass::kBackward));
-    ZR_ASSIGN_OR_RETURN(TensorRef g_emb, pp.Grad(0));
-    if (!s.tie_word_embeddings()) {
-      ZR_RETURN_IF_ERROR(o.Zero(g_emb, "bwd zero"));
-    }
-    ops::EmbeddingBackward eb;
-    eb.args.num_tokens = t;
-    eb.args.vocab_size = s.vocab_size();
-    eb.args.dim = h;
-    eb.tokens = tokens_;
-    eb.d_out = dres;
-    eb.d_table = g_emb;
-    ZR_RETURN_IF_ERROR(o.Run(eb, "bwd"));
-    ZR_RETURN_IF_ERROR(pp.GradsReady({0}));
-    ZR_RETURN_IF_ERROR(pp.EndModule(0, Pass::kBackward));
-  }
-  return absl::OkStatus();
+  return steps.EmbeddingBackward(dres);
 }
 
 absl::Status Transformer::AllReduceTp(Stream& stream, const TensorRef& x,

@@ -13,7 +13,8 @@
 //
 // The model owns its activations: one arena allocated at Create for the
 // micro-batch shape, holding what backward needs plus scratch, reused every
-// micro-step (no device allocation inside a step).
+// micro-step (no device allocation inside a step). Destroy the model only
+// when the device is done with its work (its owner synchronizes first).
 //
 // Everything is enqueued on one compute stream, in order, so the model needs
 // no synchronization of its own. Parameters, activations and gradients use
@@ -42,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/model/model_spec.pb.h"
+#include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 
 namespace zero3 {
@@ -141,7 +143,8 @@ class Transformer {
   double BackwardFlops() const;
 
  private:
-  struct Layer;
+  struct OpArgs;
+  class Steps;  // the modules' forward and backward steps
   Transformer(const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
               runtime::Runtime& rt, TensorParallel tp);
   // Per-rank widths under tensor parallelism.
@@ -152,6 +155,7 @@ class Transformer {
                            absl::string_view label);
   absl::Status Allocate();
   void BuildParams();
+  void BuildOpArgs();
 
   ModelSpec spec_;
   DType dtype_;
@@ -160,9 +164,10 @@ class Transformer {
   TensorParallel tp_;
   std::vector<ParamInfo> params_;
   std::vector<ModuleInfo> modules_;
+  std::unique_ptr<const OpArgs> args_;
 
   // Activation arena (see transformer.cc for the layout).
-  runtime::Buffer arena_;
+  runtime::OwnedBuffer arena_;
   int64_t arena_bytes_ = 0;
   struct Saved;
   std::unique_ptr<Saved> saved_;

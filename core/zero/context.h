@@ -32,7 +32,7 @@ struct ZeroContext {
   runtime::DType dtype = runtime::DType::kF32;
 
   bool sync(Sync s) const { return options->syncs.enabled(s); }
-  int world() const { return layout->world(); }
+  int data_parallel_size() const { return layout->data_parallel_size(); }
 };
 
 }  // namespace zero

@@ -11,6 +11,8 @@
 namespace zero3 {
 namespace zero {
 
+using runtime::AllocateDevice;
+using runtime::AllocateHost;
 using runtime::DType;
 using runtime::HostMemoryKind;
 using runtime::KernelCall;
@@ -54,14 +56,15 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
     dedicated_.emplace_back();
     Slot& s = dedicated_.back();
     ZR_ASSIGN_OR_RETURN(
-        s.buffer, dev.Allocate(layout.param(p).padded * esize,
-                               absl::StrCat("gradient of shared param ", p)));
+        s.buffer, AllocateDevice(dev, layout.param(p).padded * esize,
+                                 absl::StrCat("gradient of shared param ", p)));
     ZR_ASSIGN_OR_RETURN(s.copied_out, dev.CreateEvent());
   }
   for (Slot& s : slots_) {
     ZR_ASSIGN_OR_RETURN(
-        s.buffer, dev.Allocate(std::max<int64_t>(1, slot_elements_) * esize,
-                               "gradient slot"));
+        s.buffer,
+        AllocateDevice(dev, std::max<int64_t>(1, slot_elements_) * esize,
+                       "gradient slot"));
     ZR_ASSIGN_OR_RETURN(s.copied_out, dev.CreateEvent());
   }
 
@@ -77,11 +80,11 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
     }
     max_row = std::max(max_row, r.elements);
   }
-  const int w = layout.world();
-  ZR_ASSIGN_OR_RETURN(bucket_,
-                      dev.Allocate(max_row * w * esize, "reduce bucket"));
-  ZR_ASSIGN_OR_RETURN(reduced_,
-                      dev.Allocate(max_row * esize, "reduced bucket chunk"));
+  const int w = layout.data_parallel_size();
+  ZR_ASSIGN_OR_RETURN(
+      bucket_, AllocateDevice(dev, max_row * w * esize, "reduce bucket"));
+  ZR_ASSIGN_OR_RETURN(
+      reduced_, AllocateDevice(dev, max_row * esize, "reduced bucket chunk"));
   // Without accumulation there is nothing to accumulate in fp32: with the
   // optimizer on the host, each reduced chunk goes to the host as it is, in
   // the model's dtype, which halves the PCIe traffic of fp32 and saves the
@@ -91,30 +94,34 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
                     ctx_.dtype != DType::kF32;
   host_dtype_ = direct_to_host_ ? ctx_.dtype : DType::kF32;
   if (!direct_to_host_) {
-    ZR_ASSIGN_OR_RETURN(partition_,
-                        dev.Allocate(std::max<int64_t>(1, layout.total()) * 4,
-                                     "gradient partition (fp32)"));
+    ZR_ASSIGN_OR_RETURN(
+        partition_,
+        AllocateDevice(dev, std::max<int64_t>(1, layout.total()) * 4,
+                       "gradient partition (fp32)"));
   }
   // Each rank's sum of squares as [hi, lo] (see ops::SumSquares), and
   // every rank's, gathered: summing them on the host in double keeps the
   // norm independent of the sharding up to double rounding.
-  ZR_ASSIGN_OR_RETURN(norm_device_, dev.Allocate(8, "gradient norm squared"));
-  ZR_ASSIGN_OR_RETURN(norm_gathered_, dev.Allocate(8 * layout.world(),
-                                                   "gathered norm squared"));
+  ZR_ASSIGN_OR_RETURN(norm_device_,
+                      AllocateDevice(dev, 8, "gradient norm squared"));
+  ZR_ASSIGN_OR_RETURN(norm_gathered_,
+                      AllocateDevice(dev, 8 * layout.data_parallel_size(),
+                                     "gathered norm squared"));
   ZR_ASSIGN_OR_RETURN(
       norm_host_,
-      ctx_.rt->AllocateHost(8 * layout.world(), HostMemoryKind::kPinned,
-                            "gradient norm squared (host)"));
+      AllocateHost(*ctx_.rt, 8 * layout.data_parallel_size(),
+                   HostMemoryKind::kPinned, "gradient norm squared (host)"));
   if (ctx_.options->offload_optimizer) {
     ZR_ASSIGN_OR_RETURN(
         host_partition_,
-        ctx_.rt->AllocateHost(
-            std::max<int64_t>(1, layout.total()) *
-                kernels::DTypeSize(host_dtype_),
-            ctx_.options->optimizer_pin_memory ? HostMemoryKind::kPinned
-                                               : HostMemoryKind::kPageable,
-            absl::StrCat("host gradients (", kernels::DTypeName(host_dtype_),
-                         ")")));
+        AllocateHost(*ctx_.rt,
+                     std::max<int64_t>(1, layout.total()) *
+                         kernels::DTypeSize(host_dtype_),
+                     ctx_.options->optimizer_pin_memory
+                         ? HostMemoryKind::kPinned
+                         : HostMemoryKind::kPageable,
+                     absl::StrCat("host gradients (",
+                                  kernels::DTypeName(host_dtype_), ")")));
   }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
   return absl::OkStatus();
@@ -129,7 +136,8 @@ TensorRef GradReducer::host_partition() const {
   return TensorRef::Of(host_partition_, host_dtype_, 0, ctx_.layout->total());
 }
 TensorRef GradReducer::host_norm_squared() const {
-  return TensorRef::Of(norm_host_, DType::kF32, 0, 2 * ctx_.world());
+  return TensorRef::Of(norm_host_, DType::kF32, 0,
+                       2 * ctx_.data_parallel_size());
 }
 bool GradReducer::host_buffer_pinned() const {
   return host_partition_.space() == runtime::MemorySpace::kPinnedHost;
@@ -211,7 +219,7 @@ absl::Status GradReducer::GradsReady(absl::Span<const int> params) {
   if (ctx_.sync(Sync::kGradsReadyBeforeReduce)) {
     ZR_RETURN_IF_ERROR(ctx_.reduce->Wait(*ready_));
   }
-  const int w = layout.world();
+  const int w = layout.data_parallel_size();
   for (int p : order) {
     if (p != next_param_) {
       return absl::InternalError(absl::StrCat(
@@ -254,7 +262,7 @@ absl::Status GradReducer::Flush(int b) {
   ++next_bucket_;
   const ShardLayout& layout = *ctx_.layout;
   const ParamRange& bucket = buckets_[b];
-  const int w = layout.world();
+  const int w = layout.data_parallel_size();
   runtime::Stream& s = *ctx_.reduce;
   const TensorRef all =
       TensorRef::Of(bucket_, ctx_.dtype, 0, bucket.elements * w);
@@ -345,13 +353,14 @@ absl::Status GradReducer::EndBackward() {
   if (!boundary_) return absl::OkStatus();
   runtime::Stream& s = *ctx_.reduce;
   const TensorRef norm = TensorRef::Of(norm_device_, DType::kF32, 0, 2);
-  const runtime::Buffer* all = &norm_device_;
-  if (ctx_.world() > 1) {
-    ZR_RETURN_IF_ERROR(ctx_.dp->AllGather(
-        s, norm,
-        TensorRef::Of(norm_gathered_, DType::kF32, 0, 2 * ctx_.world()),
-        "all-gather grad norm"));
-    all = &norm_gathered_;
+  const runtime::Buffer* all = &norm_device_.get();
+  if (ctx_.data_parallel_size() > 1) {
+    ZR_RETURN_IF_ERROR(
+        ctx_.dp->AllGather(s, norm,
+                           TensorRef::Of(norm_gathered_, DType::kF32, 0,
+                                         2 * ctx_.data_parallel_size()),
+                           "all-gather grad norm"));
+    all = &norm_gathered_.get();
   }
   ZR_RETURN_IF_ERROR(s.Copy(norm_host_.All(), all->All(), "grad norm D2H"));
   // The synchronization that makes the asynchronous gradient copies (and the

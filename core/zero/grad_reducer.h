@@ -34,7 +34,8 @@
 // read.
 //
 // Owns the slots, bucket buffers, device partition, host gradient buffer and
-// events. Not thread-safe.
+// events; destroy it only when the device is done with them (the engine
+// synchronizes first). Not thread-safe.
 
 #ifndef ZERO3_CORE_ZERO_GRAD_REDUCER_H_
 #define ZERO3_CORE_ZERO_GRAD_REDUCER_H_
@@ -46,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/model/transformer.h"
+#include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/context.h"
 
@@ -81,7 +83,7 @@ class GradReducer {
 
  private:
   struct Slot {
-    runtime::Buffer buffer;
+    runtime::OwnedBuffer buffer;
     std::unique_ptr<runtime::Event> copied_out;
     bool pending = false;  // copied_out was recorded and not yet waited on
   };
@@ -110,15 +112,15 @@ class GradReducer {
   int modules_seen_ = 0;
   bool slot_waited_ = false;
 
-  runtime::Buffer bucket_;
-  runtime::Buffer reduced_;      // this rank's chunk of a bucket
-  bool direct_to_host_ = false;  // see Init
+  runtime::OwnedBuffer bucket_;
+  runtime::OwnedBuffer reduced_;  // this rank's chunk of a bucket
+  bool direct_to_host_ = false;   // see Init
   runtime::DType host_dtype_ = runtime::DType::kF32;
-  runtime::Buffer partition_;
-  runtime::Buffer host_partition_;
-  runtime::Buffer norm_device_;
-  runtime::Buffer norm_gathered_;
-  runtime::Buffer norm_host_;
+  runtime::OwnedBuffer partition_;
+  runtime::OwnedBuffer host_partition_;
+  runtime::OwnedBuffer norm_device_;
+  runtime::OwnedBuffer norm_gathered_;
+  runtime::OwnedBuffer norm_host_;
   std::unique_ptr<runtime::Event> ready_;
 
   int micro_ = 0;

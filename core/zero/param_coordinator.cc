@@ -43,10 +43,11 @@ absl::Status ParamCoordinator::Init() {
     for (int p : modules_[m].params) module_numel_[m] += params_[p].numel;
   }
   if (ctx_.options->offload_param) {
-    ZR_ASSIGN_OR_RETURN(staging_,
-                        ctx_.rt->device().Allocate(
-                            max_partition * kernels::DTypeSize(ctx_.dtype),
-                            "offloaded shard staging"));
+    ZR_ASSIGN_OR_RETURN(
+        staging_,
+        runtime::AllocateDevice(ctx_.rt->device(),
+                                max_partition * kernels::DTypeSize(ctx_.dtype),
+                                "offloaded shard staging"));
   }
   return absl::OkStatus();
 }
@@ -69,8 +70,9 @@ absl::StatusOr<ParamCoordinator::Block*> ParamCoordinator::TakeBlock(
   auto block = std::make_unique<Block>();
   ZR_ASSIGN_OR_RETURN(
       block->buffer,
-      ctx_.rt->device().Allocate(elements * kernels::DTypeSize(ctx_.dtype),
-                                 "gathered parameter"));
+      runtime::AllocateDevice(ctx_.rt->device(),
+                              elements * kernels::DTypeSize(ctx_.dtype),
+                              "gathered parameter"));
   ZR_ASSIGN_OR_RETURN(block->released, ctx_.rt->device().CreateEvent());
   blocks_.push_back(std::move(block));
   return blocks_.back().get();

@@ -23,7 +23,9 @@
 // stream; the next all-gather into it waits for that event
 // (param-buffer-reuse), so reuse is event-ordered, not host-synchronized.
 //
-// Owns the pool, its events and the per-parameter state. Not thread-safe.
+// Owns the pool, its events and the per-parameter state; destroy it only
+// when the device is done with them (the engine synchronizes first). Not
+// thread-safe.
 
 #ifndef ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_
 #define ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_
@@ -35,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/model/transformer.h"
+#include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/context.h"
 
@@ -66,7 +69,7 @@ class ParamCoordinator {
  private:
   enum class State { kReleased, kInflight, kAvailable };
   struct Block {
-    runtime::Buffer buffer;
+    runtime::OwnedBuffer buffer;
     std::unique_ptr<runtime::Event> released;
     bool used = false;
   };
@@ -94,7 +97,7 @@ class ParamCoordinator {
   std::vector<ParamState> params_;
   std::map<int64_t, std::vector<Block*>> free_blocks_;
   std::vector<std::unique_ptr<Block>> blocks_;
-  runtime::Buffer staging_;  // device copy of host shards (offload_param)
+  runtime::OwnedBuffer staging_;  // device copy of host shards (offload_param)
   runtime::Event* pending_update_ = nullptr;
 
   // Module-visit trace.

@@ -9,16 +9,17 @@
 namespace zero3 {
 namespace zero {
 
-ShardLayout::ShardLayout(const std::vector<int64_t>& numels, int world,
-                         int rank)
-    : world_(world), rank_(rank) {
-  ZR_CHECK_GE(world, 1);
-  ZR_CHECK(rank >= 0 && rank < world) << "rank " << rank;
+ShardLayout::ShardLayout(const std::vector<int64_t>& numels,
+                         int data_parallel_size, int rank)
+    : dp_size_(data_parallel_size), rank_(rank) {
+  const int w = data_parallel_size;
+  ZR_CHECK_GE(w, 1);
+  ZR_CHECK(rank >= 0 && rank < w) << "rank " << rank;
   for (int64_t n : numels) {
     ParamShard s;
     s.numel = n;
-    s.padded = (n + world - 1) / world * world;
-    s.partition = s.padded / world;
+    s.padded = (n + w - 1) / w * w;
+    s.partition = s.padded / w;
     s.offset = total_;
     total_ += s.partition;
     params_.push_back(s);

@@ -3,7 +3,7 @@
 // shard_layout.h: how parameters are split across the data-parallel ranks.
 //
 // As in DeepSpeed ZeRO-3, each parameter is flattened, padded to a multiple
-// of the world size W and split into W equal partitions; rank r owns
+// of the data-parallel size W and split into W equal partitions; rank r owns
 // elements [r·P, (r+1)·P) of the padded parameter, P = ceil(numel / W). The
 // padding sits at the end, so the last ranks may own fewer real elements, or
 // none. Each rank stores its partitions of all parameters back to back, in
@@ -42,9 +42,13 @@ struct ParamRange {
 
 class ShardLayout {
  public:
-  ShardLayout(const std::vector<int64_t>& numels, int world, int rank);
+  // `rank` of `data_parallel_size` data-parallel ranks.
+  ShardLayout(const std::vector<int64_t>& numels, int data_parallel_size,
+              int rank);
 
-  int world() const { return world_; }
+  // W: the ranks the shards are spread over (the world size divided by the
+  // tensor-parallel degree), and this rank's index among them.
+  int data_parallel_size() const { return dp_size_; }
   int rank() const { return rank_; }
   int num_params() const { return static_cast<int>(params_.size()); }
   const ParamShard& param(int p) const { return params_[p]; }
@@ -71,7 +75,7 @@ class ShardLayout {
   std::vector<ParamRange> Buckets(int64_t bucket_size) const;
 
  private:
-  int world_, rank_;
+  int dp_size_, rank_;
   std::vector<ParamShard> params_;
   int64_t total_ = 0;
 };
