@@ -4,8 +4,9 @@
 //
 // A Buffer is a value-type handle (id, size, memory space, base pointer) to an
 // allocation owned by a Device (device memory) or a Runtime (host memory). It
-// does not own the memory: the allocator that returned it frees it. Copying a
-// Buffer copies the handle.
+// does not own the memory; copying a Buffer copies the handle. Code that
+// allocates holds an OwnedBuffer (owned_buffer.h), which frees through the
+// allocator that returned it.
 //
 // Every access the engine makes to memory names a byte range of a buffer (a
 // BufferSlice). The simulator orders and checks accesses by these ranges (its
