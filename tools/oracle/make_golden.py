@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Makes the PyTorch/transformers oracle files zero3's tests compare against.
+
+For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, Llama with an
+explicit head_dim) it saves a Hugging Face checkpoint made by transformers
+(config.json and model.safetensors, fp32) and golden.json with, for fixed
+token windows:
+  - forward: the loss of the first batch at the saved weights and the logits
+    of a few positions;
+  - grad_norms: the 2-norm of every parameter's gradient of that loss;
+  - adamw: the loss of each of 5 steps of torch.optim.AdamW (without and with
+    gradient clipping), each loss taken before its step's update, as zero3
+    prints it.
+Loss: mean cross-entropy over all tokens of the batch; a window holds seq + 1
+tokens, the first seq are the inputs and the last seq the targets.
+
+Runs on the CPU in fp32 (deterministic). Needs torch and transformers:
+    python3 tools/oracle/make_golden.py --out testing/testdata/hf
+"""
+
+import argparse
+import json
+import os
+
+import torch
+import transformers
+
+SEQ = 16
+BATCH = 2
+STEPS = 5
+ADAMW = {"lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}
+LOGIT_POSITIONS = [(0, 0), (0, SEQ - 1), (1, 7)]
+
+
+def models():
+    common = dict(vocab_size=96, hidden_size=32, intermediate_size=64,
+                  num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=64,
+                  rms_norm_eps=1e-6, rope_theta=10000.0)
+    return {
+        "qwen2_tied": transformers.Qwen2Config(
+            **common, tie_word_embeddings=True, use_sliding_window=False),
+        "qwen2_untied": transformers.Qwen2Config(
+            **common, tie_word_embeddings=False, use_sliding_window=False),
+        "llama": transformers.LlamaConfig(
+            **dict(common, head_dim=16), tie_word_embeddings=False,
+            attention_bias=False, mlp_bias=False),
+    }
+
+
+def windows(vocab, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, vocab, (STEPS, BATCH, SEQ + 1), generator=g)
+
+
+def loss_of(model, batch):
+    logits = model(input_ids=batch[:, :-1]).logits
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+    return loss, logits
+
+
+def train(name, config, data, clip):
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(
+        config)
+    path = os.path.join(ARGS.out, name)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    opt = torch.optim.AdamW(model.parameters(), lr=ADAMW["lr"],
+                            betas=tuple(ADAMW["betas"]), eps=ADAMW["eps"],
+                            weight_decay=ADAMW["weight_decay"])
+    losses = []
+    for step in range(STEPS):
+        opt.zero_grad()
+        loss, _ = loss_of(model, data[step])
+        loss.backward()
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        losses.append(loss.item())
+    model.load_state_dict(state)
+    return model, path, losses
+
+
+def main():
+    for name, config in models().items():
+        data = windows(config.vocab_size, seed=1234)
+        model, path, losses = train(name, config, data, clip=0.0)
+        _, _, clipped = train(name, config, data, clip=1.0)
+        model.save_pretrained(path, safe_serialization=True)
+        model.zero_grad()
+        loss, logits = loss_of(model, data[0])
+        loss.backward()
+        golden = {
+            "model": name,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "seq": SEQ,
+            "batch": BATCH,
+            "windows": data.tolist(),
+            "forward": {
+                "loss": loss.item(),
+                "logits": [{"sample": b, "position": p,
+                            "values": logits[b, p].tolist()}
+                           for b, p in LOGIT_POSITIONS],
+            },
+            "grad_norms": {n: p.grad.norm().item()
+                           for n, p in model.named_parameters()},
+            "adamw": dict(ADAMW, losses=losses),
+            "adamw_clipped": dict(ADAMW, gradient_clipping=1.0,
+                                  losses=clipped),
+        }
+        with open(os.path.join(path, "golden.json"), "w") as f:
+            json.dump(golden, f, indent=1)
+        print(name, "loss", golden["forward"]["loss"], "steps", losses)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder")
+    ARGS = parser.parse_args()
+    torch.use_deterministic_algorithms(True)
+    main()
