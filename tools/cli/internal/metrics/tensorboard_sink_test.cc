@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -115,6 +116,37 @@ TEST(TensorBoardSinkTest, EventFileReadsBack) {
   EXPECT_EQ(lr.summary().value(0).tag(), "Train/Samples/lr");
   EXPECT_EQ(lr.summary().value(0).simple_value(), 1e-3f);
   EXPECT_EQ(lr.step(), 16);
+}
+
+// The bytes TensorBoard 2.21's own RecordWriter wrote for the same two
+// events (Python: Event(wall_time=1767225600.25,
+// file_version="brain.Event:2") and Event(wall_time=1767225600.25, step=16,
+// summary=Summary(value=[Summary.Value(tag="Train/Samples/lr",
+// simple_value=0.001)])), each serialized and written with
+// tensorboard.summary.writer.record_writer.RecordWriter).
+constexpr char kTensorBoardBytes[] =
+    "1800000000000000a37f4b2209000010406e55da411a0d627261696e2e4576656e743a"
+    "327ce7ce862600000000000000734fe30009000010406e55da4110102a190a170a1054"
+    "7261696e2f53616d706c65732f6c72156f12833a6351a0a1";
+
+std::string Hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += absl::StrFormat("%02x", c);
+  return out;
+}
+
+TEST(TensorBoardSinkTest, BytesEqualTensorBoardsOwnWriter) {
+  const std::string dir = FreshDir("tb_bytes");
+  EventOptions options;
+  options.has_loss = false;  // the step's first event is then the lr
+  ASSERT_OK_AND_ASSIGN(auto sink, TensorBoardSink::Create(dir, options, [] {
+                         return 1767225600.25;
+                       }));
+  ASSERT_OK(sink->Write(TestStep(1, false)));
+  const std::string written = Hex(ReadFile(sink->path()));
+  const std::string want = kTensorBoardBytes;
+  ASSERT_GE(written.size(), want.size());
+  EXPECT_EQ(written.substr(0, want.size()), want);
 }
 
 TEST(TensorBoardSinkTest, UnwritableDirectoryIsAnError) {
