@@ -4,26 +4,7 @@
 # the errors for paths that cannot be written.
 set -uo pipefail
 
-ZERO3=tools/zero3
-TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# expect CODE ARGS...: runs zero3 ARGS, checks the exit code, keeps the streams.
-expect() {
-  local want="$1"
-  shift
-  "$ZERO3" "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "zero3 $*: exit $got, want $want"
-    sed 's/^/  stderr: /' "$TMP/err" >&2
-  fi
-}
+source tools/cli_test_lib.sh
 
 # Data mode: one line per step, each with a numeric loss, lr and step.
 expect 0 train --steps 3 --metrics "$TMP/m.jsonl"
@@ -78,8 +59,4 @@ expect 2 train --steps 2 --set tensorboard.enabled=true \
 grep -q "error: tensorboard: cannot create directory $TMP/file/DeepSpeedJobName" \
   "$TMP/err" || fail "the tensorboard error does not name the directory"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo "PASS"
+finish
