@@ -3,27 +3,8 @@
 # versus stderr.
 set -uo pipefail
 
-ZERO3=tools/zero3
+source tools/cli_test_lib.sh
 CONFIGS=testing/testdata/configs
-TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# expect CODE ARGS...: runs zero3 ARGS, checks the exit code, keeps the streams.
-expect() {
-  local want="$1"
-  shift
-  "$ZERO3" "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "zero3 $*: exit $got, want $want"
-    sed 's/^/  stderr: /' "$TMP/err" >&2
-  fi
-}
 
 expect 0 --help
 grep -q "config" "$TMP/out" || fail "--help does not list the config command"
@@ -113,8 +94,4 @@ expect 2 whatif --vary zero_optimization.reduce_bucket_sise=1
 grep -q "reduce_bucket_size" "$TMP/err" || fail "whatif: bad key not named"
 expect 2 whatif --hardware h300
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all checks passed"
+finish

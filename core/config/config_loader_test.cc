@@ -127,6 +127,17 @@ TEST(ConfigLoaderTest, DefaultConfig) {
   "zero3": {
     "grad_offload": "async",
     "optimizer_threads": 0
+  },
+  "steps_per_print": 1,
+  "csv_monitor": {
+    "enabled": false,
+    "output_path": "",
+    "job_name": "DeepSpeedJobName"
+  },
+  "tensorboard": {
+    "enabled": false,
+    "output_path": "",
+    "job_name": "DeepSpeedJobName"
   }
 })");
   // Every field is set explicitly (nvme_path has no default).
@@ -385,7 +396,7 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        R"({"scheduler": {"type": "WarmupLR", "params": {"x": "auto"}},
            "steps_per_print": 10, "wall_clock_breakdown": false,
            "activation_checkpointing": {}, "flops_profiler": {},
-           "tensorboard": {}, "communication_data_type": "fp32",
+           "wandb": {}, "communication_data_type": "fp32",
            "zero_allow_untested_optimizer": true,
            "zero_optimization": {"allgather_bucket_size": 5e8,
              "allgather_partitions": true, "round_robin_gradients": false,
@@ -396,8 +407,8 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        1,
        [](const Config&) {},
        {"scheduler: learning-rate schedules are not implemented; ignored",
-        "steps_per_print: ", "wall_clock_breakdown: ",
-        "activation_checkpointing: ", "flops_profiler: ", "tensorboard: ",
+        "wall_clock_breakdown: ", "activation_checkpointing: ",
+        "flops_profiler: ", "wandb: this monitoring backend",
         "communication_data_type: ", "zero_allow_untested_optimizer: ",
         "zero_optimization.allgather_bucket_size: used by ZeRO stages 1 and "
         "2 only",
@@ -938,10 +949,10 @@ TEST(ConfigLoaderTest, HuggingFaceTemplateFilledIn) {
   EXPECT_EQ(c.zero_optimization().sub_group_size(), 1000000000);
   EXPECT_EQ(c.zero_optimization().stage3_prefetch_bucket_size(), 3774873);
   EXPECT_DOUBLE_EQ(c.optimizer().params().lr(), 2e-5);
+  EXPECT_EQ(c.steps_per_print(), 2000);
   EXPECT_THAT(
       loaded.notices,
-      ElementsAre(HasSubstr("scheduler: "), HasSubstr("steps_per_print: "),
-                  HasSubstr("wall_clock_breakdown: "),
+      ElementsAre(HasSubstr("scheduler: "), HasSubstr("wall_clock_breakdown: "),
                   HasSubstr("stage3_gather_16bit_weights_on_model_"
                             "save: zero3 does not save")));
   // The same file needs its data-parallel size to match.
@@ -1151,6 +1162,33 @@ TEST(ConfigLoaderTest, TextFormat) {
                      options));
   EXPECT_FALSE(
       overridden.config.zero_optimization().offload_optimizer().pin_memory());
+}
+
+TEST(ConfigLoaderTest, ReadsMonitorsAndStepsPerPrint) {
+  ASSERT_OK_AND_ASSIGN(LoadedConfig defaults, LoadJson("{}"));
+  EXPECT_EQ(defaults.config.steps_per_print(), 1);
+  EXPECT_FALSE(defaults.config.csv_monitor().enabled());
+  EXPECT_EQ(defaults.config.tensorboard().output_path(), "");
+  EXPECT_EQ(defaults.config.tensorboard().job_name(), "DeepSpeedJobName");
+  ASSERT_OK_AND_ASSIGN(LoadedConfig loaded, LoadJson(R"({"steps_per_print": 5,
+                   "csv_monitor": {"enabled": true, "output_path": "logs/"},
+                   "tensorboard": {"enabled": true, "job_name": "run1"}})"));
+  const Config& c = loaded.config;
+  EXPECT_EQ(c.steps_per_print(), 5);
+  EXPECT_TRUE(c.csv_monitor().enabled());
+  EXPECT_EQ(c.csv_monitor().output_path(), "logs/");
+  EXPECT_EQ(c.csv_monitor().job_name(), "DeepSpeedJobName");
+  EXPECT_TRUE(c.tensorboard().enabled());
+  EXPECT_EQ(c.tensorboard().job_name(), "run1");
+  EXPECT_THAT(Notices(loaded), Not(HasSubstr("tensorboard")));
+  ExpectRoundTrip(c, 1);
+  EXPECT_THAT(LoadJson(R"({"steps_per_print": 0})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("steps_per_print (line 1, column 21): must "
+                                 "be >= 1")));
+  EXPECT_THAT(LoadJson(R"({"tensorboard": {"enable": true}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tensorboard.enable")));
 }
 
 TEST(ConfigLoaderTest, DetectsFormat) {

@@ -23,7 +23,8 @@ constexpr absl::string_view kMics =
     "MiCS sharding is not implemented; ignored: parameters are sharded "
     "across all ranks";
 constexpr absl::string_view kMonitor =
-    "monitoring backends are not implemented; ignored";
+    "this monitoring backend is not implemented; ignored: csv_monitor and "
+    "tensorboard are, and zero3 train --metrics writes JSON Lines";
 constexpr absl::string_view kCheckpointing =
     "checkpointing is not implemented yet; ignored";
 constexpr absl::string_view kFetchAlgorithm =
@@ -43,8 +44,6 @@ constexpr DeepSpeedKey kKeys[] = {
     {"", "activation_checkpointing", K::kIgnored, "",
      "activation checkpointing is not implemented; ignored: activations are "
      "kept in device memory until backward"},
-    {"", "steps_per_print", K::kIgnored, "",
-     "DeepSpeed's progress-log interval; ignored"},
     {"", "wall_clock_breakdown", K::kIgnored, "",
      "DeepSpeed's timing log; ignored"},
     {"", "memory_breakdown", K::kIgnored, "",
@@ -54,9 +53,7 @@ constexpr DeepSpeedKey kKeys[] = {
      "the FLOPs profiler is not implemented; ignored"},
     {"", "comms_logger", K::kIgnored, "",
      "the communication logger is not implemented; ignored"},
-    {"", "tensorboard", K::kIgnored, "", kMonitor},
     {"", "wandb", K::kIgnored, "", kMonitor},
-    {"", "csv_monitor", K::kIgnored, "", kMonitor},
     {"", "comet", K::kIgnored, "", kMonitor},
     {"", "communication_data_type", K::kIgnored, "",
      "not configurable in zero3; ignored"},

@@ -436,6 +436,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   kernels::AdamWArgs args;
   args.step = adam_step_;
   args.lr = options_.lr;
+  stats->lr = args.lr;
   args.beta1 = options_.beta1;
   args.beta2 = options_.beta2;
   args.eps = options_.eps;

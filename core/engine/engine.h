@@ -61,6 +61,7 @@ struct StepStats {
   // The global gradient norm after unscaling, before clipping.
   double grad_norm = 0;
   double loss_scale = 1;
+  double lr = 0;  // The learning rate this step's update used.
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
   int64_t global_tokens = 0;

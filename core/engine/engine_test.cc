@@ -88,6 +88,9 @@ TEST(EngineTest, Fp16OverflowSkipsStepsAndLowersTheScale) {
   EXPECT_THAT(run.rank0[0].skip_reason, ::testing::HasSubstr("overflow"));
   int skipped = 0;
   for (size_t s = 0; s + 1 < run.rank0.size(); ++s) {
+    if (!run.rank0[s].skipped) {
+      EXPECT_EQ(run.rank0[s].lr, static_cast<double>(o.lr));
+    }
     if (run.rank0[s].skipped) {
       ++skipped;
       EXPECT_EQ(run.rank0[s + 1].loss_scale, run.rank0[s].loss_scale / 2);

@@ -3,27 +3,8 @@
 # itself, exit codes, output prefixes, a failing rank, a forwarded signal.
 set -uo pipefail
 
-ZERO3=tools/zero3
+source tools/cli_test_lib.sh
 CONFIGS=testing/testdata/configs
-TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# expect CODE ARGS...: runs zero3 ARGS, checks the exit code, keeps the streams.
-expect() {
-  local want="$1"
-  shift
-  "$ZERO3" "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "zero3 $*: exit $got, want $want"
-    sed 's/^/  stderr: /' "$TMP/err" >&2
-  fi
-}
 
 expect 0 --help
 grep -q "launch" "$TMP/out" || fail "--help does not list launch"
@@ -68,8 +49,4 @@ grep -q "got SIGTERM, forwarding it to every rank" "$TMP/err" ||
 grep -q "rank 0: stopped (SIGTERM)" "$TMP/err" || fail "SIGTERM: rank 0 not stopped"
 grep -q "rank 1: stopped (SIGTERM)" "$TMP/err" || fail "SIGTERM: rank 1 not stopped"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo "PASS"
+finish

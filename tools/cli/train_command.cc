@@ -31,6 +31,9 @@
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
 #include "tools/cli/internal/launcher_factory.h"
+#include "tools/cli/internal/metrics/metrics_sinks.h"
+#include "tools/cli/internal/metrics/model_flops.h"
+#include "tools/cli/internal/metrics/output_file.h"
 #include "tools/cli/internal/op_profile.h"
 #include "tools/whatif/whatif.h"
 
@@ -115,6 +118,10 @@ class TrainCommand : public Command {
     flags.AddBool("predict", &predict_,
                   "cuda: also simulate the same configuration on --hardware "
                   "and print predicted beside measured FWD/BWD/STEP");
+    flags.AddString("metrics", &metrics_, "FILE",
+                    "write each step's metrics to FILE as JSON Lines (loss, "
+                    "lr, grad_norm, times, tokens/s, MFU, memory; "
+                    "docs/metrics.md)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -142,6 +149,7 @@ class TrainCommand : public Command {
   // What a run needs before its ranks start.
   struct Inputs {
     zero::ZeroOptions options;
+    config::Config config;  // resolved, with --set applied
     model::ModelSpec spec;
     std::unique_ptr<model::BatchSource> data;
     sim::HardwareProfile profile;
@@ -153,6 +161,8 @@ class TrainCommand : public Command {
     int ranks = 0;
     engine::StepStats rank0;
     int64_t total_ns = 0;
+    int64_t pinned_host_bytes = 0;  // rank 0's, after the step
+    runtime::MemoryStats device;    // rank 0's, after the step
     std::vector<std::vector<std::vector<float>>> shards;  // [rank][param]
   };
 
@@ -175,6 +185,7 @@ class TrainCommand : public Command {
   absl::StatusOr<Inputs> LoadInputs(std::ostream& err) const;
   absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeBackend(
       const Inputs& in, std::ostream& err) const;
+  absl::Status OpenMetrics(const runtime::Launcher& launcher, const Inputs& in);
   absl::StatusOr<Results> RunRanks(runtime::Launcher& launcher,
                                    const Inputs& in, std::ostream& out) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
@@ -184,7 +195,8 @@ class TrainCommand : public Command {
   absl::Status CheckBackendFlags();
   // LoadInputs: the configuration with --set and --drop-sync applied, and
   // the training data.
-  absl::StatusOr<zero::ZeroOptions> LoadOptions(std::ostream& err) const;
+  absl::StatusOr<zero::ZeroOptions> LoadOptions(std::ostream& err,
+                                                config::Config* resolved) const;
   absl::StatusOr<std::unique_ptr<model::BatchSource>> LoadData(
       const model::ModelSpec& spec) const;
   // The run's first line, before its ranks start.
@@ -198,6 +210,10 @@ class TrainCommand : public Command {
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
                           Results& results, std::ostream& out) const;
+  // The leader's metrics of a completed row (--metrics, csv_monitor,
+  // tensorboard).
+  absl::Status WriteMetrics(const StepRow& row, int64_t step,
+                            bool has_loss) const;
   // Report: --predict (returning the predicted operations), --profile-ops,
   // and --check-reference on the simulator and on GPUs.
   absl::StatusOr<std::vector<runtime::OpTiming>> PrintPrediction(
@@ -230,7 +246,16 @@ class TrainCommand : public Command {
   bool symmetric_ = false;
   bool predict_ = false;
   bool profile_ops_ = false;
+  std::string metrics_;
   int exit_code_ = kExitOk;
+  // Set by OpenMetrics: the sinks (the leader's; none elsewhere), the
+  // console's cadence and what a step's MFU needs.
+  std::unique_ptr<internal::metrics::MetricsSinks> sinks_;
+  int64_t steps_per_print_ = 1;
+  double flops_per_token_ = 0;
+  double peak_tflops_ = 0;
+  int world_size_ = 1;
+  int64_t samples_per_step_ = 0;
 };
 
 // A preset's (or profile's) name as it is; anything else names a file.
@@ -246,6 +271,7 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
                       MakeBackend(in, err));
+  ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
   PrintHeader(*launcher, in, out);
   ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out));
   if (!launcher->leader()) return absl::OkStatus();
@@ -311,7 +337,7 @@ absl::Status TrainCommand::CheckBackendFlags() {
 absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
     std::ostream& err) const {
   Inputs in;
-  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(err));
+  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(err, &in.config));
   ZR_ASSIGN_OR_RETURN(
       in.spec, model::LoadModelSpec(NameOrPath(model_, model::PresetNames())));
   ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
@@ -321,7 +347,7 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
 }
 
 absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
-    std::ostream& err) const {
+    std::ostream& err, config::Config* resolved) const {
   config::LoadOptions load;
   load.world_size = ranks_;
   absl::StatusOr<config::LoadedConfig> loaded;
@@ -338,6 +364,7 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   }
   if (!loaded.ok()) return loaded.status();
   for (const std::string& n : loaded->notices) err << "notice: " << n << "\n";
+  *resolved = loaded->config;
   ZR_ASSIGN_OR_RETURN(zero::ZeroOptions options,
                       engine::OptionsFromConfig(loaded->config, seq_,
                                                 static_cast<uint64_t>(seed_)));
@@ -378,6 +405,43 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
   o.cuda.rank.log = &err;
   return internal::MakeLauncher(backend_, o);
+}
+
+// On the leader, the sinks are opened (files created, directories made)
+// before anything is trained, so a bad path fails the run at once.
+absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
+                                       const Inputs& in) {
+  const config::Config& c = in.config;
+  steps_per_print_ = c.steps_per_print();
+  flops_per_token_ =
+      internal::metrics::TrainingFlops(in.spec, in.options.seq, 1);
+  peak_tflops_ = in.profile.gpu().peak_bf16_tflops();
+  world_size_ = launcher.world_size();
+  samples_per_step_ = in.options.micro_batch * in.options.accumulation *
+                      static_cast<int64_t>(world_size_);
+  if (!launcher.leader()) return absl::OkStatus();
+  internal::metrics::SinkOptions o;
+  if (!metrics_.empty()) o.jsonl_path = ResolveUserPath(metrics_);
+  auto dir = [](const std::string& path, const std::string& job) {
+    const std::string d = internal::metrics::JoinPath(path, job);
+    return d.empty() ? std::string(".") : ResolveUserPath(d);
+  };
+  if (c.csv_monitor().enabled()) {
+    o.csv_dir = dir(c.csv_monitor().output_path(), c.csv_monitor().job_name());
+  }
+  if (c.tensorboard().enabled()) {
+    o.tensorboard_dir =
+        dir(c.tensorboard().output_path(), c.tensorboard().job_name());
+  }
+  o.events.has_loss = backend_ == "cuda" || mode_ == "data";
+  o.events.fp16 = in.options.dtype == kernels::DType::kF16;
+  ZR_ASSIGN_OR_RETURN(internal::metrics::MetricsSinks sinks,
+                      internal::metrics::MetricsSinks::Open(o));
+  if (!sinks.empty()) {
+    sinks_ =
+        std::make_unique<internal::metrics::MetricsSinks>(std::move(sinks));
+  }
+  return absl::OkStatus();
 }
 
 void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
@@ -465,11 +529,17 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
   }
   row.loss_sum += stats.loss;
   row.total_ns = std::max(row.total_ns, stats.total_ns);
-  if (rt.rank() == 0) row.rank0 = stats;
+  if (rt.rank() == 0) {
+    row.rank0 = stats;
+    row.pinned_host_bytes = rt.pinned_memory().stats().bytes_in_use;
+    row.device = rt.device().memory_stats();
+  }
   // The rank that completes the row prints it, in the process that runs
   // rank 0 (on GPUs, each process sees its own rank only).
   const int ranks = launcher.local_ranks();
   if (++row.ranks < ranks || !launcher.leader()) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(WriteMetrics(row, step, rt.computes_values()));
+  if ((step + 1) % steps_per_print_ != 0) return absl::OkStatus();
   const engine::StepStats& r0 = row.rank0;
   const double tokens = static_cast<double>(r0.global_tokens);
   out << absl::StrFormat(
@@ -483,6 +553,36 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
       r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]") : std::string());
   out.flush();
   return absl::OkStatus();
+}
+
+absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
+                                        bool has_loss) const {
+  if (sinks_ == nullptr) return absl::OkStatus();
+  const engine::StepStats& r0 = row.rank0;
+  internal::metrics::StepMetrics m;
+  m.step = step + 1;
+  m.samples = samples_per_step_ * (step + 1);
+  m.samples_before = samples_per_step_ * step;
+  if (has_loss) m.loss = row.loss_sum / row.ranks;
+  m.lr = internal::metrics::FloatAsDecimal(r0.lr);
+  m.grad_norm = r0.grad_norm;
+  m.loss_scale = r0.loss_scale;
+  m.skipped = r0.skipped;
+  m.skip_reason = r0.skip_reason;
+  m.tokens = r0.global_tokens;
+  const double seconds = row.total_ns / 1e9;
+  m.tokens_per_s = seconds > 0 ? r0.global_tokens / seconds : 0;
+  m.fwd_ms = r0.fwd_ns / 1e6;
+  m.bwd_ms = r0.bwd_ns / 1e6;
+  m.step_ms = r0.step_ns / 1e6;
+  m.total_ms = row.total_ns / 1e6;
+  m.model_flops = flops_per_token_ * static_cast<double>(r0.global_tokens);
+  m.mfu =
+      internal::metrics::Mfu(m.model_flops, seconds, world_size_, peak_tflops_);
+  m.pinned_host_bytes = row.pinned_host_bytes;
+  m.device_bytes = row.device.bytes_in_use;
+  m.device_peak_bytes = row.device.peak_bytes_in_use;
+  return sinks_->Write(m);
 }
 
 absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
