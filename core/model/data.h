@@ -55,7 +55,8 @@ class BatchSource {
  public:
   virtual ~BatchSource() = default;
   virtual std::string description() const = 0;
-  // Smallest vocabulary the tokens fit in.
+  // Smallest vocabulary the tokens fit in (a token file: the vocabulary its
+  // ids are checked against as they are read).
   virtual int64_t min_vocab() const = 0;
   // Samples in one epoch; 0 for a source without epochs.
   virtual int64_t samples_per_epoch() const { return 0; }
