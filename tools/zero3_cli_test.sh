@@ -94,4 +94,39 @@ expect 2 whatif --vary zero_optimization.reduce_bucket_sise=1
 grep -q "reduce_bucket_size" "$TMP/err" || fail "whatif: bad key not named"
 expect 2 whatif --hardware h300
 
+# Token files: the shipped one trains as README shows; data mistakes exit 2
+# naming the file.
+TOKENS=testing/testdata/tokens/tiny_corpus_u16.bin
+TEXT=testing/testdata/text/corpus.txt
+expect 0 train --data "$TOKENS" --data-dtype uint16 --steps 3
+[ "$(grep -cE '^step [0-9]/3  loss [0-9]+\.[0-9]{4} ' "$TMP/out")" -eq 3 ] ||
+  fail "want 3 step lines with a loss"
+grep -q "^data: token file $TOKENS (uint16, 3308 tokens" "$TMP/out" ||
+  fail "no data line naming the token file"
+
+# The same samples reach the unsharded reference.
+expect 0 train --data "$TOKENS" --ranks 4 --steps 2 --check-reference
+grep -q "check-reference: .*: OK" "$TMP/out" || fail "check-reference not OK"
+
+# Read as uint32, the byte tokens pair up into ids past the vocabulary.
+expect 2 train --data "$TOKENS" --data-dtype uint32 --steps 1
+grep -q "$TOKENS: token id [0-9]* at byte offset [0-9]* is outside" \
+  "$TMP/err" || fail "no error naming the bad id's offset"
+
+expect 2 train --data "$TEXT" --data-dtype uint16 --steps 1
+grep -q "$TEXT looks like text" "$TMP/err" || fail "text given a dtype"
+
+expect 2 train --data-dtype uint16 --steps 1
+grep -q "applies to token files" "$TMP/err" || fail "dtype for the corpus"
+
+expect 2 train --data "$TOKENS" --data-dtype int8 --steps 1
+grep -q "must be uint16 or uint32, got 'int8'" "$TMP/err" ||
+  fail "bad --data-dtype value"
+
+expect 2 train --data "$TOKENS" --seq 4096 --steps 1
+grep -q "$TOKENS holds 3308 tokens, too few" "$TMP/err" || fail "too small"
+
+expect 2 train --data "$TMP/none.bin" --steps 1
+grep -q "cannot open $TMP/none.bin" "$TMP/err" || fail "missing file"
+
 finish

@@ -543,6 +543,12 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   return coordinator_->AfterUpdate(updated_.get());
 }
 
+model::DataPosition Engine::data_position() const {
+  const model::BatchShape shape{options_.micro_batch, options_.seq,
+                                options_.accumulation, dp_size_};
+  return data_->PositionAt(shape, step_);
+}
+
 absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");

@@ -85,6 +85,9 @@ class Engine : private model::ParamProvider {
   const zero::ShardLayout& layout() const { return *layout_; }
   const zero::ZeroOptions& options() const { return options_; }
   int64_t steps_done() const { return step_; }
+  // Where the data stands: the position of the next step's first sample,
+  // part of the training state (BatchSource::SetPosition sets it back).
+  model::DataPosition data_position() const;
 
  private:
   Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/check.h"
 #include "core/util/random.h"
+#include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace model {
@@ -25,11 +27,12 @@ class Synthetic : public BatchSource {
   int64_t min_vocab() const override { return vocab_; }
 
  protected:
-  void Sample(int64_t n, int64_t seq, int32_t* out) const override {
+  absl::Status Sample(int64_t n, int64_t seq, int32_t* out) const override {
     for (int64_t i = 0; i <= seq; ++i) {
       out[i] = static_cast<int32_t>(
           HashOf(seed_, kTokenStream, n * (seq + 1) + i) % vocab_);
     }
+    return absl::OkStatus();
   }
 
  private:
@@ -47,12 +50,13 @@ class Text : public BatchSource {
   int64_t min_vocab() const override { return 256; }
 
  protected:
-  void Sample(int64_t n, int64_t seq, int32_t* out) const override {
+  absl::Status Sample(int64_t n, int64_t seq, int32_t* out) const override {
     const uint64_t windows = bytes_.size() - seq;
     const uint64_t start = HashOf(seed_, kOffsetStream, n) % windows;
     for (int64_t i = 0; i <= seq; ++i) {
       out[i] = static_cast<unsigned char>(bytes_[start + i]);
     }
+    return absl::OkStatus();
   }
 
  private:
@@ -61,25 +65,63 @@ class Text : public BatchSource {
   uint64_t seed_;
 };
 
+int64_t GlobalBatch(const BatchShape& shape) {
+  return shape.batch * shape.world * shape.accumulation;
+}
+
 }  // namespace
 
-void BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
-                       int rank, std::vector<int32_t>* tokens,
-                       std::vector<int32_t>* targets) const {
+absl::Status BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
+                               int rank, std::vector<int32_t>* tokens,
+                               std::vector<int32_t>* targets) const {
   tokens->resize(shape.batch * shape.seq);
   targets->resize(shape.batch * shape.seq);
   std::vector<int32_t> window(shape.seq + 1);
   for (int64_t b = 0; b < shape.batch; ++b) {
     const int64_t n =
+        start_ +
         ((step * shape.accumulation + micro) * shape.world + rank) *
             shape.batch +
         b;
-    Sample(n, shape.seq, window.data());
+    if (n < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "step ", step, " comes before the data position set for this run"));
+    }
+    ZR_RETURN_IF_ERROR(Sample(n, shape.seq, window.data()));
     for (int64_t i = 0; i < shape.seq; ++i) {
       (*tokens)[b * shape.seq + i] = window[i];
       (*targets)[b * shape.seq + i] = window[i + 1];
     }
   }
+  return absl::OkStatus();
+}
+
+DataPosition BatchSource::PositionAt(const BatchShape& shape,
+                                     int64_t step) const {
+  const int64_t n = start_ + step * GlobalBatch(shape);
+  ZR_CHECK_GE(n, 0);
+  const int64_t per_epoch = samples_per_epoch();
+  if (per_epoch == 0) return DataPosition{0, n};
+  return DataPosition{n / per_epoch, n % per_epoch};
+}
+
+absl::Status BatchSource::SetPosition(const BatchShape& shape, int64_t step,
+                                      const DataPosition& position) {
+  const int64_t per_epoch = samples_per_epoch();
+  const bool inside =
+      position.epoch >= 0 && position.index >= 0 &&
+      (per_epoch == 0 ? position.epoch == 0 : position.index < per_epoch);
+  if (!inside || step < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data position (epoch ", position.epoch, ", index ", position.index,
+        ") at step ", step, " is outside ", description(), ", which has ",
+        per_epoch == 0 ? std::string("no epochs")
+                       : absl::StrCat(per_epoch, " samples per epoch"),
+        "; was it saved with other data or another --seq?"));
+  }
+  start_ =
+      position.epoch * per_epoch + position.index - step * GlobalBatch(shape);
+  return absl::OkStatus();
 }
 
 std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed) {

@@ -5,13 +5,17 @@
 // Every micro-batch is a pure function of (step, micro-step, rank): the
 // sequences a rank trains on do not depend on how many ranks there are
 // before it, so the reference trainer can reproduce the global batch of a
-// ZeRO-3 run exactly. Sample number n = ((step * accumulation + micro) *
-// world + rank) * batch + b picks the sequence.
+// ZeRO-3 run exactly. Sample number n = start + ((step * accumulation +
+// micro) * world + rank) * batch + b picks the sequence: global batch `step`
+// is samples [start + step * G, start + (step + 1) * G) with G = batch *
+// world * accumulation, the same set however it is split across ranks and
+// micro-batches. `start` is 0 unless SetPosition moved it (to resume).
 //
 // Sources: seeded synthetic tokens, or a text file read as bytes (token =
 // byte value, vocabulary 256), from which each sample is a window at a
-// seeded random position. Targets are the inputs shifted by one.
-// Immutable after construction; thread-safe.
+// seeded random position; token files are in token_batches.h. Targets are
+// the inputs shifted by one. Immutable after construction except for
+// SetPosition, which must come before training; Fill is thread-safe.
 
 #ifndef ZERO3_CORE_MODEL_DATA_H_
 #define ZERO3_CORE_MODEL_DATA_H_
@@ -21,10 +25,24 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace zero3 {
 namespace model {
+
+// Where a run stands in its data: the next sample is the one at position
+// `index` of epoch `epoch`'s sample order. Sources without epochs (synthetic
+// tokens, text) stay in epoch 0 with index = the sample number. Part of the
+// training state: a checkpoint saves it and a resumed run sets it back.
+struct DataPosition {
+  int64_t epoch = 0;
+  int64_t index = 0;
+  bool operator==(const DataPosition& o) const {
+    return epoch == o.epoch && index == o.index;
+  }
+  bool operator!=(const DataPosition& o) const { return !(*this == o); }
+};
 
 struct BatchShape {
   int64_t batch = 1;  // sequences per micro-batch
@@ -37,15 +55,35 @@ class BatchSource {
  public:
   virtual ~BatchSource() = default;
   virtual std::string description() const = 0;
-  // Smallest vocabulary the tokens fit in.
+  // Smallest vocabulary the tokens fit in (a token file: the vocabulary its
+  // ids are checked against as they are read).
   virtual int64_t min_vocab() const = 0;
-  // tokens and targets get batch * seq int32 values each.
-  void Fill(const BatchShape& shape, int64_t step, int micro, int rank,
-            std::vector<int32_t>* tokens, std::vector<int32_t>* targets) const;
+  // Samples in one epoch; 0 for a source without epochs.
+  virtual int64_t samples_per_epoch() const { return 0; }
+
+  // tokens and targets get batch * seq int32 values each. Fails where the
+  // data does (a token file's id outside the vocabulary, naming the file
+  // and byte offset), or for a step before the one SetPosition placed.
+  absl::Status Fill(const BatchShape& shape, int64_t step, int micro, int rank,
+                    std::vector<int32_t>* tokens,
+                    std::vector<int32_t>* targets) const;
+
+  // The position of global batch `step`'s first sample.
+  DataPosition PositionAt(const BatchShape& shape, int64_t step) const;
+  // Makes global batch `step` start at `position`, the later ones following
+  // it (to resume: the saved position and the step training goes on from;
+  // the shape may differ from the saved run's). Fails naming the values if
+  // the position is outside the data. Not thread-safe: call before Fill.
+  absl::Status SetPosition(const BatchShape& shape, int64_t step,
+                           const DataPosition& position);
 
  protected:
   // Writes seq + 1 consecutive tokens of sample `n` into `out`.
-  virtual void Sample(int64_t n, int64_t seq, int32_t* out) const = 0;
+  virtual absl::Status Sample(int64_t n, int64_t seq, int32_t* out) const = 0;
+
+ private:
+  // Sample number of global batch 0's first sample.
+  int64_t start_ = 0;
 };
 
 std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed);

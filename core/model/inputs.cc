@@ -38,7 +38,7 @@ absl::Status InputStager::Stage(runtime::Stream& stream,
   fill.memory_bytes = 2 * t * 4;
   fill.run = [&]() -> absl::Status {
     std::vector<int32_t> tokens, targets;
-    data.Fill(shape, step, micro, rank, &tokens, &targets);
+    ZR_RETURN_IF_ERROR(data.Fill(shape, step, micro, rank, &tokens, &targets));
     std::memcpy(host_.data(), tokens.data(), t * 4);
     std::memcpy(static_cast<char*>(host_.data()) + t * 4, targets.data(),
                 t * 4);

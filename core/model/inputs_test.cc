@@ -31,7 +31,7 @@ TEST(InputStagerTest, StagesTheMicroBatchOnTheDeviceAndFreesItsBuffers) {
   const int64_t t = shape.batch * shape.seq;
   auto data = SyntheticBatches(50, 7);
   std::vector<int32_t> tokens, targets;
-  data->Fill(shape, 4, 1, 2, &tokens, &targets);
+  ASSERT_OK(data->Fill(shape, 4, 1, 2, &tokens, &targets));
   EXPECT_THAT((*world)->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(auto stream, rt.device().CreateStream("s"));
     {

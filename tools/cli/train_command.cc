@@ -19,6 +19,7 @@
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/model/data.h"
+#include "core/model/data_file.h"
 #include "core/model/presets.h"
 #include "core/runtime/launcher.h"
 #include "core/runtime/op_timing.h"
@@ -87,8 +88,10 @@ class TrainCommand : public Command {
     flags.AddInt("steps", &steps_, "N", "optimizer steps");
     flags.AddInt("seq", &seq_, "N", "tokens per sequence");
     flags.AddString("data", &data_, "corpus|synthetic|FILE",
-                    "training text: the built-in corpus, seeded random "
-                    "tokens, or a text file read as bytes");
+                    "training data: the built-in corpus, seeded random "
+                    "tokens, a token file (.bin; a Megatron PREFIX with "
+                    ".bin and .idx) or a text file read as bytes "
+                    "(docs/data.md)");
     flags.AddInt("seed", &seed_, "N", "seed for initialization and data");
     flags.AddString("hardware", &hardware_, "NAME|FILE",
                     absl::StrCat("simulator hardware profile (",
@@ -118,6 +121,11 @@ class TrainCommand : public Command {
     flags.AddBool("predict", &predict_,
                   "cuda: also simulate the same configuration on --hardware "
                   "and print predicted beside measured FWD/BWD/STEP");
+    // Data.
+    flags.AddString("data-dtype", &data_dtype_, "uint16|uint32",
+                    "token ids' type in a flat --data file (default: uint16 "
+                    "when the model's vocabulary fits in 16 bits, else "
+                    "uint32); makes any --data file a token file");
     flags.AddString("metrics", &metrics_, "FILE",
                     "write each step's metrics to FILE as JSON Lines (loss, "
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
@@ -235,6 +243,7 @@ class TrainCommand : public Command {
   int64_t steps_ = 100;
   int64_t seq_ = 64;
   std::string data_ = "corpus";
+  std::string data_dtype_;
   int64_t seed_ = 0;
   std::string hardware_ = "h200_sxm";
   std::string mode_ = "data";
@@ -380,6 +389,11 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
 absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
     const model::ModelSpec& spec) const {
   const uint64_t seed = static_cast<uint64_t>(seed_);
+  const bool builtin = data_ == "synthetic" || data_ == "corpus";
+  if (builtin && !data_dtype_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-dtype applies to token files, not --data ", data_));
+  }
   if (data_ == "synthetic") {
     return model::SyntheticBatches(spec.vocab_size(), seed);
   }
@@ -388,7 +402,12 @@ absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
         "built-in corpus",
         std::string(testdata::kCorpus, testdata::kCorpusSize), seq_, seed);
   }
-  return model::TextBatches(ResolveUserPath(data_), seq_, seed);
+  model::DataFileOptions o;
+  o.dtype = data_dtype_;
+  o.vocab = spec.vocab_size();
+  o.seq = seq_;
+  o.seed = seed;
+  return model::OpenDataFile(ResolveUserPath(data_), o);
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
@@ -463,6 +482,9 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                : "blocking",
                            " gradient offload)")
             : std::string("on the device"));
+    if (data_ != "corpus" && data_ != "synthetic") {
+      out << "data: " << in.data->description() << "\n";
+    }
   }
   out.flush();
 }

@@ -1,0 +1,109 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/model/data_file.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/model/megatron_index.h"
+#include "core/model/token_batches.h"
+#include "core/model/token_stream.h"
+#include "core/util/mapped_file.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace model {
+namespace {
+
+// Bytes sniffed to tell text from token ids.
+constexpr int64_t kSniffBytes = 4096;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string StripSuffix(const std::string& s, const std::string& suffix) {
+  return s.substr(0, s.size() - suffix.size());
+}
+
+// The Megatron prefix `path` names, or "" if it names none.
+std::string MegatronPrefix(const std::string& path) {
+  if (absl::EndsWith(path, ".idx")) return StripSuffix(path, ".idx");
+  if (absl::EndsWith(path, ".bin")) {
+    const std::string prefix = StripSuffix(path, ".bin");
+    return Exists(prefix + ".idx") ? prefix : "";
+  }
+  if (!Exists(path) && Exists(path + ".idx")) return path;
+  return "";
+}
+
+// True if the file's first bytes are all printable ASCII, whitespace or
+// UTF-8 (token ids of any real vocabulary give control bytes at once).
+absl::StatusOr<bool> LooksLikeText(const std::string& path) {
+  ZR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+  const int64_t n = std::min(file.size(), kSniffBytes);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t c = file.data()[i];
+    const bool text =
+        c == '\t' || c == '\n' || c == '\r' || (c >= 0x20 && c != 0x7f);
+    if (!text) return false;
+  }
+  return n > 0;
+}
+
+absl::StatusOr<std::unique_ptr<BatchSource>> OpenMegatron(
+    const std::string& prefix, const DataFileOptions& o) {
+  ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenMegatronTokens(prefix));
+  if (!o.dtype.empty()) {
+    ZR_ASSIGN_OR_RETURN(TokenDType dtype, ParseTokenDType(o.dtype));
+    if (dtype != stream.dtype()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--data-dtype ", o.dtype, " disagrees with ", prefix,
+                       ".idx, which stores ", TokenDTypeName(stream.dtype()),
+                       " ids; drop --data-dtype (the index gives the dtype)"));
+    }
+  }
+  return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed);
+}
+
+absl::StatusOr<std::unique_ptr<BatchSource>> OpenFlat(
+    const std::string& path, const DataFileOptions& o) {
+  TokenDType dtype = DefaultTokenDType(o.vocab);
+  if (!o.dtype.empty()) {
+    ZR_ASSIGN_OR_RETURN(dtype, ParseTokenDType(o.dtype));
+    if (!absl::EndsWith(path, ".bin")) {
+      ZR_ASSIGN_OR_RETURN(const bool text, LooksLikeText(path));
+      if (text) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path,
+            " looks like text (its first bytes are all printable), "
+            "not ",
+            o.dtype,
+            " token ids: drop --data-dtype to train "
+            "on its bytes, or name a token file .bin"));
+      }
+    }
+  }
+  ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenFlatTokens(path, dtype));
+  return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BatchSource>> OpenDataFile(
+    const std::string& path, const DataFileOptions& options) {
+  const std::string prefix = MegatronPrefix(path);
+  if (!prefix.empty()) return OpenMegatron(prefix, options);
+  if (absl::EndsWith(path, ".bin") || !options.dtype.empty()) {
+    return OpenFlat(path, options);
+  }
+  return TextBatches(path, options.seq, options.seed);
+}
+
+}  // namespace model
+}  // namespace zero3
