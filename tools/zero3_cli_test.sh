@@ -113,6 +113,21 @@ expect 2 whatif --vary zero_optimization.reduce_bucket_sise=1
 grep -q "reduce_bucket_size" "$TMP/err" || fail "whatif: bad key not named"
 expect 2 whatif --hardware h300
 
+# A Hugging Face checkpoint directory: loss lines; a damaged one: exit 2
+# naming the file and the tensor.
+HF=testing/testdata/hf
+expect 0 train --model "$HF/qwen2_tied" --steps 3 --seq 16
+[ "$(grep -c "^step [1-3]/3  loss 4\.[0-9]" "$TMP/out")" -eq 3 ] ||
+  fail "train --model DIR: no loss lines"
+grep -q -- "--model NAME|FILE|DIR" <("$ZERO3" train --help) ||
+  fail "train --help does not mention DIR"
+mkdir -p "$TMP/cut"
+cp "$HF/qwen2_untied/config.json" "$TMP/cut/"
+head -c 50000 "$HF/qwen2_untied/model.safetensors" >"$TMP/cut/model.safetensors"
+expect 2 train --model "$TMP/cut" --steps 1
+grep -q "cut/model.safetensors: not a valid safetensors file: tensor '" \
+  "$TMP/err" || fail "truncated checkpoint: file and tensor not named"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

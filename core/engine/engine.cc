@@ -236,7 +236,8 @@ absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
               const int64_t e = std::min(end, b + kPiece);
               float* out = m + s.offset + b;
               const int64_t n = std::max<int64_t>(0, std::min(e, valid) - b);
-              const absl::Status st = params.Fill(p, first + b, n, out);
+              const absl::Status st =
+                  n > 0 ? params.Fill(p, first + b, n, out) : absl::OkStatus();
               if (!st.ok()) {
                 absl::MutexLock lock(&mu);
                 if (first_error.ok()) first_error = st;
