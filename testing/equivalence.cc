@@ -16,7 +16,8 @@ namespace testing {
 absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
                                   const zero::ZeroOptions& options, int world,
                                   int steps, const model::BatchSource& data,
-                                  sim::SimOptions sim) {
+                                  sim::SimOptions sim,
+                                  const model::ParamSource* params) {
   sim.world_size = world;
   sim.mode = sim::SimMode::kData;
   sim.symmetric = false;
@@ -25,8 +26,8 @@ absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
   std::vector<std::vector<std::vector<float>>> shards(world);
   std::vector<engine::StepStats> rank0;
   ZR_RETURN_IF_ERROR(simulated->Run([&](runtime::Runtime& rt) -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(auto e,
-                        engine::Engine::Create(spec, options, &data, rt));
+    ZR_ASSIGN_OR_RETURN(
+        auto e, engine::Engine::Create(spec, options, &data, rt, params));
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
       losses[rt.rank()].push_back(stats.loss);
@@ -64,7 +65,8 @@ absl::StatusOr<RunResult> RunReference(
     const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
     int steps, const model::BatchSource& data,
     const sim::HardwareProfile& profile,
-    std::vector<std::vector<std::vector<float>>>* params_by_step) {
+    std::vector<std::vector<std::vector<float>>>* params_by_step,
+    const model::ParamSource* params) {
   sim::SimOptions o;
   o.profile = profile;
   o.world_size = 1;
@@ -72,8 +74,8 @@ absl::StatusOr<RunResult> RunReference(
   ZR_ASSIGN_OR_RETURN(auto simulated, sim::SimWorld::Create(o));
   RunResult result;
   ZR_RETURN_IF_ERROR(simulated->Run([&](runtime::Runtime& rt) -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(
-        auto t, ReferenceTrainer::Create(spec, options, world, &data, rt));
+    ZR_ASSIGN_OR_RETURN(auto t, ReferenceTrainer::Create(spec, options, world,
+                                                         &data, rt, params));
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(ReferenceStep step, t->Step());
       result.losses.push_back(step.loss);

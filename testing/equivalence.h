@@ -15,6 +15,7 @@
 #include "core/engine/engine.h"
 #include "core/model/data.h"
 #include "core/model/model_spec.pb.h"
+#include "core/model/param_source.h"
 #include "core/zero/options.h"
 #include "sim/simulator.h"
 
@@ -31,19 +32,23 @@ struct RunResult {
 };
 
 // ZeRO-3 on `world` simulated ranks (data mode; `sim` supplies the profile
-// and detector settings; its world_size and mode are overridden).
+// and detector settings; its world_size and mode are overridden), starting
+// from `params` (null: the seeded initialization).
 absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
                                   const zero::ZeroOptions& options, int world,
                                   int steps, const model::BatchSource& data,
-                                  sim::SimOptions sim);
+                                  sim::SimOptions sim,
+                                  const model::ParamSource* params = nullptr);
 
-// The reference trainer on the global batch of `world` ranks. With
-// `params_by_step`, also every parameter after every step.
+// The reference trainer on the global batch of `world` ranks, starting from
+// `params` (null: the seeded initialization). With `params_by_step`, also
+// every parameter after every step.
 absl::StatusOr<RunResult> RunReference(
     const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
     int steps, const model::BatchSource& data,
     const sim::HardwareProfile& profile,
-    std::vector<std::vector<std::vector<float>>>* params_by_step = nullptr);
+    std::vector<std::vector<std::vector<float>>>* params_by_step = nullptr,
+    const model::ParamSource* params = nullptr);
 
 // Relative difference of parameter tensors: max|a - b| / max|b|, the largest
 // over tensors, and which tensor.

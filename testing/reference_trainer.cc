@@ -44,18 +44,20 @@ ReferenceTrainer::~ReferenceTrainer() {
 
 absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
     const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
-    const model::BatchSource* data, runtime::Runtime& rt) {
+    const model::BatchSource* data, runtime::Runtime& rt,
+    const model::ParamSource* params) {
   if (!rt.computes_values()) {
     return absl::FailedPreconditionError(
         "the reference trainer needs a runtime that computes values");
   }
   std::unique_ptr<ReferenceTrainer> t(
       new ReferenceTrainer(spec, options, world, data, rt));
-  ZR_RETURN_IF_ERROR(t->Init());
+  const model::SeededInit seeded(spec, options.seed);
+  ZR_RETURN_IF_ERROR(t->Init(params != nullptr ? *params : seeded));
   return t;
 }
 
-absl::Status ReferenceTrainer::Init() {
+absl::Status ReferenceTrainer::Init(const model::ParamSource& source) {
   const DType dtype = options_.dtype;
   ZR_ASSIGN_OR_RETURN(stream_, rt_.device().CreateStream("reference"));
   ZR_ASSIGN_OR_RETURN(
@@ -75,9 +77,8 @@ absl::Status ReferenceTrainer::Init() {
                                 absl::StrCat("ref grad ", p.name)));
     grads_.push_back(std::move(grad));
     std::vector<float> init(p.numel());
-    for (int64_t i = 0; i < p.numel(); ++i) {
-      init[i] = Round(dtype, model::InitialValue(spec_, p, options_.seed, i));
-    }
+    ZR_RETURN_IF_ERROR(source.Fill(p, 0, p.numel(), init.data()));
+    for (float& v : init) v = Round(dtype, v);
     master_.push_back(init);
     m_.emplace_back(p.numel(), 0.0f);
     v_.emplace_back(p.numel(), 0.0f);

@@ -27,6 +27,7 @@
 #include "core/model/data.h"
 #include "core/model/inputs.h"
 #include "core/model/model_spec.pb.h"
+#include "core/model/param_source.h"
 #include "core/model/transformer.h"
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
@@ -46,10 +47,12 @@ class ReferenceTrainer : private model::ParamProvider {
  public:
   // Uses the model, batch, precision, clipping and AdamW settings of
   // `options`, and trains the global batch of `world` ranks on `rt` (one
-  // device that computes values).
+  // device that computes values), starting from `params` (null: the seeded
+  // initialization of options.seed; used only inside Create).
   static absl::StatusOr<std::unique_ptr<ReferenceTrainer>> Create(
       const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
-      const model::BatchSource* data, runtime::Runtime& rt);
+      const model::BatchSource* data, runtime::Runtime& rt,
+      const model::ParamSource* params = nullptr);
   ~ReferenceTrainer() override;
 
   absl::StatusOr<ReferenceStep> Step();
@@ -62,7 +65,7 @@ class ReferenceTrainer : private model::ParamProvider {
   ReferenceTrainer(const model::ModelSpec& spec,
                    const zero::ZeroOptions& options, int world,
                    const model::BatchSource* data, runtime::Runtime& rt);
-  absl::Status Init();
+  absl::Status Init(const model::ParamSource& params);
   absl::Status UploadParams();
 
   absl::Status BeginModule(int, model::Pass) override;

@@ -129,4 +129,19 @@ grep -q "$TOKENS holds 3308 tokens, too few" "$TMP/err" || fail "too small"
 expect 2 train --data "$TMP/none.bin" --steps 1
 grep -q "cannot open $TMP/none.bin" "$TMP/err" || fail "missing file"
 
+# A Hugging Face checkpoint directory: loss lines; a damaged one: exit 2
+# naming the file and the tensor.
+HF=testing/testdata/hf
+expect 0 train --model "$HF/qwen2_tied" --steps 3 --seq 16
+[ "$(grep -c "^step [1-3]/3  loss 4\.[0-9]" "$TMP/out")" -eq 3 ] ||
+  fail "train --model DIR: no loss lines"
+grep -q -- "--model NAME|FILE|DIR" <("$ZERO3" train --help) ||
+  fail "train --help does not mention DIR"
+mkdir -p "$TMP/cut"
+cp "$HF/qwen2_untied/config.json" "$TMP/cut/"
+head -c 50000 "$HF/qwen2_untied/model.safetensors" >"$TMP/cut/model.safetensors"
+expect 2 train --model "$TMP/cut" --steps 1
+grep -q "cut/model.safetensors: not a valid safetensors file: tensor '" \
+  "$TMP/err" || fail "truncated checkpoint: file and tensor not named"
+
 finish

@@ -2,12 +2,14 @@
 
 #include "core/engine/engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
 #include "core/util/check.h"
@@ -55,7 +57,8 @@ Engine::~Engine() {
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     const model::ModelSpec& spec, const zero::ZeroOptions& options,
-    const model::BatchSource* data, runtime::Runtime& rt) {
+    const model::BatchSource* data, runtime::Runtime& rt,
+    const model::ParamSource* params) {
   if (data == nullptr) return absl::InvalidArgumentError("no data source");
   if (data->min_vocab() > spec.vocab_size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -67,11 +70,12 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     return absl::InvalidArgumentError("gradient accumulation must be >= 1");
   }
   std::unique_ptr<Engine> e(new Engine(spec, options, data, rt));
-  ZR_RETURN_IF_ERROR(e->Init());
+  const model::SeededInit seeded(spec, options.seed);
+  ZR_RETURN_IF_ERROR(e->Init(params != nullptr ? *params : seeded));
   return e;
 }
 
-absl::Status Engine::Init() {
+absl::Status Engine::Init(const model::ParamSource& params) {
   runtime::Device& dev = rt_.device();
   const DType dtype = options_.dtype;
   ZR_ASSIGN_OR_RETURN(compute_, dev.CreateStream("compute"));
@@ -179,10 +183,10 @@ absl::Status Engine::Init() {
                           TensorRef::Of(shard_, dtype, 0, layout_->total())));
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
-  return InitParameters();
+  return InitParameters(params);
 }
 
-absl::Status Engine::InitParameters() {
+absl::Status Engine::InitParameters(const model::ParamSource& params) {
   // The initial fp32 master: in place on the host with offload_optimizer,
   // else in pinned staging that goes to the device.
   runtime::OwnedBuffer temp;
@@ -192,7 +196,7 @@ absl::Status Engine::InitParameters() {
                            HostMemoryKind::kPinned, "initial master staging"));
   }
   ZR_RETURN_IF_ERROR(
-      WriteInitialMaster(options_.offload_optimizer ? master_ : temp));
+      WriteInitialMaster(params, options_.offload_optimizer ? master_ : temp));
   if (options_.offload_optimizer) return InitHostShards();
   const absl::Status enqueued = InitDeviceShards(temp);
   // What was enqueued reads `temp`: done before it is freed, on every path.
@@ -201,10 +205,13 @@ absl::Status Engine::InitParameters() {
   return temp.Free();
 }
 
-absl::Status Engine::WriteInitialMaster(const Buffer& host_master) {
+absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
+                                        const Buffer& host_master) {
   // This rank's elements of every parameter, rounded through the working
   // dtype as DeepSpeed's master starts from the rounded low-precision
-  // values; padding is zero.
+  // values; padding is zero. The source is asked for this rank's elements
+  // only, in pieces, so a checkpoint is read in small host buffers.
+  constexpr int64_t kPiece = int64_t{1} << 16;
   const DType dtype = options_.dtype;
   HostTask init;
   init.label = "initialize parameters";
@@ -214,27 +221,38 @@ absl::Status Engine::WriteInitialMaster(const Buffer& host_master) {
   init.run = [&]() -> absl::Status {
     float* m = static_cast<float*>(host_master.data());
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+    absl::Mutex mu;
+    absl::Status first_error;
     for (const model::ParamInfo& p : model_->params()) {
       const zero::ParamShard& s = layout_->param(p.id);
       const int64_t valid = layout_->ValidElements(p.id);
       const int64_t first = dp_rank_ * s.partition;
-      // Every element's value depends on its index only, so threads split
-      // the work without changing it.
+      // Each piece is filled independently, so threads split the work
+      // without changing a value.
       ParallelFor(
           s.partition, threads,
           [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) {
-              float v = i < valid ? model::InitialValue(spec_, p, options_.seed,
-                                                        first + i)
-                                  : 0.0f;
-              if (dtype != DType::kF32) {
-                kernels::StoreFromFloat(dtype, v, &v, 0);
-                v = kernels::LoadAsFloat(dtype, &v, 0);
+            for (int64_t b = begin; b < end; b += kPiece) {
+              const int64_t e = std::min(end, b + kPiece);
+              float* out = m + s.offset + b;
+              const int64_t n = std::max<int64_t>(0, std::min(e, valid) - b);
+              const absl::Status st =
+                  n > 0 ? params.Fill(p, first + b, n, out) : absl::OkStatus();
+              if (!st.ok()) {
+                absl::MutexLock lock(&mu);
+                if (first_error.ok()) first_error = st;
+                return;
               }
-              m[s.offset + i] = v;
+              std::fill(out + n, out + (e - b), 0.0f);
+              if (dtype == DType::kF32) continue;
+              for (int64_t i = 0; i < n; ++i) {
+                kernels::StoreFromFloat(dtype, out[i], &out[i], 0);
+                out[i] = kernels::LoadAsFloat(dtype, &out[i], 0);
+              }
             }
           },
-          int64_t{1} << 16);
+          kPiece);
+      if (!first_error.ok()) return first_error;
     }
     return absl::OkStatus();
   };

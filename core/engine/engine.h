@@ -29,6 +29,7 @@
 #include "core/model/data.h"
 #include "core/model/inputs.h"
 #include "core/model/model_spec.pb.h"
+#include "core/model/param_source.h"
 #include "core/model/transformer.h"
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
@@ -69,10 +70,14 @@ struct StepStats {
 
 class Engine : private model::ParamProvider {
  public:
-  // `data` must outlive the engine.
+  // `data` must outlive the engine. The master partitions start from
+  // `params` (each rank reads only its own partitions), or from the seeded
+  // initialization (options.seed) when it is null; `params` is used only
+  // inside Create.
   static absl::StatusOr<std::unique_ptr<Engine>> Create(
       const model::ModelSpec& spec, const zero::ZeroOptions& options,
-      const model::BatchSource* data, runtime::Runtime& rt);
+      const model::BatchSource* data, runtime::Runtime& rt,
+      const model::ParamSource* params = nullptr);
   ~Engine() override;
 
   absl::StatusOr<StepStats> Step();
@@ -92,10 +97,11 @@ class Engine : private model::ParamProvider {
  private:
   Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
          const model::BatchSource* data, runtime::Runtime& rt);
-  absl::Status Init();
+  absl::Status Init(const model::ParamSource& params);
   // The initial master, moments and working shard.
-  absl::Status InitParameters();
-  absl::Status WriteInitialMaster(const runtime::Buffer& host_master);
+  absl::Status InitParameters(const model::ParamSource& params);
+  absl::Status WriteInitialMaster(const model::ParamSource& params,
+                                  const runtime::Buffer& host_master);
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);
   absl::Status InitHostShards();
   absl::Status Update(double norm_squared, StepStats* stats);

@@ -98,6 +98,8 @@ Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
 
 Transformer::~Transformer() = default;
 
+TensorRef Transformer::logits() const { return saved_->logits; }
+
 absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
     const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
     runtime::Runtime& rt, TensorParallel tp) {
@@ -126,30 +128,33 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
   return t;
 }
 
-void Transformer::BuildParams() {
-  const ModelSpec& s = spec_;
-  const int64_t h = s.hidden_size(), f = ffn();
-  const int64_t q = heads() * s.head_dim();
-  const int64_t kv = kv_heads() * s.head_dim();
-  auto add = [this](std::string name, int64_t rows, int64_t cols, Init init,
-                    int module) {
+void BuildModelParams(const ModelSpec& s, int tp,
+                      std::vector<ParamInfo>* params,
+                      std::vector<ModuleInfo>* modules) {
+  const int64_t h = s.hidden_size(), f = s.intermediate_size() / tp;
+  const int64_t q = s.num_heads() / tp * s.head_dim();
+  const int64_t kv = s.num_kv_heads() / tp * s.head_dim();
+  params->clear();
+  modules->clear();
+  auto add = [&](std::string name, int64_t rows, int64_t cols, Init init,
+                 int module) {
     ParamInfo p;
-    p.id = static_cast<int>(params_.size());
+    p.id = static_cast<int>(params->size());
     p.name = std::move(name);
     p.rows = rows;
     p.cols = cols;
     p.init = init;
     p.module = module;
-    params_.push_back(p);
-    modules_[module].params.push_back(p.id);
+    params->push_back(p);
+    (*modules)[module].params.push_back(p.id);
     return p.id;
   };
-  modules_.resize(s.num_layers() + 2);
-  modules_[0].name = "embedding";
+  modules->resize(s.num_layers() + 2);
+  (*modules)[0].name = "embedding";
   add("embed_tokens", s.vocab_size(), h, Init::kNormal, 0);
   for (int64_t l = 0; l < s.num_layers(); ++l) {
     const int m = static_cast<int>(l) + 1;
-    modules_[m].name = absl::StrCat("layers.", l);
+    (*modules)[m].name = absl::StrCat("layers.", l);
     const std::string p = absl::StrCat("layers.", l, ".");
     add(p + "input_layernorm", 1, h, Init::kOnes, m);
     add(p + "q_proj.weight", q, h, Init::kNormal, m);
@@ -165,12 +170,23 @@ void Transformer::BuildParams() {
     add(p + "down_proj.weight", h, f, Init::kNormal, m);
   }
   const int head = static_cast<int>(s.num_layers()) + 1;
-  modules_[head].name = "head";
-  if (s.tie_word_embeddings()) modules_[head].params.push_back(0);
+  (*modules)[head].name = "head";
+  if (s.tie_word_embeddings()) (*modules)[head].params.push_back(0);
   add("norm", 1, h, Init::kOnes, head);
   if (!s.tie_word_embeddings()) {
     add("lm_head", s.vocab_size(), h, Init::kNormal, head);
   }
+}
+
+std::vector<ParamInfo> ModelParams(const ModelSpec& spec) {
+  std::vector<ParamInfo> params;
+  std::vector<ModuleInfo> modules;
+  BuildModelParams(spec, 1, &params, &modules);
+  return params;
+}
+
+void Transformer::BuildParams() {
+  BuildModelParams(spec_, tp_.size, &params_, &modules_);
 }
 
 absl::Status Transformer::Allocate() {

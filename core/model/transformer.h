@@ -80,6 +80,16 @@ enum class Pass { kForward, kBackward };
 float InitialValue(const ModelSpec& spec, const ParamInfo& param, uint64_t seed,
                    int64_t index);
 
+// The parameters and modules of `spec` with tensor-parallel degree `tp`
+// (which divides the heads and the MLP width), in the order Create builds
+// them: what Transformer::params() and modules() hold.
+void BuildModelParams(const ModelSpec& spec, int tp,
+                      std::vector<ParamInfo>* params,
+                      std::vector<ModuleInfo>* modules);
+
+// The parameters of the whole model (tp = 1), without creating it.
+std::vector<ParamInfo> ModelParams(const ModelSpec& spec);
+
 // What the model needs from whoever holds the parameters.
 class ParamProvider {
  public:
@@ -125,6 +135,9 @@ class Transformer {
   const std::vector<ParamInfo>& params() const { return params_; }
   const std::vector<ModuleInfo>& modules() const { return modules_; }
   int64_t activation_bytes() const { return arena_bytes_; }
+  // The last Forward's logits, [tokens, vocab] of dtype(): valid once the
+  // forward's kernels have run, until Backward overwrites them in place.
+  TensorRef logits() const;
 
   // Enqueues the forward pass on `stream`. tokens and targets: int32 [B*S]
   // device slices (a target of -1 is ignored). Writes the mean loss over

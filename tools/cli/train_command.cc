@@ -35,6 +35,7 @@
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
 #include "tools/cli/internal/metrics/output_file.h"
+#include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
 #include "tools/whatif/whatif.h"
 
@@ -76,9 +77,12 @@ class TrainCommand : public Command {
     flags.AddString("backend", &backend_, "NAME",
                     "sim (the simulated device) or cuda (GPUs)");
     flags.AddString(
-        "model", &model_, "NAME|FILE",
+        "model", &model_, "NAME|FILE|DIR",
         absl::StrCat("a preset (", absl::StrJoin(model::PresetNames(), ", "),
-                     ") or a text-format ModelSpec file"));
+                     "), a text-format ModelSpec file, or a Hugging Face "
+                     "checkpoint directory (config.json and "
+                     "model.safetensors or its shards: Qwen2, Llama, "
+                     "Mistral; docs/models.md)"));
     flags.AddString("config", &config_, "FILE",
                     "a DeepSpeed JSON or zero3 text-format configuration");
     flags.AddRepeated("set", &overrides_, "KEY=VALUE",
@@ -159,6 +163,8 @@ class TrainCommand : public Command {
     zero::ZeroOptions options;
     config::Config config;  // resolved, with --set applied
     model::ModelSpec spec;
+    // The checkpoint's weights; null for the seeded initialization.
+    std::shared_ptr<const model::ParamSource> weights;
     std::unique_ptr<model::BatchSource> data;
     sim::HardwareProfile profile;
   };
@@ -207,6 +213,10 @@ class TrainCommand : public Command {
                                                 config::Config* resolved) const;
   absl::StatusOr<std::unique_ptr<model::BatchSource>> LoadData(
       const model::ModelSpec& spec) const;
+  // The default data (the built-in corpus, 256 byte tokens) does not fit a
+  // checkpoint with a smaller vocabulary: seeded random tokens, with a
+  // notice.
+  void FitDefaultData(Inputs& in, std::ostream& err) const;
   // The run's first line, before its ranks start.
   void PrintHeader(const runtime::Launcher& launcher, const Inputs& in,
                    std::ostream& out) const;
@@ -348,8 +358,12 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   Inputs in;
   ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(err, &in.config));
   ZR_ASSIGN_OR_RETURN(
-      in.spec, model::LoadModelSpec(NameOrPath(model_, model::PresetNames())));
+      internal::LoadedModel loaded,
+      internal::LoadModel(NameOrPath(model_, model::PresetNames())));
+  in.spec = loaded.spec;
+  in.weights = loaded.weights;
   ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
+  FitDefaultData(in, err);
   ZR_ASSIGN_OR_RETURN(
       in.profile, sim::LoadProfile(NameOrPath(hardware_, sim::ProfileNames())));
   return in;
@@ -408,6 +422,16 @@ absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
   o.seq = seq_;
   o.seed = seed;
   return model::OpenDataFile(ResolveUserPath(data_), o);
+}
+
+void TrainCommand::FitDefaultData(Inputs& in, std::ostream& err) const {
+  if (data_ != "corpus" || in.data->min_vocab() <= in.spec.vocab_size()) return;
+  err << "notice: the built-in corpus needs a vocabulary of "
+      << in.data->min_vocab() << " tokens; model " << in.spec.name() << " has "
+      << in.spec.vocab_size()
+      << ": training on seeded random tokens (--data synthetic)\n";
+  in.data = model::SyntheticBatches(in.spec.vocab_size(),
+                                    static_cast<uint64_t>(seed_));
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
@@ -503,9 +527,9 @@ absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
 absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    const Inputs& in, runtime::Runtime& rt,
                                    Results& results, std::ostream& out) const {
-  ZR_ASSIGN_OR_RETURN(
-      std::unique_ptr<engine::Engine> e,
-      engine::Engine::Create(in.spec, in.options, in.data.get(), rt));
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e,
+                      engine::Engine::Create(in.spec, in.options, in.data.get(),
+                                             rt, in.weights.get()));
   if (rt.rank() == 0) {
     out << "start-up: " << rt.pinned_memory().Summary() << " (rank 0); "
         << "device memory "
@@ -708,7 +732,7 @@ absl::Status TrainCommand::CheckAgainstReference(
       testing::RunResult ref,
       testing::RunReference(in.spec, in.options, static_cast<int>(ranks_),
                             static_cast<int>(steps_), *in.data, in.profile,
-                            &by_step));
+                            &by_step, in.weights.get()));
   const double tolerance = in.options.dtype == kernels::DType::kF32
                                ? kFp32Tolerance
                                : kLowPrecisionTolerance;
@@ -751,7 +775,8 @@ absl::Status TrainCommand::CheckAgainstReference(
 absl::Status SimulateRankZero(const model::ModelSpec& spec,
                               const zero::ZeroOptions& options,
                               const model::BatchSource& data,
-                              const sim::HardwareProfile& profile, int ranks,
+                              const sim::HardwareProfile& profile,
+                              const model::ParamSource* weights, int ranks,
                               int64_t steps, std::vector<double>* losses,
                               std::vector<std::vector<float>>* shards) {
   sim::SimOptions so;
@@ -760,8 +785,8 @@ absl::Status SimulateRankZero(const model::ModelSpec& spec,
   so.mode = sim::SimMode::kData;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
   return world->Run([&](runtime::Runtime& rt) -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(auto e,
-                        engine::Engine::Create(spec, options, &data, rt));
+    ZR_ASSIGN_OR_RETURN(
+        auto e, engine::Engine::Create(spec, options, &data, rt, weights));
     for (int64_t s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
       if (rt.rank() == 0) losses->push_back(stats.loss);
@@ -795,9 +820,9 @@ absl::Status TrainCommand::CheckAgainstSimulator(const Inputs& in,
                                                  std::ostream& out) {
   std::vector<double> losses;
   std::vector<std::vector<float>> shards;
-  ZR_RETURN_IF_ERROR(SimulateRankZero(in.spec, in.options, *in.data, in.profile,
-                                      static_cast<int>(ranks_), steps_, &losses,
-                                      &shards));
+  ZR_RETURN_IF_ERROR(SimulateRankZero(
+      in.spec, in.options, *in.data, in.profile, in.weights.get(),
+      static_cast<int>(ranks_), steps_, &losses, &shards));
   const bool fp32 = in.options.dtype == kernels::DType::kF32;
   const double loss_tolerance = fp32 ? 1e-4 : kLowPrecisionTolerance;
   const double param_tolerance = fp32 ? 1e-3 : 1e-2;

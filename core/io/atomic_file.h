@@ -1,0 +1,61 @@
+// Copyright 2026 The zero3 Authors.
+//
+// atomic_file.h: write a file so that readers see all of it or none of it.
+//
+//   ZR_ASSIGN_OR_RETURN(std::unique_ptr<io::AtomicFile> f,
+//                       io::AtomicFile::Create(path));
+//   ZR_RETURN_IF_ERROR(f->Write(header));
+//   ZR_RETURN_IF_ERROR(f->Write(data));
+//   ZR_RETURN_IF_ERROR(f->Commit());
+//
+// Bytes go to a temporary file beside `path` (same directory, so the rename
+// stays on one file system). Commit flushes it to disk (fsync), renames it
+// over `path` and flushes the directory. Destroying an AtomicFile that was
+// not committed removes the temporary file: an error at any point leaves
+// `path` as it was. Errors name the file and the system's reason.
+// Not thread-safe.
+
+#ifndef ZERO3_CORE_IO_ATOMIC_FILE_H_
+#define ZERO3_CORE_IO_ATOMIC_FILE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace zero3 {
+namespace io {
+
+class AtomicFile {
+ public:
+  // Creates the temporary file for `path`; fails naming the directory when
+  // it cannot be written.
+  static absl::StatusOr<std::unique_ptr<AtomicFile>> Create(
+      const std::string& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Appends `bytes`.
+  absl::Status Write(absl::string_view bytes);
+  // Makes the file visible at `path`. Call once; no Write afterwards.
+  absl::Status Commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  AtomicFile(std::string path, std::string temp, int fd)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
+
+  std::string path_;
+  std::string temp_;
+  int fd_;
+  bool committed_ = false;
+};
+
+}  // namespace io
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_IO_ATOMIC_FILE_H_

@@ -1,0 +1,48 @@
+// Copyright 2026 The zero3 Authors.
+//
+// hf_config.h: a Hugging Face config.json as a ModelSpec.
+//
+// Accepted architectures: Qwen2ForCausalLM, LlamaForCausalLM and
+// MistralForCausalLM without a sliding window. Read: vocab_size,
+// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads (default: the heads), head_dim (default: hidden /
+// heads), rms_norm_eps, tie_word_embeddings (default false, as these
+// architectures' configs default it), the RoPE theta - transformers 5's
+// rope_parameters {rope_type, rope_theta} or the classic top-level
+// rope_theta (default 10000) - and the biases (Qwen2: q, k and v; Llama and
+// Mistral: none).
+//
+// What zero3's transformer does not compute is an error naming the key and
+// its value: another architecture, hidden_act other than silu, a RoPE type
+// other than default (llama3, yarn, linear, ...), a sliding window in use,
+// attention_bias (it adds an o_proj bias) or mlp_bias, attention dropout.
+// Keys that do not change the math (dtype, token ids, max_position_embeddings,
+// initializer_range, ...) are ignored. All errors are InvalidArgument.
+
+#ifndef ZERO3_CORE_MODEL_HF_CONFIG_H_
+#define ZERO3_CORE_MODEL_HF_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/config/json.h"
+#include "core/model/model_spec.pb.h"
+
+namespace zero3 {
+namespace model {
+
+// The spec of `config` (a parsed config.json; `path` names it in errors),
+// named `name`, validated (ValidateModelSpec).
+absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const config::JsonValue& config,
+                                                absl::string_view path,
+                                                absl::string_view name);
+
+// Reads and maps `path` (a config.json). NotFound when it cannot be read.
+absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
+                                       absl::string_view name);
+
+}  // namespace model
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_MODEL_HF_CONFIG_H_

@@ -1,0 +1,142 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/model/hf_config.h"
+
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace model {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::zero3::testing::StatusIs;
+
+// A Qwen2.5-style config.json of the classic layout (top-level rope_theta,
+// rope_scaling null, a sliding window that is off).
+constexpr char kClassicQwen2[] = R"({
+  "architectures": ["Qwen2ForCausalLM"],
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "intermediate_size": 160,
+  "num_attention_heads": 8,
+  "num_hidden_layers": 3,
+  "num_key_value_heads": 2,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 1000000.0,
+  "sliding_window": 32768,
+  "use_sliding_window": false,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 200
+})";
+
+absl::StatusOr<ModelSpec> FromText(const std::string& text) {
+  absl::StatusOr<config::JsonValue> root = config::ParseJson(text);
+  if (!root.ok()) return root.status();
+  return ModelSpecFromHfConfig(*root, "dir/config.json", "m");
+}
+
+TEST(HfConfigTest, MapsTransformers5Qwen2) {
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec s,
+      LoadHfConfig("testing/testdata/hf/qwen2_tied/config.json", "qwen2_tied"));
+  EXPECT_EQ(s.name(), "qwen2_tied");
+  EXPECT_EQ(s.vocab_size(), 96);
+  EXPECT_EQ(s.hidden_size(), 32);
+  EXPECT_EQ(s.intermediate_size(), 64);
+  EXPECT_EQ(s.num_layers(), 2);
+  EXPECT_EQ(s.num_heads(), 4);
+  EXPECT_EQ(s.num_kv_heads(), 2);
+  EXPECT_EQ(s.head_dim(), 8);
+  EXPECT_EQ(s.rope_theta(), 10000.0);
+  EXPECT_EQ(s.rms_norm_eps(), 1e-6);
+  EXPECT_TRUE(s.tie_word_embeddings());
+  EXPECT_TRUE(s.qkv_bias());
+}
+
+TEST(HfConfigTest, MapsLlamaWithHeadDim) {
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec s, LoadHfConfig("testing/testdata/hf/llama/config.json", "l"));
+  EXPECT_EQ(s.head_dim(), 16);  // not hidden / heads = 8
+  EXPECT_FALSE(s.tie_word_embeddings());
+  EXPECT_FALSE(s.qkv_bias());
+}
+
+TEST(HfConfigTest, MapsClassicTopLevelRopeTheta) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec s, FromText(kClassicQwen2));
+  EXPECT_EQ(s.rope_theta(), 1e6);
+  EXPECT_EQ(s.rms_norm_eps(), 1e-5);
+  EXPECT_EQ(s.head_dim(), 8);
+  EXPECT_EQ(s.num_kv_heads(), 2);
+}
+
+TEST(HfConfigTest, AcceptsMistralWithoutWindow) {
+  const std::string text = absl::StrReplaceAll(
+      kClassicQwen2,
+      {{"Qwen2ForCausalLM", "MistralForCausalLM"},
+       {"\"sliding_window\": 32768", "\"sliding_window\": null"}});
+  ASSERT_OK_AND_ASSIGN(ModelSpec s, FromText(text));
+  EXPECT_FALSE(s.qkv_bias());
+}
+
+struct BadCase {
+  std::string from, to, message;
+};
+
+TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
+  const std::vector<BadCase> cases = {
+      {"Qwen2ForCausalLM", "GPT2LMHeadModel",
+       "\"architectures\" is [\"GPT2LMHeadModel\"]"},
+      {"\"rope_scaling\": null",
+       "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0}",
+       "\"rope_scaling.type\" is \"yarn\""},
+      {"\"rope_scaling\": null",
+       "\"rope_parameters\": {\"rope_type\": \"llama3\", \"rope_theta\": 5e5}",
+       "\"rope_parameters.rope_type\" is \"llama3\""},
+      {"\"rope_scaling\": null",
+       "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 5e5}",
+       "\"rope_theta\" is 1000000.0: disagrees"},
+      {"\"use_sliding_window\": false", "\"use_sliding_window\": true",
+       "\"use_sliding_window\" is true"},
+      {"\"silu\"", "\"gelu\"", "\"hidden_act\" is \"gelu\""},
+      {"\"hidden_size\": 64,", "", "\"hidden_size\": missing"},
+      {"\"num_hidden_layers\": 3", "\"num_hidden_layers\": 2.5",
+       "\"num_hidden_layers\" is 2.5: expected a positive integer"},
+      {"\"rope_scaling\": null", "\"attention_bias\": true",
+       "\"attention_bias\" is true: it adds an o_proj bias"},
+      {"\"rope_scaling\": null", "\"mlp_bias\": true", "\"mlp_bias\" is true"},
+      {"\"rope_scaling\": null",
+       "\"layer_types\": [\"full_attention\", \"sliding_attention\"]",
+       "\"layer_types[1]\" is \"sliding_attention\""},
+      {"\"rope_scaling\": null", "\"attention_dropout\": 0.1",
+       "\"attention_dropout\" is 0.1"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.to);
+    const std::string text =
+        absl::StrReplaceAll(kClassicQwen2, {{c.from, c.to}});
+    ASSERT_NE(text, kClassicQwen2);
+    EXPECT_THAT(
+        FromText(text).status(),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 AllOf(HasSubstr("dir/config.json"), HasSubstr(c.message))));
+  }
+  const std::string mistral = absl::StrReplaceAll(
+      kClassicQwen2, {{"Qwen2ForCausalLM", "MistralForCausalLM"}});
+  EXPECT_THAT(FromText(mistral).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"sliding_window\" is 32768")));
+  EXPECT_THAT(LoadHfConfig("no/such/config.json", "x").status(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no/such")));
+}
+
+}  // namespace
+}  // namespace model
+}  // namespace zero3
