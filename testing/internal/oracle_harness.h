@@ -34,7 +34,7 @@ class GoldenWindows : public model::BatchSource {
   int64_t batch() const { return batch_; }
 
  protected:
-  void Sample(int64_t n, int64_t seq, int32_t* out) const override;
+  absl::Status Sample(int64_t n, int64_t seq, int32_t* out) const override;
 
  private:
   int64_t seq_ = 0, batch_ = 0, min_vocab_ = 0;
