@@ -126,6 +126,13 @@ grep -q "must be uint16 or uint32, got 'int8'" "$TMP/err" ||
 expect 2 train --data "$TOKENS" --seq 4096 --steps 1
 grep -q "$TOKENS holds 3308 tokens, too few" "$TMP/err" || fail "too small"
 
+# In file order: the data line says so; not for the built-in data.
+expect 0 train --data "$TOKENS" --data-in-order --steps 2
+grep -q "in file order" "$TMP/out" || fail "data line lacks the order"
+expect 2 train --data-in-order --steps 1
+grep -q "data-in-order applies to token files" "$TMP/err" ||
+  fail "--data-in-order for the corpus"
+
 expect 2 train --data "$TMP/none.bin" --steps 1
 grep -q "cannot open $TMP/none.bin" "$TMP/err" || fail "missing file"
 

@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<BatchSource>> OpenMegatron(
                        " ids; drop --data-dtype (the index gives the dtype)"));
     }
   }
-  return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed);
+  return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed, o.shuffle);
 }
 
 absl::StatusOr<std::unique_ptr<BatchSource>> OpenFlat(
@@ -90,7 +90,7 @@ absl::StatusOr<std::unique_ptr<BatchSource>> OpenFlat(
     }
   }
   ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenFlatTokens(path, dtype));
-  return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed);
+  return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed, o.shuffle);
 }
 
 }  // namespace
@@ -101,6 +101,12 @@ absl::StatusOr<std::unique_ptr<BatchSource>> OpenDataFile(
   if (!prefix.empty()) return OpenMegatron(prefix, options);
   if (absl::EndsWith(path, ".bin") || !options.dtype.empty()) {
     return OpenFlat(path, options);
+  }
+  if (!options.shuffle) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-in-order applies to token files; ", path,
+        " is read as text (name it .bin or give --data-dtype if it holds "
+        "token ids)"));
   }
   return TextBatches(path, options.seq, options.seed);
 }

@@ -26,10 +26,11 @@ namespace zero3 {
 namespace model {
 
 struct DataFileOptions {
-  std::string dtype;  // --data-dtype: "", uint16 or uint32
-  int64_t vocab = 0;  // the model's vocabulary
-  int64_t seq = 1;    // tokens per sequence
-  uint64_t seed = 0;  // the sample order (token files) or windows (text)
+  std::string dtype;    // --data-dtype: "", uint16 or uint32
+  int64_t vocab = 0;    // the model's vocabulary
+  int64_t seq = 1;      // tokens per sequence
+  uint64_t seed = 0;    // the sample order (token files) or windows (text)
+  bool shuffle = true;  // token files: false takes samples in file order
 };
 
 // The samples of `path` by the rule above. Errors name the file and the fix.

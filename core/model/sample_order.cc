@@ -14,8 +14,8 @@ constexpr int kRounds = 6;
 
 }  // namespace
 
-SampleOrder::SampleOrder(int64_t samples, uint64_t seed)
-    : samples_(samples), seed_(seed) {
+SampleOrder::SampleOrder(int64_t samples, uint64_t seed, bool shuffle)
+    : samples_(samples), seed_(seed), shuffle_(shuffle) {
   ZR_CHECK_GE(samples, 1);
   // The smallest 4^h >= samples: the walk below then needs fewer than four
   // passes on average.
@@ -41,6 +41,7 @@ uint64_t SampleOrder::Permute(uint64_t epoch_key, uint64_t x) const {
 int64_t SampleOrder::At(int64_t epoch, int64_t index) const {
   ZR_CHECK_GE(epoch, 0);
   ZR_CHECK(index >= 0 && index < samples_);
+  if (!shuffle_) return index;
   const uint64_t epoch_key = HashOf(seed_, kOrderStream, epoch);
   // A bijection of [0, 4^h) restricted to [0, samples) by walking the
   // cycle until it lands inside: still a bijection of [0, samples).

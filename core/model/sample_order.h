@@ -7,7 +7,8 @@
 // the next power of four, cycle-walked back into [0, n)), so any rank can
 // look up any position of any epoch without building or storing a shuffled
 // index, however many samples there are. Each epoch's order is a different
-// permutation of all n samples. Thread-safe (no state).
+// permutation of all n samples. Without shuffling, At(epoch, i) is i: file
+// order every epoch. Thread-safe (no state).
 
 #ifndef ZERO3_CORE_MODEL_SAMPLE_ORDER_H_
 #define ZERO3_CORE_MODEL_SAMPLE_ORDER_H_
@@ -19,10 +20,12 @@ namespace model {
 
 class SampleOrder {
  public:
-  // A permutation of [0, samples) per epoch; samples >= 1.
-  SampleOrder(int64_t samples, uint64_t seed);
+  // A permutation of [0, samples) per epoch, or the identity without
+  // `shuffle`; samples >= 1.
+  SampleOrder(int64_t samples, uint64_t seed, bool shuffle = true);
 
   int64_t samples() const { return samples_; }
+  bool shuffled() const { return shuffle_; }
 
   // The sample at position `index` (0 <= index < samples()) of `epoch`.
   int64_t At(int64_t epoch, int64_t index) const;
@@ -33,6 +36,7 @@ class SampleOrder {
 
   int64_t samples_;
   uint64_t seed_;
+  bool shuffle_;
   int half_bits_ = 1;
 };
 

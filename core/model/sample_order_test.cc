@@ -45,6 +45,15 @@ TEST(SampleOrderTest, OrderIsAFunctionOfSeedAndEpoch) {
   EXPECT_LT(fixed, 20);
 }
 
+TEST(SampleOrderTest, UnshuffledIsFileOrderEveryEpoch) {
+  const SampleOrder order(17, 5, /*shuffle=*/false);
+  std::vector<int64_t> all(17);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(Epoch(order, 0), all);
+  EXPECT_EQ(Epoch(order, 4), all);
+  EXPECT_FALSE(order.shuffled());
+}
+
 }  // namespace
 }  // namespace model
 }  // namespace zero3

@@ -13,17 +13,19 @@ namespace {
 
 class Tokens : public BatchSource {
  public:
-  Tokens(TokenStream stream, int64_t vocab, int64_t seq, uint64_t seed)
+  Tokens(TokenStream stream, int64_t vocab, int64_t seq, uint64_t seed,
+         bool shuffle)
       : stream_(std::move(stream)),
         vocab_(vocab),
         seq_(seq),
-        order_((stream_.tokens() - 1) / seq, seed) {}
+        order_((stream_.tokens() - 1) / seq, seed, shuffle) {}
 
   std::string description() const override {
     return absl::StrCat("token file ", stream_.path(), " (",
                         TokenDTypeName(stream_.dtype()), ", ", stream_.tokens(),
                         " tokens, ", order_.samples(), " samples of ", seq_,
-                        "+1 tokens per epoch)");
+                        "+1 tokens per epoch",
+                        order_.shuffled() ? "" : ", in file order", ")");
   }
   // The ids are checked against this vocabulary as they are read.
   int64_t min_vocab() const override { return vocab_; }
@@ -53,7 +55,8 @@ class Tokens : public BatchSource {
 absl::StatusOr<std::unique_ptr<BatchSource>> TokenBatches(TokenStream stream,
                                                           int64_t vocab,
                                                           int64_t seq,
-                                                          uint64_t seed) {
+                                                          uint64_t seed,
+                                                          bool shuffle) {
   if (seq < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("sequences need at least 1 token, got --seq ", seq));
@@ -65,7 +68,7 @@ absl::StatusOr<std::unique_ptr<BatchSource>> TokenBatches(TokenStream stream,
         " tokens per sample; use a larger file or a smaller --seq"));
   }
   return std::unique_ptr<BatchSource>(
-      std::make_unique<Tokens>(std::move(stream), vocab, seq, seed));
+      std::make_unique<Tokens>(std::move(stream), vocab, seq, seed, shuffle));
 }
 
 }  // namespace model

@@ -28,12 +28,13 @@ namespace zero3 {
 namespace model {
 
 // Samples of `seq` tokens from `stream` for a model of `vocab` tokens, in
-// the order `seed` gives. Fails naming the file if the stream holds fewer
-// than seq + 1 tokens.
+// the order `seed` gives (file order every epoch without `shuffle`). Fails
+// naming the file if the stream holds fewer than seq + 1 tokens.
 absl::StatusOr<std::unique_ptr<BatchSource>> TokenBatches(TokenStream stream,
                                                           int64_t vocab,
                                                           int64_t seq,
-                                                          uint64_t seed);
+                                                          uint64_t seed,
+                                                          bool shuffle = true);
 
 }  // namespace model
 }  // namespace zero3

@@ -130,6 +130,10 @@ class TrainCommand : public Command {
                     "token ids' type in a flat --data file (default: uint16 "
                     "when the model's vocabulary fits in 16 bits, else "
                     "uint32); makes any --data file a token file");
+    flags.AddBool("data-in-order", &data_in_order_,
+                  "token files: take samples in file order every epoch "
+                  "instead of a seeded permutation (to compare step by step "
+                  "with another trainer)");
     flags.AddString("metrics", &metrics_, "FILE",
                     "write each step's metrics to FILE as JSON Lines (loss, "
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
@@ -254,6 +258,7 @@ class TrainCommand : public Command {
   int64_t seq_ = 64;
   std::string data_ = "corpus";
   std::string data_dtype_;
+  bool data_in_order_ = false;
   int64_t seed_ = 0;
   std::string hardware_ = "h200_sxm";
   std::string mode_ = "data";
@@ -404,9 +409,10 @@ absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
     const model::ModelSpec& spec) const {
   const uint64_t seed = static_cast<uint64_t>(seed_);
   const bool builtin = data_ == "synthetic" || data_ == "corpus";
-  if (builtin && !data_dtype_.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--data-dtype applies to token files, not --data ", data_));
+  if (builtin && (!data_dtype_.empty() || data_in_order_)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(data_dtype_.empty() ? "--data-in-order" : "--data-dtype",
+                     " applies to token files, not --data ", data_));
   }
   if (data_ == "synthetic") {
     return model::SyntheticBatches(spec.vocab_size(), seed);
@@ -421,6 +427,7 @@ absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
   o.vocab = spec.vocab_size();
   o.seq = seq_;
   o.seed = seed;
+  o.shuffle = !data_in_order_;
   return model::OpenDataFile(ResolveUserPath(data_), o);
 }
 

@@ -61,8 +61,8 @@ def make_tokens(path, count, seed=0):
 
 def run_zero3(args, ckpt, tokens, metrics):
     cmd = [args.zero3, "train", "--backend", "cuda", "--model", ckpt,
-           "--data", tokens, "--data-dtype", "uint32", "--data-shuffle",
-           "false", "--seq", str(args.seq), "--steps", str(args.steps),
+           "--data", tokens, "--data-dtype", "uint32", "--data-in-order",
+           "--seq", str(args.seq), "--steps", str(args.steps),
            "--metrics", metrics,
            "--set", "bf16.enabled=true",
            "--set", f"train_micro_batch_size_per_gpu={args.batch}",
