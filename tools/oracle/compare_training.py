@@ -6,8 +6,9 @@ Makes a Qwen2.5-0.5B-shaped checkpoint with random weights (transformers,
 fp32 safetensors) and a token file of a seeded low-entropy token stream (so
 that the loss falls), then runs
   - zero3 train --backend cuda --model CKPT --data TOKENS (bf16, the optimizer
-    offloaded to the host, no shuffling: step s trains on windows
-    s*B .. s*B+B-1 of seq+1 tokens), writing --metrics;
+    offloaded to the host, --data-in-order: step s trains on samples
+    s*B .. s*B+B-1, sample k being tokens k*seq .. k*seq+seq), writing
+    --metrics;
   - PyTorch: the same windows in the same order, fp32 weights with bf16
     autocast, torch.optim.AdamW(fused=True) with the same settings, gradient
     clipping at 1.0 (DeepSpeed's default, which zero3 keeps);
@@ -80,11 +81,12 @@ def run_torch(args, ckpt, stream):
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr,
                             betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=args.weight_decay, fused=True)
-    w = args.seq + 1
+    seq = args.seq
     losses = []
     for step in range(args.steps):
         first = step * args.batch
-        batch = np.stack([stream[(first + b) * w:(first + b + 1) * w]
+        # Sample k: tokens k*seq .. k*seq + seq (docs/data.md).
+        batch = np.stack([stream[(first + b) * seq:(first + b + 1) * seq + 1]
                           for b in range(args.batch)]).astype(np.int64)
         batch = torch.from_numpy(batch).cuda()
         opt.zero_grad(set_to_none=True)
@@ -115,7 +117,7 @@ def main():
     ckpt = os.path.join(args.work, "qwen2.5-0.5b-random")
     tokens = os.path.join(args.work, "tokens_u32.bin")
     make_checkpoint(ckpt)
-    stream = make_tokens(tokens, args.steps * args.batch * (args.seq + 1))
+    stream = make_tokens(tokens, args.steps * args.batch * args.seq + 1)
     ours = run_zero3(args, ckpt, tokens, os.path.join(args.work, "m.jsonl"))
     theirs = run_torch(args, ckpt, stream)
     worst = 0.0
