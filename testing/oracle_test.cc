@@ -149,7 +149,7 @@ TEST_P(OracleTest, AdamWStepsOnOneAndTwoRanks) {
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleTest,
                          ::testing::Values("qwen2_tied", "qwen2_untied",
-                                           "llama"));
+                                           "qwen2_bytes", "llama"));
 
 // The hub's classic config.json layout (top-level rope_theta, rope_scaling
 // null) gives the same model and the same loss.

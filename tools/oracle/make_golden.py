@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Makes the PyTorch/transformers oracle files zero3's tests compare against.
 
-For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, Llama with an
-explicit head_dim) it saves a Hugging Face checkpoint made by transformers
-(config.json and model.safetensors, fp32) and golden.json with, for fixed
-token windows:
+For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, a byte-token
+Qwen2, Llama with an explicit head_dim) it saves a Hugging Face checkpoint
+made by transformers (config.json and model.safetensors, fp32) and
+golden.json with, for fixed token windows:
   - forward: the loss of the first batch at the saved weights and the logits
     of a few positions;
   - grad_norms: the 2-norm of every parameter's gradient of that loss;
@@ -42,6 +42,12 @@ def models():
             **common, tie_word_embeddings=True, use_sliding_window=False),
         "qwen2_untied": transformers.Qwen2Config(
             **common, tie_word_embeddings=False, use_sliding_window=False),
+        # Byte tokens (the vocabulary of the shipped token file,
+        # testing/testdata/tokens): README's end-to-end example trains it.
+        "qwen2_bytes": transformers.Qwen2Config(
+            **dict(common, vocab_size=259, hidden_size=64,
+                   intermediate_size=128),
+            tie_word_embeddings=True, use_sliding_window=False),
         "llama": transformers.LlamaConfig(
             **dict(common, head_dim=16), tie_word_embeddings=False,
             attention_bias=False, mlp_bias=False),
