@@ -8,6 +8,7 @@
 //   fallbacks.h         notices on what was given; unimplemented values
 //   batch.h             the batch-size triple
 //   defaults.h          every unset field
+//   scheduler.h         the scheduler's parameters, by its type
 //   validate.h          the rules (field_bounds.h: ranges from config.proto)
 //   config_to_json.h    Config -> JSON
 
@@ -31,6 +32,7 @@
 #include "core/config/fallbacks.h"
 #include "core/config/json_to_config.h"
 #include "core/config/overrides.h"
+#include "core/config/scheduler.h"
 #include "core/config/schema.h"
 #include "core/config/text_format.h"
 #include "core/config/validate.h"
@@ -50,6 +52,7 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings, int64_t world_size) {
   NoticeExplicitSettings(&config, &diag);
   ResolveBatch(world_size, &config, &diag);
   FillDefaults(&config);
+  ResolveScheduler(&config, &diag);
   ApplyFallbacks(&config, &diag);
   Validate(config, world_size, &diag);
   if (diag.has_errors()) return diag.ToStatus();

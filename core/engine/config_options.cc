@@ -34,7 +34,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.min_loss_scale = static_cast<double>(f.min_loss_scale());
 
   const config::AdamParams& a = c.optimizer().params();
-  o.lr = static_cast<float>(a.lr());
+  o.lr = a.lr();
   if (a.betas_size() == 2) {
     o.beta1 = static_cast<float>(a.betas(0));
     o.beta2 = static_cast<float>(a.betas(1));
