@@ -3,6 +3,7 @@
 // The loading pipeline; each stage is in its own file:
 //   text_format.h       text format -> settings
 //   overrides.h         KEY=VALUE overrides
+//   hf_auto.h           "auto" -> values zero3 knows
 //   json_to_config.h    settings -> Config, key by key
 //   deprecated.h        deprecated DeepSpeed keys -> their replacements
 //   fallbacks.h         notices on what was given; unimplemented values
@@ -43,11 +44,15 @@ namespace config {
 namespace {
 
 // Resolves `settings` (a JSON object, overrides applied).
-absl::StatusOr<LoadedConfig> Resolve(JsonValue settings, int64_t world_size) {
+absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
+                                     const LoadOptions& options) {
+  const int64_t world_size = options.world_size;
   Diagnostics diag;
   Config config;
+  JsonValue resolved = settings;
+  ResolveAuto(options.auto_values, world_size, &resolved, &diag);
   const std::vector<DeprecatedUse> deprecated =
-      ConvertSettings(settings, &config, &diag);
+      ConvertSettings(resolved, &config, &diag);
   ApplyDeprecated(deprecated, &config, &diag);
   NoticeExplicitSettings(&config, &diag);
   ResolveBatch(world_size, &config, &diag);
@@ -94,7 +99,7 @@ absl::StatusOr<LoadedConfig> LoadSettings(JsonValue settings,
                      DescribeValue(settings)));
   }
   ZR_RETURN_IF_ERROR(ApplyOverrideList(&settings, options.overrides));
-  return Resolve(std::move(settings), options.world_size);
+  return Resolve(std::move(settings), options);
 }
 
 }  // namespace

@@ -17,12 +17,12 @@ const std::vector<std::string>& SchedulerTypes() {
 
 std::vector<std::string> SchedulerParamNames(absl::string_view type) {
   if (type == "WarmupLR") {
-    return {"warmup_min_lr", "warmup_max_lr", "warmup_num_steps",
-            "warmup_type", "last_batch_iteration"};
+    return {"warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type",
+            "last_batch_iteration"};
   }
   if (type == "WarmupDecayLR") {
-    return {"total_num_steps", "warmup_min_lr",    "warmup_max_lr",
-            "warmup_num_steps", "warmup_type", "last_batch_iteration"};
+    return {"total_num_steps",  "warmup_min_lr", "warmup_max_lr",
+            "warmup_num_steps", "warmup_type",   "last_batch_iteration"};
   }
   if (type == "WarmupCosineLR") {
     return {"total_num_steps", "warmup_min_ratio", "warmup_num_steps",
@@ -66,12 +66,12 @@ void ResolveScheduler(Config* config, Diagnostics* diag) {
   if (p->has_total_num_steps() &&
       p->total_num_steps() < p->warmup_num_steps() &&
       !diag->IsPoisoned("scheduler.params.total_num_steps")) {
-    diag->Notice("scheduler.params.total_num_steps",
-                 absl::StrCat(p->total_num_steps(),
-                              " is less than warmup_num_steps ",
-                              p->warmup_num_steps(),
-                              ": the decay starts only after the warmup "
-                              "(DeepSpeed warns about this too)"));
+    diag->Notice(
+        "scheduler.params.total_num_steps",
+        absl::StrCat(p->total_num_steps(), " is less than warmup_num_steps ",
+                     p->warmup_num_steps(),
+                     ": the decay starts only after the warmup "
+                     "(DeepSpeed warns about this too)"));
   }
 }
 

@@ -122,24 +122,24 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
   if (!config.has_scheduler()) return;
   const Scheduler& sched = config.scheduler();
   const std::vector<std::string>& types = SchedulerTypes();
-  const std::string list = "\"WarmupLR\", \"WarmupDecayLR\" or "
-                           "\"WarmupCosineLR\"";
+  const std::string list =
+      "\"WarmupLR\", \"WarmupDecayLR\" or "
+      "\"WarmupCosineLR\"";
   if (!sched.has_type()) {
-    diag->Check(false, "scheduler.type",
-                absl::StrCat("missing: the scheduler section needs a type, ",
-                             list,
-                             "; remove the section to train at the constant "
-                             "optimizer.params.lr"));
+    diag->Check(
+        false, "scheduler.type",
+        absl::StrCat("missing: the scheduler section needs a type, ", list,
+                     "; remove the section to train at the constant "
+                     "optimizer.params.lr"));
     return;
   }
   const std::vector<std::string> names = SchedulerParamNames(sched.type());
   if (names.empty()) {
-    const bool deepspeed = sched.type() == "OneCycle" ||
-                           sched.type() == "LRRangeTest";
+    const bool deepspeed =
+        sched.type() == "OneCycle" || sched.type() == "LRRangeTest";
     diag->Check(false, "scheduler.type",
                 absl::StrCat(Quote(sched.type()),
-                             deepspeed ? ": DeepSpeed's schedule is"
-                                       : " is",
+                             deepspeed ? ": DeepSpeed's schedule is" : " is",
                              " not implemented: zero3 implements ", list,
                              DidYouMean(sched.type(), types)));
     return;
@@ -159,8 +159,8 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
                              "parameters are ",
                              absl::StrJoin(names, ", ")));
   }
-  const bool decays = std::find(names.begin(), names.end(),
-                                "total_num_steps") != names.end();
+  const bool decays =
+      std::find(names.begin(), names.end(), "total_num_steps") != names.end();
   diag->Check(!decays || p.has_total_num_steps(),
               "scheduler.params.total_num_steps",
               absl::StrCat("missing: ", sched.type(),
@@ -169,11 +169,12 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
                            "zero3 train's --steps"));
   const std::string& warmup = p.warmup_type();
   if (warmup != "log" && warmup != "linear") {
-    diag->Check(false, "scheduler.params.warmup_type",
-                absl::StrCat("must be \"log\" or \"linear\", found ",
-                             Quote(warmup), DidYouMean(warmup, {"log", "linear"}),
-                             " (DeepSpeed would use \"log\" instead, with a "
-                             "warning)"));
+    diag->Check(
+        false, "scheduler.params.warmup_type",
+        absl::StrCat("must be \"log\" or \"linear\", found ", Quote(warmup),
+                     DidYouMean(warmup, {"log", "linear"}),
+                     " (DeepSpeed would use \"log\" instead, with a "
+                     "warning)"));
   }
 }
 

@@ -30,6 +30,7 @@
 #include "sim/trace.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/op_profile.h"
 #include "tools/whatif/whatif.h"
@@ -115,6 +116,7 @@ class TrainCommand : public Command {
     flags.AddBool("predict", &predict_,
                   "cuda: also simulate the same configuration on --hardware "
                   "and print predicted beside measured FWD/BWD/STEP");
+    auto_flags_.Define(flags);
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -184,7 +186,8 @@ class TrainCommand : public Command {
   absl::Status CheckBackendFlags();
   // LoadInputs: the configuration with --set and --drop-sync applied, and
   // the training data.
-  absl::StatusOr<zero::ZeroOptions> LoadOptions(std::ostream& err) const;
+  absl::StatusOr<zero::ZeroOptions> LoadOptions(const model::ModelSpec& spec,
+                                                std::ostream& err) const;
   absl::StatusOr<std::unique_ptr<model::BatchSource>> LoadData(
       const model::ModelSpec& spec) const;
   // The run's first line, before its ranks start.
@@ -230,6 +233,7 @@ class TrainCommand : public Command {
   bool symmetric_ = false;
   bool predict_ = false;
   bool profile_ops_ = false;
+  internal::AutoFlags auto_flags_;
   int exit_code_ = kExitOk;
 };
 
@@ -311,9 +315,9 @@ absl::Status TrainCommand::CheckBackendFlags() {
 absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
     std::ostream& err) const {
   Inputs in;
-  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(err));
   ZR_ASSIGN_OR_RETURN(
       in.spec, model::LoadModelSpec(NameOrPath(model_, model::PresetNames())));
+  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(in.spec, err));
   ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
   ZR_ASSIGN_OR_RETURN(
       in.profile, sim::LoadProfile(NameOrPath(hardware_, sim::ProfileNames())));
@@ -321,14 +325,18 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
 }
 
 absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
-    std::ostream& err) const {
+    const model::ModelSpec& spec, std::ostream& err) const {
   config::LoadOptions load;
   load.world_size = ranks_;
+  ZR_ASSIGN_OR_RETURN(load.auto_values,
+                      auto_flags_.Values(spec.hidden_size(), steps_));
   absl::StatusOr<config::LoadedConfig> loaded;
   if (config_.empty()) {
     load.overrides = {"zero_optimization.stage=3",
-                      "zero_optimization.offload_optimizer.device=cpu",
-                      "train_micro_batch_size_per_gpu=4"};
+                      "zero_optimization.offload_optimizer.device=cpu"};
+    if (!auto_flags_.has_micro_batch()) {
+      load.overrides.push_back("train_micro_batch_size_per_gpu=4");
+    }
     load.overrides.insert(load.overrides.end(), overrides_.begin(),
                           overrides_.end());
     loaded = config::DefaultConfig(load);
@@ -473,13 +481,13 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
   const engine::StepStats& r0 = row.rank0;
   const double tokens = static_cast<double>(r0.global_tokens);
   out << absl::StrFormat(
-      "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
+      "step %*d/%d  loss %s%s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
       "tokens/s%s\n",
       static_cast<int>(std::to_string(steps_).size()), step + 1, steps_,
       rt.computes_values() ? absl::StrFormat("%.4f", row.loss_sum / ranks)
                            : std::string("-"),
-      Ms(r0.fwd_ns), Ms(r0.bwd_ns), Ms(r0.step_ns), Ms(row.total_ns),
-      tokens / (row.total_ns / 1e9),
+      internal::LrColumn(engine.options(), r0), Ms(r0.fwd_ns), Ms(r0.bwd_ns),
+      Ms(r0.step_ns), Ms(row.total_ns), tokens / (row.total_ns / 1e9),
       r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]") : std::string());
   out.flush();
   return absl::OkStatus();
