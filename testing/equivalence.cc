@@ -56,7 +56,10 @@ absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
   for (const sim::RaceReport& r : simulated->races()) {
     result.races.push_back(r.message);
   }
-  for (const engine::StepStats& s : rank0) result.skipped.push_back(s.skipped);
+  for (const engine::StepStats& s : rank0) {
+    result.skipped.push_back(s.skipped);
+    if (!s.skipped) result.lrs.push_back(s.lr);
+  }
   result.rank0 = std::move(rank0);
   return result;
 }
@@ -80,6 +83,7 @@ absl::StatusOr<RunResult> RunReference(
       ZR_ASSIGN_OR_RETURN(ReferenceStep step, t->Step());
       result.losses.push_back(step.loss);
       result.skipped.push_back(step.skipped);
+      if (!step.skipped) result.lrs.push_back(step.lr);
       if (params_by_step != nullptr) {
         params_by_step->emplace_back();
         for (int p = 0; p < t->num_params(); ++p) {

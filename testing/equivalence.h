@@ -25,6 +25,7 @@ namespace testing {
 struct RunResult {
   std::vector<double> losses;  // per step, mean over ranks
   std::vector<bool> skipped;   // per step: no update (non-finite gradients)
+  std::vector<double> lrs;     // per applied step: the update's lr
   // Full fp32 master of every parameter after the last step.
   std::vector<std::vector<float>> params;
   std::vector<std::string> races;        // race reports

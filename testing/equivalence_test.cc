@@ -74,6 +74,8 @@ void Check(const Case& c) {
   EXPECT_THAT(ref.races, ::testing::IsEmpty());
   // The same steps were skipped (fp16 overflow at the initial loss scale).
   EXPECT_EQ(zero.skipped, ref.skipped) << c.name;
+  // The same learning rates, exactly (the same schedule of applied steps).
+  EXPECT_EQ(zero.lrs, ref.lrs) << c.name;
   const Difference d = Compare(zero, ref);
   const bool fp32 = options.dtype == runtime::DType::kF32;
   const double tolerance = fp32 ? 1e-5 : 2e-2;
@@ -215,6 +217,39 @@ std::vector<Case> Cases() {
                      o.dtype = runtime::DType::kF16;
                      o.static_loss_scale = 1024;
                      o.gradient_clipping = 0.05;
+                   }});
+  // DeepSpeed schedules (the lr changes every step) and the Hugging Face
+  // Trainer's weight-decay grouping (no decay on biases and norms).
+  cases.push_back({"warmup_cosine_trainer_decay", 3, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.sub_group_size = 500;  // runs split sub-groups
+                     o.exclude_bias_and_norm_from_decay = true;
+                     o.weight_decay = 0.5f;
+                     o.lr_schedule.type = zero::LrScheduleType::kWarmupCosineLR;
+                     o.lr_schedule.warmup_type = zero::WarmupType::kLinear;
+                     o.lr_schedule.warmup_num_steps = 2;
+                     o.lr_schedule.total_num_steps = 5;
+                     o.lr_schedule.warmup_min_ratio = 0.1;
+                   }});
+  cases.push_back(
+      {"warmup_decay_trainer_decay_device", 2, [](zero::ZeroOptions& o) {
+         o.exclude_bias_and_norm_from_decay = true;
+         o.weight_decay = 0.5f;
+         o.lr_schedule.type = zero::LrScheduleType::kWarmupDecayLR;
+         o.lr_schedule.warmup_min_lr = 1e-3;
+         o.lr_schedule.warmup_max_lr = 2e-2;
+         o.lr_schedule.warmup_num_steps = 3;
+         o.lr_schedule.total_num_steps = 5;
+       }});
+  // Overflow-skipped steps do not advance the schedule.
+  cases.push_back({"f16_warmup_offload", 2, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.dtype = runtime::DType::kF16;
+                     o.lr_schedule.type = zero::LrScheduleType::kWarmupLR;
+                     o.lr_schedule.warmup_type = zero::WarmupType::kLinear;
+                     o.lr_schedule.warmup_min_lr = 1e-3;
+                     o.lr_schedule.warmup_max_lr = 1e-2;
+                     o.lr_schedule.warmup_num_steps = 4;
                    }});
   cases.push_back({"bf16_device", 4, [](zero::ZeroOptions& o) {
                      o.dtype = runtime::DType::kBF16;

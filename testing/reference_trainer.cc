@@ -10,6 +10,7 @@
 #include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
 #include "core/util/status_macros.h"
+#include "core/zero/weight_decay.h"
 
 namespace zero3 {
 namespace testing {
@@ -63,6 +64,10 @@ absl::Status ReferenceTrainer::Init(const model::ParamSource& source) {
   ZR_ASSIGN_OR_RETURN(
       model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
                                          options_.seq, rt_));
+  std::vector<std::string> names;
+  for (const model::ParamInfo& p : model_->params()) names.push_back(p.name);
+  decays_ = zero::ParamWeightDecays(names, options_.weight_decay,
+                                    options_.exclude_bias_and_norm_from_decay);
   int64_t largest = 1;
   for (const model::ParamInfo& p : model_->params()) {
     const int64_t bytes = p.numel() * kernels::DTypeSize(dtype);
@@ -226,6 +231,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   }
   scaler_.Update(false);
   const float grad_scale = static_cast<float>(1.0 / combined);
+  // The schedule advances with applied steps only, as in DeepSpeed.
+  result.lr = options_.lr_schedule.LrAt(options_.lr, step_);
   ++step_;
   for (int p = 0; p < num_params; ++p) {
     std::vector<float> g = acc_[p];
@@ -235,11 +242,11 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     kernels::AdamWArgs args;
     args.n = static_cast<int64_t>(g.size());
     args.step = step_;
-    args.lr = options_.lr;
+    args.lr = static_cast<float>(result.lr);
     args.beta1 = options_.beta1;
     args.beta2 = options_.beta2;
     args.eps = options_.eps;
-    args.weight_decay = options_.weight_decay;
+    args.weight_decay = decays_[p];
     args.bias_correction = options_.bias_correction;
     args.adamw_mode = options_.adamw_mode;
     kernels::AdamWStep(args, master_[p].data(), g.data(), m_[p].data(),

@@ -13,8 +13,9 @@
 //
 // Every parameter stays resident; gradients go to per-parameter buffers; the
 // reduction, clipping and AdamW (core/kernels AdamWStep) run on the host in
-// plain loops. It owns its buffers and synchronizes the device before they
-// go. Not thread-safe.
+// plain loops, at the learning rate of the options' schedule and with each
+// parameter's weight decay (core/zero/weight_decay.h). It owns its buffers and
+// synchronizes the device before they go. Not thread-safe.
 
 #ifndef ZERO3_TESTING_REFERENCE_TRAINER_H_
 #define ZERO3_TESTING_REFERENCE_TRAINER_H_
@@ -41,6 +42,7 @@ struct ReferenceStep {
   double loss = 0;       // mean over all ranks' micro-batches
   double grad_norm = 0;  // global norm before clipping (unscaled)
   bool skipped = false;  // non-finite gradients (fp16 overflow): no update
+  double lr = 0;         // the learning rate of the update (0 if skipped)
 };
 
 class ReferenceTrainer : private model::ParamProvider {
@@ -87,7 +89,8 @@ class ReferenceTrainer : private model::ParamProvider {
   std::optional<model::InputStager> inputs_;
   runtime::OwnedBuffer loss_, loss_host_;
   std::vector<std::vector<float>> master_, m_, v_, acc_;
-  zero::LossScaler scaler_;  // fp16 only; scale 1 otherwise
+  std::vector<float> decays_;  // weight decay of each parameter
+  zero::LossScaler scaler_;    // fp16 only; scale 1 otherwise
   int64_t step_ = 0;
 };
 

@@ -3,11 +3,13 @@
 // The loading pipeline; each stage is in its own file:
 //   text_format.h       text format -> settings
 //   overrides.h         KEY=VALUE overrides
+//   hf_auto.h           "auto" -> values zero3 knows
 //   json_to_config.h    settings -> Config, key by key
 //   deprecated.h        deprecated DeepSpeed keys -> their replacements
 //   fallbacks.h         notices on what was given; unimplemented values
 //   batch.h             the batch-size triple
 //   defaults.h          every unset field
+//   scheduler.h         the scheduler's parameters, by its type
 //   validate.h          the rules (field_bounds.h: ranges from config.proto)
 //   config_to_json.h    Config -> JSON
 
@@ -31,6 +33,7 @@
 #include "core/config/fallbacks.h"
 #include "core/config/json_to_config.h"
 #include "core/config/overrides.h"
+#include "core/config/scheduler.h"
 #include "core/config/schema.h"
 #include "core/config/text_format.h"
 #include "core/config/validate.h"
@@ -41,15 +44,20 @@ namespace config {
 namespace {
 
 // Resolves `settings` (a JSON object, overrides applied).
-absl::StatusOr<LoadedConfig> Resolve(JsonValue settings, int64_t world_size) {
+absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
+                                     const LoadOptions& options) {
+  const int64_t world_size = options.world_size;
   Diagnostics diag;
   Config config;
+  JsonValue resolved = settings;
+  ResolveAuto(options.auto_values, world_size, &resolved, &diag);
   const std::vector<DeprecatedUse> deprecated =
-      ConvertSettings(settings, &config, &diag);
+      ConvertSettings(resolved, &config, &diag);
   ApplyDeprecated(deprecated, &config, &diag);
   NoticeExplicitSettings(&config, &diag);
   ResolveBatch(world_size, &config, &diag);
   FillDefaults(&config);
+  ResolveScheduler(&config, &diag);
   ApplyFallbacks(&config, &diag);
   Validate(config, world_size, &diag);
   if (diag.has_errors()) return diag.ToStatus();
@@ -91,7 +99,7 @@ absl::StatusOr<LoadedConfig> LoadSettings(JsonValue settings,
                      DescribeValue(settings)));
   }
   ZR_RETURN_IF_ERROR(ApplyOverrideList(&settings, options.overrides));
-  return Resolve(std::move(settings), options.world_size);
+  return Resolve(std::move(settings), options);
 }
 
 }  // namespace

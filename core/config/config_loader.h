@@ -10,7 +10,8 @@
 //     does not implement (named in a notice saying what happens instead).
 //   - Text-format protobuf of config.proto (canonical names only).
 //
-// Loading runs: parse -> apply KEY=VALUE overrides -> map keys to fields ->
+// Loading runs: parse -> apply KEY=VALUE overrides -> resolve "auto" ->
+// map keys to fields ->
 // translate deprecated keys -> derive the batch sizes -> fill defaults ->
 // fall back where a DeepSpeed value is not implemented -> validate. It
 // returns the resolved Config (every field set) plus notices, or an
@@ -46,6 +47,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/config/config.pb.h"
+#include "core/config/hf_auto.h"
 #include "core/config/json.h"
 
 namespace zero3 {
@@ -68,6 +70,10 @@ struct LoadOptions {
   // as if they were in the file; see ApplyOverrides. An override may fill in
   // a value the file leaves as "auto".
   std::vector<std::string> overrides;
+  // What "auto" (the Hugging Face Trainer's placeholder) resolves to where
+  // the file holds it, and the flags given (hf_auto.h). Unset values leave
+  // "auto" an error that names the flag which sets it.
+  AutoValues auto_values;
 };
 
 struct LoadedConfig {

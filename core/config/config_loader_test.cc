@@ -126,7 +126,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
   },
   "zero3": {
     "grad_offload": "async",
-    "optimizer_threads": 0
+    "optimizer_threads": 0,
+    "weight_decay_exclude_bias_and_norm": false
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -393,8 +394,7 @@ TEST(ConfigLoaderTest, ValidConfigs) {
         "zero_optimization.stage3_gather_16bit_weights_on_model_save = "
         "true"}},
       {"unimplemented keys are named in notices",
-       R"({"scheduler": {"type": "WarmupLR", "params": {"x": "auto"}},
-           "steps_per_print": 10, "wall_clock_breakdown": false,
+       R"({"steps_per_print": 10, "wall_clock_breakdown": false,
            "activation_checkpointing": {}, "flops_profiler": {},
            "wandb": {}, "communication_data_type": "fp32",
            "zero_allow_untested_optimizer": true,
@@ -406,8 +406,7 @@ TEST(ConfigLoaderTest, ValidConfigs) {
            "optimizer": {"params": {"torch_adam": true, "amsgrad": false}}})",
        1,
        [](const Config&) {},
-       {"scheduler: learning-rate schedules are not implemented; ignored",
-        "wall_clock_breakdown: ", "activation_checkpointing: ",
+       {"wall_clock_breakdown: ", "activation_checkpointing: ",
         "flops_profiler: ", "wandb: this monitoring backend",
         "communication_data_type: ", "zero_allow_untested_optimizer: ",
         "zero_optimization.allgather_bucket_size: used by ZeRO stages 1 and "
@@ -679,20 +678,21 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
         "1, found 0"}},
       // "auto".
       {"auto",
-       R"({"train_batch_size": "auto", "gradient_clipping": "auto",
-           "fp16": {"enabled": "auto"},
-           "optimizer": {"params": {"betas": "auto"}}})",
+       R"({"train_batch_size": "auto",
+           "zero_optimization": {"sub_group_size": "auto"},
+           "optimizer": {"params": {"lr": "auto"}}})",
        1,
        {"train_batch_size (line 1, column 22): \"auto\" is a placeholder that "
-        "only the Hugging Face Trainer fills in; zero3 needs an integer "
-        "here, or remove the key to derive it from the other batch sizes",
-        "gradient_clipping (line 1, column 51): \"auto\" is a placeholder",
-        "zero3 needs a number here (the default is 1.0)",
-        "fp16.enabled (line 2, column 32): \"auto\" is a placeholder",
-        "zero3 needs true or false here (the default is false)",
-        "optimizer.params.betas (line 3, column 46): \"auto\"",
-        "zero3 needs an array of two numbers [beta1, beta2] here (the "
-        "default is [0.9, 0.999])"}},
+        "only the Hugging Face Trainer fills in; zero3 train fills it from "
+        "--micro-batch, which is not given: give --micro-batch, or replace "
+        "\"auto\" with a value",
+        "zero_optimization.sub_group_size (line 2, column 52): \"auto\" is a "
+        "placeholder that only the Hugging Face Trainer fills in; zero3 needs "
+        "an integer here (the default is 1000000000)",
+        "optimizer.params.lr (line 3, column 43): \"auto\" is a placeholder "
+        "that only the Hugging Face Trainer fills in; zero3 train fills it "
+        "from --lr, which is not given: give --lr, or replace \"auto\" with "
+        "a value"}},
       // Misplaced keys.
       {"offload section at the top level",
        R"({"offload_optimizer": {"device": "cpu"}})",
@@ -912,19 +912,17 @@ TEST(ConfigLoaderTest, HuggingFaceTemplateWithAuto) {
       LoadConfigFile(std::string(kConfigDir) + "hf_zero3_offload.json");
   ASSERT_THAT(loaded, StatusIs(absl::StatusCode::kInvalidArgument));
   const std::vector<std::string> lines = ErrorLines(loaded.status());
-  // One error per "auto" outside the ignored scheduler section, nothing else.
+  // One error per "auto" that zero3 has no value for without zero3 train's
+  // flags and model, nothing else; the rest take the Hugging Face Trainer's
+  // defaults (AutoResolution tests each).
   const char* const auto_keys[] = {
-      "fp16.enabled",
-      "bf16.enabled",
       "optimizer.params.lr",
-      "optimizer.params.betas",
-      "optimizer.params.eps",
-      "optimizer.params.weight_decay",
+      "scheduler.params.warmup_max_lr",
+      "scheduler.params.warmup_num_steps",
       "zero_optimization.reduce_bucket_size",
       "zero_optimization.stage3_prefetch_bucket_size",
       "zero_optimization.stage3_param_persistence_threshold",
       "gradient_accumulation_steps",
-      "gradient_clipping",
       "train_batch_size",
       "train_micro_batch_size_per_gpu",
   };
@@ -950,11 +948,12 @@ TEST(ConfigLoaderTest, HuggingFaceTemplateFilledIn) {
   EXPECT_EQ(c.zero_optimization().stage3_prefetch_bucket_size(), 3774873);
   EXPECT_DOUBLE_EQ(c.optimizer().params().lr(), 2e-5);
   EXPECT_EQ(c.steps_per_print(), 2000);
-  EXPECT_THAT(
-      loaded.notices,
-      ElementsAre(HasSubstr("scheduler: "), HasSubstr("wall_clock_breakdown: "),
-                  HasSubstr("stage3_gather_16bit_weights_on_model_"
-                            "save: zero3 does not save")));
+  EXPECT_EQ(c.scheduler().type(), "WarmupLR");
+  EXPECT_EQ(c.scheduler().params().warmup_num_steps(), 100);
+  EXPECT_THAT(loaded.notices,
+              ElementsAre(HasSubstr("wall_clock_breakdown: "),
+                          HasSubstr("stage3_gather_16bit_weights_on_model_"
+                                    "save: zero3 does not save")));
   // The same file needs its data-parallel size to match.
   LoadOptions two;
   two.world_size = 2;
@@ -985,6 +984,9 @@ TEST(ConfigLoaderTest, OverridesFillInAuto) {
       "gradient_clipping=1.0",
       "train_batch_size=8",
       "train_micro_batch_size_per_gpu=4",
+      "scheduler.params.warmup_min_lr=0",
+      "scheduler.params.warmup_max_lr=1e-4",
+      "scheduler.params.warmup_num_steps=10",
   };
   ASSERT_OK_AND_ASSIGN(
       LoadedConfig loaded,
@@ -1080,9 +1082,16 @@ TEST(ConfigLoaderTest, OverridesKeepDeprecationRules) {
       pinned.config.zero_optimization().offload_optimizer().pin_memory());
   // Keys inside an ignored section are not checked.
   ASSERT_OK_AND_ASSIGN(
-      LoadedConfig scheduled,
-      ApplyOverrides(base, {"scheduler.params.warmup_num_steps=10"}, {}));
-  EXPECT_THAT(scheduled.notices, Contains(HasSubstr("scheduler: ")));
+      LoadedConfig ignored,
+      ApplyOverrides(base, {"activation_checkpointing.anything=10"}, {}));
+  EXPECT_THAT(ignored.notices,
+              Contains(HasSubstr("activation_checkpointing: ")));
+  ASSERT_OK_AND_ASSIGN(LoadedConfig scheduled,
+                       ApplyOverrides(base,
+                                      {"scheduler.type=WarmupLR",
+                                       "scheduler.params.warmup_num_steps=10"},
+                                      {}));
+  EXPECT_EQ(scheduled.config.scheduler().params().warmup_num_steps(), 10);
 }
 
 TEST(ConfigLoaderTest, SetConfigKeyReplacesAliases) {

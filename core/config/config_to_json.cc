@@ -77,7 +77,12 @@ JsonValue MessageToJson(const Message& msg, bool only_set) {
     const bool has = r->HasField(msg, f);
     if (only_set && !has) continue;
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      out.Set(f->name(), MessageToJson(r->GetMessage(msg, f), only_set));
+      // The scheduler holds only what its type takes: printed as set, and
+      // only when given.
+      const bool scheduler = f->message_type() == Scheduler::descriptor();
+      if (scheduler && !has) continue;
+      out.Set(f->name(),
+              MessageToJson(r->GetMessage(msg, f), only_set || scheduler));
       continue;
     }
     // String fields without a default (nvme_path) are printed only when set.

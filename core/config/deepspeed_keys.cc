@@ -38,9 +38,6 @@ constexpr absl::string_view kFetchAlgorithm =
 constexpr DeepSpeedKey kKeys[] = {
     // --- Top level ---
     {"", "bfloat16", K::kAlias, "bf16", ""},
-    {"", "scheduler", K::kIgnored, "",
-     "learning-rate schedules are not implemented; ignored: zero3 trains at "
-     "the constant optimizer.params.lr"},
     {"", "activation_checkpointing", K::kIgnored, "",
      "activation checkpointing is not implemented; ignored: activations are "
      "kept in device memory until backward"},

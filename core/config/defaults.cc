@@ -27,6 +27,9 @@ void FillDefaults(Message* msg) {
       continue;
     }
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      // The scheduler stays absent when not given; its parameters depend on
+      // its type (scheduler.h).
+      if (f->message_type() == Scheduler::descriptor()) continue;
       FillDefaults(r->MutableMessage(msg, f));
       continue;
     }

@@ -82,7 +82,11 @@ void Walk(const Message& msg, const std::string& section, Diagnostics* diag,
     const std::string path = JoinPath(section, f->name());
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       Walk(msg.GetReflection()->GetMessage(msg, f), path, diag, after_field);
-    } else if (f->options().HasExtension(bounds)) {
+    } else if (f->options().HasExtension(bounds) &&
+               msg.GetReflection()->HasField(msg, f)) {
+      // Unset fields are those a resolved Config leaves out (the scheduler
+      // parameters its type does not take); a hand-built Config's unset
+      // fields read as their defaults, which are in bounds.
       CheckField(msg, f, path, diag);
     }
     after_field(path);

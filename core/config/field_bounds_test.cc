@@ -79,7 +79,8 @@ TEST(CheckFieldBoundsTest, CallsBackAfterEachFieldAndSection) {
   EXPECT_LT(index("fp16"), index("optimizer.type"));
   EXPECT_LT(index("zero_optimization.offload_param.max_in_cpu"),
             index("zero_optimization"));
-  EXPECT_LT(index("zero3"), index("steps_per_print"));
+  EXPECT_LT(index("zero3"), index("scheduler"));
+  EXPECT_LT(index("scheduler"), index("steps_per_print"));
   EXPECT_EQ(paths.back(), "tensorboard");
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/config/deepspeed_keys.h"
+#include "core/config/hf_auto.h"
 #include "core/config/schema.h"
 #include "core/util/check.h"
 #include "google/protobuf/descriptor.h"
@@ -242,7 +243,10 @@ void ReportTypeError(const JsonValue& value, const std::string& path,
     const std::string& s = value.string_value();
     if (s == "auto") {
       std::string fix = absl::StrCat("zero3 needs ", expected, " here");
-      if (IsBatchKey(path)) {
+      const std::string hint = AutoHint(path);
+      if (!hint.empty()) {
+        fix = hint;
+      } else if (IsBatchKey(path)) {
         absl::StrAppend(&fix,
                         ", or remove the key to derive it from the "
                         "other batch sizes");

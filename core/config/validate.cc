@@ -2,6 +2,7 @@
 
 #include "core/config/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -9,9 +10,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/config/batch.h"
 #include "core/config/field_bounds.h"
 #include "core/config/json.h"
+#include "core/config/scheduler.h"
 #include "core/util/suggest.h"
 
 namespace zero3 {
@@ -113,6 +116,68 @@ void CheckGradOffload(const Zero3& zero3, Diagnostics* diag) {
                    DidYouMean(mode, {"async", "blocking"})));
 }
 
+// The scheduler's type, its parameters against the type, and the values
+// DeepSpeed checks or warns about.
+void CheckScheduler(const Config& config, Diagnostics* diag) {
+  if (!config.has_scheduler()) return;
+  const Scheduler& sched = config.scheduler();
+  const std::vector<std::string>& types = SchedulerTypes();
+  const std::string list =
+      "\"WarmupLR\", \"WarmupDecayLR\" or "
+      "\"WarmupCosineLR\"";
+  if (!sched.has_type()) {
+    diag->Check(
+        false, "scheduler.type",
+        absl::StrCat("missing: the scheduler section needs a type, ", list,
+                     "; remove the section to train at the constant "
+                     "optimizer.params.lr"));
+    return;
+  }
+  const std::vector<std::string> names = SchedulerParamNames(sched.type());
+  if (names.empty()) {
+    const bool deepspeed =
+        sched.type() == "OneCycle" || sched.type() == "LRRangeTest";
+    diag->Check(false, "scheduler.type",
+                absl::StrCat(Quote(sched.type()),
+                             deepspeed ? ": DeepSpeed's schedule is" : " is",
+                             " not implemented: zero3 implements ", list,
+                             DidYouMean(sched.type(), types)));
+    return;
+  }
+  const SchedulerParams& p = sched.params();
+  const google::protobuf::Descriptor* d = SchedulerParams::descriptor();
+  const google::protobuf::Reflection* r = p.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (!r->HasField(p, f) ||
+        std::find(names.begin(), names.end(), f->name()) != names.end()) {
+      continue;
+    }
+    diag->Check(false, absl::StrCat("scheduler.params.", f->name()),
+                absl::StrCat(sched.type(), " takes no ", f->name(),
+                             " (DeepSpeed would fail to build it); its "
+                             "parameters are ",
+                             absl::StrJoin(names, ", ")));
+  }
+  const bool decays =
+      std::find(names.begin(), names.end(), "total_num_steps") != names.end();
+  diag->Check(!decays || p.has_total_num_steps(),
+              "scheduler.params.total_num_steps",
+              absl::StrCat("missing: ", sched.type(),
+                           " needs the step where its decay ends, as in "
+                           "DeepSpeed; give a number, or \"auto\" for "
+                           "zero3 train's --steps"));
+  const std::string& warmup = p.warmup_type();
+  if (warmup != "log" && warmup != "linear") {
+    diag->Check(
+        false, "scheduler.params.warmup_type",
+        absl::StrCat("must be \"log\" or \"linear\", found ", Quote(warmup),
+                     DidYouMean(warmup, {"log", "linear"}),
+                     " (DeepSpeed would use \"log\" instead, with a "
+                     "warning)"));
+  }
+}
+
 }  // namespace
 
 void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
@@ -139,6 +204,7 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
                      "zero_optimization.offload_param.device", diag);
        }},
       {"zero3.grad_offload", [&] { CheckGradOffload(config.zero3(), diag); }},
+      {"scheduler", [&] { CheckScheduler(config, diag); }},
   };
   CheckFieldBounds(config, diag, [&](const std::string& path) {
     const auto rule = rules.find(path);

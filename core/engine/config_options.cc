@@ -4,9 +4,34 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/zero/lr_schedule.h"
 
 namespace zero3 {
 namespace engine {
+
+namespace {
+
+// A resolved scheduler section (its type's parameters all set).
+zero::LrSchedule ScheduleFromConfig(const config::Scheduler& s) {
+  zero::LrSchedule out;
+  const std::string& type = s.type();
+  out.type = type == "WarmupCosineLR"  ? zero::LrScheduleType::kWarmupCosineLR
+             : type == "WarmupDecayLR" ? zero::LrScheduleType::kWarmupDecayLR
+                                       : zero::LrScheduleType::kWarmupLR;
+  const config::SchedulerParams& p = s.params();
+  out.warmup_type = p.warmup_type() == "linear" ? zero::WarmupType::kLinear
+                                                : zero::WarmupType::kLog;
+  out.warmup_min_lr = p.warmup_min_lr();
+  out.warmup_max_lr = p.warmup_max_lr();
+  out.warmup_num_steps = p.warmup_num_steps();
+  out.total_num_steps = p.total_num_steps();
+  out.warmup_min_ratio = p.warmup_min_ratio();
+  out.cos_min_ratio = p.cos_min_ratio();
+  out.last_batch_iteration = p.last_batch_iteration();
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
                                                     int64_t seq,
@@ -34,7 +59,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.min_loss_scale = static_cast<double>(f.min_loss_scale());
 
   const config::AdamParams& a = c.optimizer().params();
-  o.lr = static_cast<float>(a.lr());
+  o.lr = a.lr();
   if (a.betas_size() == 2) {
     o.beta1 = static_cast<float>(a.betas(0));
     o.beta2 = static_cast<float>(a.betas(1));
@@ -42,6 +67,9 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.eps = static_cast<float>(a.eps());
   o.weight_decay = static_cast<float>(a.weight_decay());
   o.bias_correction = a.bias_correction();
+  o.exclude_bias_and_norm_from_decay =
+      c.zero3().weight_decay_exclude_bias_and_norm();
+  if (c.has_scheduler()) o.lr_schedule = ScheduleFromConfig(c.scheduler());
   // As DeepSpeed: "Adam" with adam_w_mode (the default) is AdamW too.
   o.adamw_mode =
       absl::AsciiStrToLower(c.optimizer().type()) == "adamw" || a.adam_w_mode();

@@ -119,6 +119,13 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   }
   layout_ = std::make_unique<zero::ShardLayout>(numels, dp_size_, dp_rank_);
   sub_groups_ = layout_->SubGroups(options_.sub_group_size);
+  std::vector<std::string> names;
+  for (const model::ParamInfo& p : model_->params()) names.push_back(p.name);
+  const std::vector<float> decays = zero::ParamWeightDecays(
+      names, options_.weight_decay, options_.exclude_bias_and_norm_from_decay);
+  for (const zero::ParamRange& g : sub_groups_) {
+    decay_runs_.push_back(zero::DecayRuns(*layout_, decays, g));
+  }
 
   ctx_.rt = &rt_;
   ctx_.dp = dp;
@@ -422,6 +429,8 @@ absl::StatusOr<StepStats> Engine::Step() {
 }
 
 absl::Status Engine::Update(double norm_squared, StepStats* stats) {
+  // A skipped step does not advance the schedule, as in DeepSpeed.
+  stats->lr = options_.lr_schedule.LrAt(options_.lr, adam_step_);
   const double scale = scaler_.scale();
   const double total_norm = std::sqrt(norm_squared);
   stats->grad_norm = rt_.computes_values()
@@ -449,116 +458,129 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
         ((total_norm / scale) + 1e-6) / options_.gradient_clipping;
     if (clip > 1) combined = clip * scale;
   }
-  const float grad_scale = static_cast<float>(1.0 / combined);
   ++adam_step_;
   kernels::AdamWArgs args;
   args.step = adam_step_;
-  args.lr = options_.lr;
-  stats->lr = args.lr;
+  args.lr = static_cast<float>(stats->lr);
   args.beta1 = options_.beta1;
   args.beta2 = options_.beta2;
   args.eps = options_.eps;
   args.weight_decay = options_.weight_decay;
   args.bias_correction = options_.bias_correction;
   args.adamw_mode = options_.adamw_mode;
-  const DType dtype = options_.dtype;
-  const int64_t esize = kernels::DTypeSize(dtype);
-
-  if (options_.offload_optimizer) {
-    const TensorRef grads = reducer_->host_partition();
-    const int64_t gsize = kernels::DTypeSize(grads.dtype);
-    const Buffer& lp = options_.offload_param ? shard_ : staging_;
-    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
-    // Each sub-group in pieces, so that the H2D of one piece's working copy
-    // overlaps the update of the next; the update is elementwise, so the
-    // split changes no value.
-    struct Piece {
-      int64_t offset, elements;
-      std::string name;
-    };
-    std::vector<Piece> pieces;
-    const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
-    for (size_t g = 0; g < sub_groups_.size(); ++g) {
-      const zero::ParamRange& r = sub_groups_[g];
-      const int64_t parts = (r.elements + piece_size - 1) / piece_size;
-      for (int64_t k = 0; k < parts; ++k) {
-        const int64_t begin = k * piece_size;
-        pieces.push_back(
-            {r.offset + begin, std::min(piece_size, r.elements - begin),
-             parts == 1 ? absl::StrCat("sub-group ", g)
-                        : absl::StrCat("sub-group ", g, " part ", k)});
-      }
-    }
-    for (const Piece& piece : pieces) {
-      const int64_t offset = piece.offset;
-      const int64_t n = piece.elements;
-      const runtime::BufferSlice m = master_.Slice(offset * 4, n * 4);
-      const runtime::BufferSlice m1 = exp_avg_.Slice(offset * 4, n * 4);
-      const runtime::BufferSlice m2 = exp_avg_sq_.Slice(offset * 4, n * 4);
-      const runtime::BufferSlice gs =
-          grads.slice.Sub(offset * gsize, n * gsize);
-      const runtime::BufferSlice out = lp.Slice(offset * esize, n * esize);
-      // One pass: the update and the new working copy, which the H2D below
-      // (or the next gather, with offload_param) reads.
-      HostTask adam;
-      adam.label = absl::StrCat("adamw ", piece.name);
-      adam.reads = {gs};
-      adam.writes = {m, m1, m2, out};
-      adam.flops = 15.0 * n;
-      adam.memory_bytes = (24 + gsize + esize) * n;
-      adam.threads = HostTaskThreads(options_);
-      adam.run = [&, n]() -> absl::Status {
-        kernels::AdamWArgs a = args;
-        a.n = n;
-        zero::HostAdamWArrays x;
-        x.params = m.As<float>();
-        x.grads = gs.data();
-        x.grad_dtype = grads.dtype;
-        x.exp_avg = m1.As<float>();
-        x.exp_avg_sq = m2.As<float>();
-        x.working = out.data();
-        x.working_dtype = dtype;
-        a.grad_scale = grad_scale;
-        zero::HostAdamWStep(a, x, threads);
-        return absl::OkStatus();
-      };
-      ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
-      if (!options_.offload_param) {
-        ZR_RETURN_IF_ERROR(
-            compute_->Copy(shard_.Slice(offset * esize, n * esize), out,
-                           absl::StrCat("param H2D ", piece.name)));
-      }
-    }
-  } else {
-    const TensorRef grads = reducer_->device_partition();
-    for (size_t g = 0; g < sub_groups_.size(); ++g) {
-      const zero::ParamRange& r = sub_groups_[g];
-      if (r.elements == 0) continue;
-      const TensorRef gs = grads.Elements(r.offset, r.elements);
-      ops::AdamW adam;
-      adam.args = args;
-      adam.args.n = r.elements;
-      adam.args.grad_scale = grad_scale;  // unscale and clip in the same pass
-      adam.params = TensorRef::Of(master_, DType::kF32, r.offset, r.elements);
-      adam.grads = gs;
-      adam.exp_avg = TensorRef::Of(exp_avg_, DType::kF32, r.offset, r.elements);
-      adam.exp_avg_sq =
-          TensorRef::Of(exp_avg_sq_, DType::kF32, r.offset, r.elements);
-      ZR_RETURN_IF_ERROR(compute_->Launch(
-          KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
-    }
-    ops::Cast cast;
-    cast.args.n = layout_->total();
-    cast.args.src = DType::kF32;
-    cast.args.dst = dtype;
-    cast.src = TensorRef::Of(master_, DType::kF32, 0, layout_->total());
-    cast.dst = TensorRef::Of(shard_, dtype, 0, layout_->total());
-    ZR_RETURN_IF_ERROR(compute_->Launch(KernelCall(cast, "new working shard")));
-  }
+  args.grad_scale = static_cast<float>(1.0 / combined);
+  ZR_RETURN_IF_ERROR(options_.offload_optimizer ? HostUpdate(args)
+                                                : DeviceUpdate(args));
   scaler_.Update(false);
   if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
   ZR_RETURN_IF_ERROR(compute_->Record(*updated_));
   return coordinator_->AfterUpdate(updated_.get());
+}
+
+absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
+  const DType dtype = options_.dtype;
+  const int64_t esize = kernels::DTypeSize(dtype);
+  const TensorRef grads = reducer_->host_partition();
+  const int64_t gsize = kernels::DTypeSize(grads.dtype);
+  const Buffer& lp = options_.offload_param ? shard_ : staging_;
+  const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+  // Each sub-group in pieces, so that the H2D of one piece's working copy
+  // overlaps the update of the next; the update is elementwise, so the
+  // split changes no value.
+  struct Piece {
+    int64_t offset, elements;
+    std::string name;
+    std::vector<zero::DecayRun> runs;
+  };
+  std::vector<Piece> pieces;
+  const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
+  for (size_t g = 0; g < sub_groups_.size(); ++g) {
+    const zero::ParamRange& r = sub_groups_[g];
+    const int64_t parts = (r.elements + piece_size - 1) / piece_size;
+    for (int64_t k = 0; k < parts; ++k) {
+      const int64_t begin = r.offset + k * piece_size;
+      const int64_t n = std::min(piece_size, r.elements - k * piece_size);
+      pieces.push_back({begin, n,
+                        parts == 1 ? absl::StrCat("sub-group ", g)
+                                   : absl::StrCat("sub-group ", g, " part ", k),
+                        zero::ClipRuns(decay_runs_[g], begin, n)});
+    }
+  }
+  for (const Piece& piece : pieces) {
+    const int64_t offset = piece.offset;
+    const int64_t n = piece.elements;
+    const runtime::BufferSlice m = master_.Slice(offset * 4, n * 4);
+    const runtime::BufferSlice m1 = exp_avg_.Slice(offset * 4, n * 4);
+    const runtime::BufferSlice m2 = exp_avg_sq_.Slice(offset * 4, n * 4);
+    const runtime::BufferSlice gs = grads.slice.Sub(offset * gsize, n * gsize);
+    const runtime::BufferSlice out = lp.Slice(offset * esize, n * esize);
+    // One pass: the update and the new working copy, which the H2D below
+    // (or the next gather, with offload_param) reads.
+    HostTask adam;
+    adam.label = absl::StrCat("adamw ", piece.name);
+    adam.reads = {gs};
+    adam.writes = {m, m1, m2, out};
+    adam.flops = 15.0 * n;
+    adam.memory_bytes = (24 + gsize + esize) * n;
+    adam.threads = HostTaskThreads(options_);
+    adam.run = [&]() -> absl::Status {
+      // Each run of equal weight decay (one unless decay is grouped).
+      for (const zero::DecayRun& run : piece.runs) {
+        const int64_t at = run.offset - offset;
+        kernels::AdamWArgs a = args;
+        a.n = run.elements;
+        a.weight_decay = run.weight_decay;
+        zero::HostAdamWArrays x;
+        x.params = m.As<float>() + at;
+        x.grads = static_cast<const char*>(gs.data()) + at * gsize;
+        x.grad_dtype = grads.dtype;
+        x.exp_avg = m1.As<float>() + at;
+        x.exp_avg_sq = m2.As<float>() + at;
+        x.working = static_cast<char*>(out.data()) + at * esize;
+        x.working_dtype = dtype;
+        zero::HostAdamWStep(a, x, threads);
+      }
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
+    if (!options_.offload_param) {
+      ZR_RETURN_IF_ERROR(
+          compute_->Copy(shard_.Slice(offset * esize, n * esize), out,
+                         absl::StrCat("param H2D ", piece.name)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
+  const DType dtype = options_.dtype;
+  const TensorRef grads = reducer_->device_partition();
+  for (size_t g = 0; g < sub_groups_.size(); ++g) {
+    // One kernel per run of equal weight decay (one unless decay is
+    // grouped).
+    for (const zero::DecayRun& run : decay_runs_[g]) {
+      ops::AdamW adam;
+      adam.args = args;
+      adam.args.n = run.elements;
+      adam.args.weight_decay = run.weight_decay;
+      adam.params =
+          TensorRef::Of(master_, DType::kF32, run.offset, run.elements);
+      adam.grads = grads.Elements(run.offset, run.elements);
+      adam.exp_avg =
+          TensorRef::Of(exp_avg_, DType::kF32, run.offset, run.elements);
+      adam.exp_avg_sq =
+          TensorRef::Of(exp_avg_sq_, DType::kF32, run.offset, run.elements);
+      ZR_RETURN_IF_ERROR(compute_->Launch(
+          KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
+    }
+  }
+  ops::Cast cast;
+  cast.args.n = layout_->total();
+  cast.args.src = DType::kF32;
+  cast.args.dst = dtype;
+  cast.src = TensorRef::Of(master_, DType::kF32, 0, layout_->total());
+  cast.dst = TensorRef::Of(shard_, dtype, 0, layout_->total());
+  return compute_->Launch(KernelCall(cast, "new working shard"));
 }
 
 model::DataPosition Engine::data_position() const {

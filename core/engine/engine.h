@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/kernels/op_args.h"
 #include "core/model/data.h"
 #include "core/model/inputs.h"
 #include "core/model/model_spec.pb.h"
@@ -38,6 +39,7 @@
 #include "core/zero/options.h"
 #include "core/zero/param_coordinator.h"
 #include "core/zero/shard_layout.h"
+#include "core/zero/weight_decay.h"
 
 namespace zero3 {
 namespace engine {
@@ -62,7 +64,7 @@ struct StepStats {
   // The global gradient norm after unscaling, before clipping.
   double grad_norm = 0;
   double loss_scale = 1;
-  double lr = 0;  // The learning rate this step's update used.
+  double lr = 0;       // The learning rate this step's update used.
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
   int64_t global_tokens = 0;
@@ -105,6 +107,9 @@ class Engine : private model::ParamProvider {
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);
   absl::Status InitHostShards();
   absl::Status Update(double norm_squared, StepStats* stats);
+  // The AdamW update of the host (offloaded) or device master shards.
+  absl::Status HostUpdate(const kernels::AdamWArgs& args);
+  absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
 
   // model::ParamProvider
   absl::Status BeginModule(int module, model::Pass pass) override;
@@ -127,6 +132,8 @@ class Engine : private model::ParamProvider {
   std::unique_ptr<zero::GradReducer> reducer_;
   zero::LossScaler scaler_ = zero::LossScaler::Static(1);
   std::vector<zero::ParamRange> sub_groups_;
+  // Each sub-group's ranges of equal weight decay (weight_decay.h).
+  std::vector<std::vector<zero::DecayRun>> decay_runs_;
 
   // Working shard (model dtype): device, or host with offload_param.
   runtime::OwnedBuffer shard_;

@@ -14,6 +14,7 @@
 #include "core/model/presets.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
+#include "core/zero/weight_decay.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/profiles.h"
@@ -31,6 +32,7 @@ using ::zero3::testing::IsOk;
 struct TrainRun {
   std::vector<StepStats> rank0;
   std::vector<std::vector<float>> rank0_params;
+  std::vector<std::string> param_names;
   std::string trace;
   int races = 0;
 };
@@ -58,6 +60,7 @@ TrainRun Train(const model::ModelSpec& spec, const zero::ZeroOptions& options,
       for (int p = 0; p < e->layout().num_params(); ++p) {
         ZR_ASSIGN_OR_RETURN(std::vector<float> v, e->MasterParam(p));
         run.rank0_params.push_back(std::move(v));
+        run.param_names.push_back(e->model().params()[p].name);
       }
     }
     return absl::OkStatus();
@@ -99,6 +102,77 @@ TEST(EngineTest, Fp16OverflowSkipsStepsAndLowersTheScale) {
   EXPECT_GT(skipped, 10);
   EXPECT_FALSE(run.rank0.back().skipped) << "the scale never came down";
   EXPECT_EQ(run.races, 0);
+}
+
+TEST(EngineTest, SkippedStepsDoNotAdvanceTheSchedule) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.dtype = runtime::DType::kF16;
+  o.initial_scale_power = 20;  // the first steps overflow
+  o.hysteresis = 1;
+  o.lr_schedule.type = zero::LrScheduleType::kWarmupLR;
+  o.lr_schedule.warmup_type = zero::WarmupType::kLinear;
+  o.lr_schedule.warmup_min_lr = 1e-3;
+  o.lr_schedule.warmup_max_lr = 1e-2;
+  o.lr_schedule.warmup_num_steps = 4;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun run = Train(spec, o, *data, 2, 12);
+  // DeepSpeed's WarmupLR (linear, 4 steps): the first applied step runs at
+  // warmup_min_lr (set when the scheduler is built), the k-th (k >= 2) at
+  // min + (max - min) * min(1, (k - 2) / 4): 1e-3, 1e-3, 3.25e-3, 5.5e-3,
+  // 7.75e-3, then 1e-2. A skipped step runs (nothing) at the lr of the next
+  // applied one.
+  const double want[] = {1e-3, 1e-3, 3.25e-3, 5.5e-3, 7.75e-3, 1e-2};
+  int applied = 0, skipped = 0;
+  for (const StepStats& s : run.rank0) {
+    EXPECT_NEAR(s.lr, want[std::min(applied, 5)], 1e-15) << "step " << s.step;
+    s.skipped ? ++skipped : ++applied;
+  }
+  EXPECT_GE(skipped, 2);
+  EXPECT_GE(applied, 6) << "the schedule was not followed past warmup";
+  EXPECT_EQ(run.races, 0);
+}
+
+// One step (from the same initial values, so with the same gradients):
+// with the Trainer's grouping, biases and norm weights get what a run
+// without decay gives them, and every other parameter what a run decaying
+// everything gives it; norm weights (initially 1) do decay in the latter.
+void CheckTrainerDecayGrouping(bool offload) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.offload_optimizer = offload;
+  o.lr = 1e-2;
+  o.weight_decay = 0.5f;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 3);
+  zero::ZeroOptions grouped = o;
+  grouped.exclude_bias_and_norm_from_decay = true;
+  zero::ZeroOptions none = o;
+  none.weight_decay = 0;
+  const TrainRun all_run = Train(spec, o, *data, 2, 1);
+  const TrainRun grouped_run = Train(spec, grouped, *data, 2, 1);
+  const TrainRun none_run = Train(spec, none, *data, 2, 1);
+  const std::vector<std::string>& names = grouped_run.param_names;
+  ASSERT_EQ(names.size(), grouped_run.rank0_params.size());
+  int excluded = 0;
+  for (size_t p = 0; p < names.size(); ++p) {
+    const bool decays = zero::TrainerDecays(names[p]);
+    excluded += decays ? 0 : 1;
+    EXPECT_EQ(grouped_run.rank0_params[p],
+              decays ? all_run.rank0_params[p] : none_run.rank0_params[p])
+        << names[p];
+    if (names[p] == "norm") {
+      EXPECT_NE(all_run.rank0_params[p], none_run.rank0_params[p]);
+    }
+  }
+  EXPECT_EQ(excluded, 2 * 5 + 1);  // per layer 2 norms, 3 biases; final norm
+}
+
+TEST(EngineTest, TrainerDecayGroupingOnTheHost) {
+  CheckTrainerDecayGrouping(true);
+}
+
+TEST(EngineTest, TrainerDecayGroupingOnTheDevice) {
+  CheckTrainerDecayGrouping(false);
 }
 
 TEST(EngineTest, NonFiniteBf16GradientIsReportedAndSkipped) {

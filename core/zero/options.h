@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/kernels/dtype.h"
+#include "core/zero/lr_schedule.h"
 #include "core/zero/sync_points.h"
 
 namespace zero3 {
@@ -48,12 +49,17 @@ struct ZeroOptions {
   bool consecutive_hysteresis = false;
   double min_loss_scale = 1;
 
-  // AdamW, DeepSpeed cpu_adam's math.
-  float lr = 1e-3f;
+  // AdamW, DeepSpeed cpu_adam's math. `lr` is the optimizer's own learning
+  // rate; the step's lr is lr_schedule.LrAt(lr, applied steps).
+  double lr = 1e-3;
+  LrSchedule lr_schedule;
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float eps = 1e-8f;
   float weight_decay = 0.0f;
+  // Decay no biases and norm weights, as the Hugging Face Trainer groups
+  // parameters (weight_decay.h); false decays every parameter, as DeepSpeed.
+  bool exclude_bias_and_norm_from_decay = false;
   bool adamw_mode = true;
   bool bias_correction = true;
 

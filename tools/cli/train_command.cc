@@ -31,6 +31,7 @@
 #include "sim/trace.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
@@ -134,6 +135,7 @@ class TrainCommand : public Command {
                   "token files: take samples in file order every epoch "
                   "instead of a seeded permutation (to compare step by step "
                   "with another trainer)");
+    auto_flags_.Define(flags);
     flags.AddString("metrics", &metrics_, "FILE",
                     "write each step's metrics to FILE as JSON Lines (loss, "
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
@@ -213,7 +215,8 @@ class TrainCommand : public Command {
   absl::Status CheckBackendFlags();
   // LoadInputs: the configuration with --set and --drop-sync applied, and
   // the training data.
-  absl::StatusOr<zero::ZeroOptions> LoadOptions(std::ostream& err,
+  absl::StatusOr<zero::ZeroOptions> LoadOptions(const model::ModelSpec& spec,
+                                                std::ostream& err,
                                                 config::Config* resolved) const;
   absl::StatusOr<std::unique_ptr<model::BatchSource>> LoadData(
       const model::ModelSpec& spec) const;
@@ -271,6 +274,7 @@ class TrainCommand : public Command {
   bool predict_ = false;
   bool profile_ops_ = false;
   std::string metrics_;
+  internal::AutoFlags auto_flags_;
   int exit_code_ = kExitOk;
   // Set by OpenMetrics: the sinks (the leader's; none elsewhere), the
   // console's cadence and what a step's MFU needs.
@@ -361,12 +365,12 @@ absl::Status TrainCommand::CheckBackendFlags() {
 absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
     std::ostream& err) const {
   Inputs in;
-  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(err, &in.config));
   ZR_ASSIGN_OR_RETURN(
       internal::LoadedModel loaded,
       internal::LoadModel(NameOrPath(model_, model::PresetNames())));
   in.spec = loaded.spec;
   in.weights = loaded.weights;
+  ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(in.spec, err, &in.config));
   ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
   FitDefaultData(in, err);
   ZR_ASSIGN_OR_RETURN(
@@ -375,14 +379,19 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
 }
 
 absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
-    std::ostream& err, config::Config* resolved) const {
+    const model::ModelSpec& spec, std::ostream& err,
+    config::Config* resolved) const {
   config::LoadOptions load;
   load.world_size = ranks_;
+  ZR_ASSIGN_OR_RETURN(load.auto_values,
+                      auto_flags_.Values(spec.hidden_size(), steps_));
   absl::StatusOr<config::LoadedConfig> loaded;
   if (config_.empty()) {
     load.overrides = {"zero_optimization.stage=3",
-                      "zero_optimization.offload_optimizer.device=cpu",
-                      "train_micro_batch_size_per_gpu=4"};
+                      "zero_optimization.offload_optimizer.device=cpu"};
+    if (!auto_flags_.has_micro_batch()) {
+      load.overrides.push_back("train_micro_batch_size_per_gpu=4");
+    }
     load.overrides.insert(load.overrides.end(), overrides_.begin(),
                           overrides_.end());
     loaded = config::DefaultConfig(load);
@@ -596,13 +605,13 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
   const engine::StepStats& r0 = row.rank0;
   const double tokens = static_cast<double>(r0.global_tokens);
   out << absl::StrFormat(
-      "step %*d/%d  loss %s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
+      "step %*d/%d  loss %s%s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
       "tokens/s%s\n",
       static_cast<int>(std::to_string(steps_).size()), step + 1, steps_,
       rt.computes_values() ? absl::StrFormat("%.4f", row.loss_sum / ranks)
                            : std::string("-"),
-      Ms(r0.fwd_ns), Ms(r0.bwd_ns), Ms(r0.step_ns), Ms(row.total_ns),
-      tokens / (row.total_ns / 1e9),
+      internal::LrColumn(engine.options(), r0), Ms(r0.fwd_ns), Ms(r0.bwd_ns),
+      Ms(r0.step_ns), Ms(row.total_ns), tokens / (row.total_ns / 1e9),
       r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]") : std::string());
   out.flush();
   return absl::OkStatus();

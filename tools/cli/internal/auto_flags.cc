@@ -1,0 +1,86 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/cli/internal/auto_flags.h"
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace zero3 {
+namespace cli {
+namespace internal {
+namespace {
+
+// `text` of flag --`name` as an integer of at least `min`.
+absl::StatusOr<int64_t> ParseCount(absl::string_view name,
+                                   const std::string& text, int64_t min) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < min) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " must be an integer of at least ", min,
+                     ", got '", text, "'"));
+  }
+  return v;
+}
+
+}  // namespace
+
+void AutoFlags::Define(FlagSet& flags) {
+  flags.AddString("micro-batch", &micro_batch_, "N",
+                  "samples per rank per micro-step: sets "
+                  "train_micro_batch_size_per_gpu (\"auto\" or absent in "
+                  "--config; default without --config: 4)");
+  flags.AddString("accumulation", &accumulation_, "N",
+                  "micro-steps per optimizer step: sets "
+                  "gradient_accumulation_steps (\"auto\" or absent)");
+  flags.AddString("lr", &lr_, "X",
+                  "learning rate: sets optimizer.params.lr (\"auto\" or "
+                  "absent) and a scheduler's \"auto\" warmup_max_lr");
+  flags.AddString("warmup-steps", &warmup_steps_, "N",
+                  "sets the scheduler's warmup_num_steps (\"auto\" or "
+                  "absent); --steps fills an \"auto\" total_num_steps");
+}
+
+absl::StatusOr<config::AutoValues> AutoFlags::Values(int64_t hidden_size,
+                                                     int64_t steps) const {
+  config::AutoValues v;
+  v.hidden_size = hidden_size;
+  v.steps = steps;
+  if (!micro_batch_.empty()) {
+    absl::StatusOr<int64_t> n = ParseCount("micro-batch", micro_batch_, 1);
+    if (!n.ok()) return n.status();
+    v.micro_batch = *n;
+  }
+  if (!accumulation_.empty()) {
+    absl::StatusOr<int64_t> n = ParseCount("accumulation", accumulation_, 1);
+    if (!n.ok()) return n.status();
+    v.accumulation = *n;
+  }
+  if (!warmup_steps_.empty()) {
+    // DeepSpeed's schedules require a positive warmup_num_steps.
+    absl::StatusOr<int64_t> n = ParseCount("warmup-steps", warmup_steps_, 1);
+    if (!n.ok()) return n.status();
+    v.warmup_steps = *n;
+  }
+  if (!lr_.empty()) {
+    double lr = 0;
+    if (!absl::SimpleAtod(lr_, &lr) || !std::isfinite(lr) || lr < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--lr must be a finite number >= 0, such as 2e-5; got '", lr_, "'"));
+    }
+    v.lr = lr;
+  }
+  return v;
+}
+
+std::string LrColumn(const zero::ZeroOptions& options,
+                     const engine::StepStats& stats) {
+  if (options.lr_schedule.type == zero::LrScheduleType::kConstant) return "";
+  return absl::StrFormat("  lr %.3e", stats.lr);
+}
+
+}  // namespace internal
+}  // namespace cli
+}  // namespace zero3
