@@ -36,10 +36,10 @@ grep -A3 '"offload_optimizer"' "$TMP/out" | grep -q '"pin_memory": false' ||
 # An invalid config: nothing on stdout, every error on stderr.
 expect 2 config "$CONFIGS/hf_zero3_offload.json"
 [ -s "$TMP/out" ] && fail "invalid config: stdout is not empty"
-# (the 9 "auto" keys zero3 config has no value for: the model's and the
-# flags' of zero3 train)
-[ "$(grep -c '^error: ' "$TMP/err")" -eq 9 ] ||
-  fail "invalid config: want 9 error lines, got $(grep -c '^error: ' "$TMP/err")"
+# (the 11 "auto" keys zero3 config has no value for: the model's, the
+# flags' of zero3 train, and fp16/bf16, which need --set)
+[ "$(grep -c '^error: ' "$TMP/err")" -eq 11 ] ||
+  fail "invalid config: want 11 error lines, got $(grep -c '^error: ' "$TMP/err")"
 
 # Malformed JSON: line and column.
 printf '{\n  "zero_optimization": {\n    "stage": 3\n    "x": 1\n  }\n}\n' \

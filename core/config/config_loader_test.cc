@@ -916,6 +916,8 @@ TEST(ConfigLoaderTest, HuggingFaceTemplateWithAuto) {
   // flags and model, nothing else; the rest take the Hugging Face Trainer's
   // defaults (AutoResolution tests each).
   const char* const auto_keys[] = {
+      "fp16.enabled",
+      "bf16.enabled",
       "optimizer.params.lr",
       "scheduler.params.warmup_max_lr",
       "scheduler.params.warmup_num_steps",

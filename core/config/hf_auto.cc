@@ -194,12 +194,9 @@ void ResolveTrainerDefaults(Resolver& r) {
   r.FillAuto("optimizer.params.eps", DoubleFill(1e-8), how("adam_epsilon"));
   r.FillAuto("optimizer.params.weight_decay", DoubleFill(0),
              how("weight_decay"));
-  r.FillAuto(
-      "fp16.enabled", {JsonValue::Bool(false), "false"},
-      absl::StrCat(how("fp16"), "; --set fp16.enabled=true turns fp16 on"));
-  r.FillAuto(
-      "bf16.enabled", {JsonValue::Bool(false), "false"},
-      absl::StrCat(how("bf16"), "; --set bf16.enabled=true turns bf16 on"));
+  // fp16.enabled and bf16.enabled stay errors: the Trainer's --fp16 and
+  // --bf16 decide them, and guessing "off" would silently train in fp32
+  // what the same command line trained in bf16 there.
 }
 
 }  // namespace
@@ -235,6 +232,14 @@ std::string AutoHint(absl::string_view path) {
     return absl::StrCat("zero3 train fills it from ", h.flag,
                         ", which is not given: give ", h.flag,
                         ", or replace \"auto\" with a value");
+  }
+  for (absl::string_view key : {"fp16.enabled", "bf16.enabled"}) {
+    if (path != key) continue;
+    const absl::string_view type = path.substr(0, 4);
+    return absl::StrCat("the Hugging Face Trainer fills it from its --", type,
+                        " flag, which zero3 does not have: give --set ", path,
+                        "=true or --set ", path,
+                        "=false, or replace \"auto\" with true or false");
   }
   for (absl::string_view key :
        {"reduce_bucket_size", "stage3_prefetch_bucket_size",

@@ -69,8 +69,9 @@ TEST(ConfigCommandTest, InvalidConfigListsEveryErrorAndExitsTwo) {
     EXPECT_THAT(line, StartsWith("error: "));
     ++lines;
   }
-  // The "auto" keys that need zero3 train's flags or model (hf_auto.h).
-  EXPECT_EQ(lines, 9);
+  // The "auto" keys that need zero3 train's flags or model, and fp16/bf16
+  // (hf_auto.h).
+  EXPECT_EQ(lines, 11);
 }
 
 TEST(ConfigCommandTest, WorldSizeAndOverrides) {
