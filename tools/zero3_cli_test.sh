@@ -153,4 +153,11 @@ expect 2 train --model "$TMP/cut" --steps 1
 grep -q "cut/model.safetensors: not a valid safetensors file: tensor '" \
   "$TMP/err" || fail "truncated checkpoint: file and tensor not named"
 
+# README's end-to-end run: checkpoint, token file, WarmupLR, metrics.
+expect 0 train --model "$HF/qwen2_bytes" --data "$TOKENS" --data-dtype uint16 \
+  --config "$CONFIGS/warmup_offload.json" --steps 30 --metrics "$TMP/m.jsonl"
+[ "$(grep -c '^step' "$TMP/out")" -eq 6 ] || fail "README run: want 6 lines"
+[ "$(wc -l <"$TMP/m.jsonl")" -eq 30 ] || fail "README run: want 30 metrics"
+grep -q '"step": 30, .*"lr": 0.003,' "$TMP/m.jsonl" || fail "README run: lr"
+
 finish
