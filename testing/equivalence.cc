@@ -108,13 +108,20 @@ Difference Compare(const RunResult& got, const RunResult& reference) {
     const double ref = reference.losses[s];
     const double rel =
         std::abs(got.losses[s] - ref) / std::max(std::abs(ref), 1e-30);
-    if (!(rel <= d.loss)) {
+    if (!std::isnan(d.loss) && !(rel <= d.loss)) {
       d.loss = rel;
       d.worst_step = static_cast<int>(s);
     }
   }
   d.param = ParamDifference(got.params, reference.params, &d.worst_param);
   return d;
+}
+
+double WorseOf(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::max(a, b);
 }
 
 double ParamDifference(const std::vector<std::vector<float>>& got,
@@ -132,12 +139,12 @@ double ParamDifference(const std::vector<std::vector<float>>& got,
     if (a.size() == b.size()) {
       double diff = 0, scale = 0;
       for (size_t i = 0; i < a.size(); ++i) {
-        diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+        diff = WorseOf(diff, std::abs(static_cast<double>(a[i]) - b[i]));
         scale = std::max(scale, std::abs(static_cast<double>(b[i])));
       }
       rel = diff / std::max(scale, 1e-30);
     }
-    if (!(rel <= worst_rel)) {
+    if (!std::isnan(worst_rel) && !(rel <= worst_rel)) {
       worst_rel = rel;
       if (worst != nullptr) *worst = static_cast<int>(p);
     }

@@ -51,8 +51,12 @@ absl::StatusOr<RunResult> RunReference(
     std::vector<std::vector<std::vector<float>>>* params_by_step = nullptr,
     const model::ParamSource* params = nullptr);
 
+// The larger of two differences, NaN if either is NaN: a comparison that
+// produced NaN is the worst result, never one that passes.
+double WorseOf(double a, double b);
+
 // Relative difference of parameter tensors: max|a - b| / max|b|, the largest
-// over tensors, and which tensor.
+// over tensors, and which tensor; NaN if any element differs by NaN.
 double ParamDifference(const std::vector<std::vector<float>>& got,
                        const std::vector<std::vector<float>>& reference,
                        int* worst = nullptr);

@@ -162,8 +162,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     for (int p = 0; p < num_params; ++p)
       rank_sum[p].assign(master_[p].size(), 0.0f);
     for (int rank = 0; rank < world_; ++rank) {
-      ZR_RETURN_IF_ERROR(inputs_->Stage(*stream_, *data_, shape, step_, micro,
-                                        rank, "ref inputs"));
+      ZR_RETURN_IF_ERROR(inputs_->Stage(*stream_, *data_, shape, batch_step_,
+                                        micro, rank, "ref inputs"));
       ZR_RETURN_IF_ERROR(model_->Forward(
           *stream_, *this, inputs_->tokens(), inputs_->targets(),
           TensorRef::Of(loss_, DType::kF32, 0, 1),
@@ -208,6 +208,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     }
   }
   result.loss = loss_sum / (a_steps * world_);
+  // A skipped step still consumes its batch, as in DeepSpeed and the engine.
+  ++batch_step_;
 
   double norm_squared = 0;
   for (const auto& g : acc_) {
@@ -219,6 +221,9 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   const double scale = scaler_.scale();
   const double norm = std::sqrt(norm_squared);
   result.grad_norm = norm / scale;
+  // The schedule advances with applied steps only, as in DeepSpeed; a
+  // skipped step reports the rate it would have used, as the engine does.
+  result.lr = options_.lr_schedule.LrAt(options_.lr, step_);
   if (!std::isfinite(norm_squared)) {
     result.skipped = true;
     if (scaler_.dynamic()) scaler_.Update(true);
@@ -231,8 +236,6 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   }
   scaler_.Update(false);
   const float grad_scale = static_cast<float>(1.0 / combined);
-  // The schedule advances with applied steps only, as in DeepSpeed.
-  result.lr = options_.lr_schedule.LrAt(options_.lr, step_);
   ++step_;
   for (int p = 0; p < num_params; ++p) {
     std::vector<float> g = acc_[p];

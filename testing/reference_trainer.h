@@ -91,7 +91,8 @@ class ReferenceTrainer : private model::ParamProvider {
   std::vector<std::vector<float>> master_, m_, v_, acc_;
   std::vector<float> decays_;  // weight decay of each parameter
   zero::LossScaler scaler_;    // fp16 only; scale 1 otherwise
-  int64_t step_ = 0;
+  int64_t step_ = 0;           // applied optimizer steps (AdamW's step count)
+  int64_t batch_step_ = 0;     // steps taken, skipped ones too: the batch index
 };
 
 }  // namespace testing

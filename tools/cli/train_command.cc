@@ -768,7 +768,7 @@ absl::Status TrainCommand::CheckAgainstReference(
     const double loss = row.loss_sum / ranks;
     const double dl = std::abs(loss - ref.losses[s]) /
                       std::max(std::abs(ref.losses[s]), 1e-30);
-    worst = std::max({worst, dp, dl});
+    worst = testing::WorseOf(worst, testing::WorseOf(dp, dl));
     out << absl::StrFormat(
         "check step %d: loss %.6f vs reference %.6f (relative difference "
         "%.2e); parameters max relative difference %.2e%s\n",
@@ -846,7 +846,7 @@ absl::Status TrainCommand::CheckAgainstSimulator(const Inputs& in,
   for (int64_t s = 0; s < steps_; ++s) {
     const double gpu_loss = results.rows[s].rank0.loss;
     const double d = std::abs(gpu_loss - losses[s]) / std::abs(losses[s]);
-    worst_loss = std::max(worst_loss, d);
+    worst_loss = testing::WorseOf(worst_loss, d);
     out << absl::StrFormat(
         "check step %d: loss %.6f on the GPU, %.6f on the simulator "
         "(relative difference %.2e)\n",
