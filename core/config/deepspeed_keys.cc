@@ -32,8 +32,9 @@ constexpr absl::string_view kAsyncCheckpointing =
     "asynchronous checkpoint engines are not implemented; ignored: zero3 "
     "train --save writes its checkpoints synchronously";
 constexpr absl::string_view kReshardCheckpoint =
-    "ignored: a checkpoint resumes on the ranks and batch shape it was "
-    "saved with (docs/checkpoints.md)";
+    "ignored: a checkpoint always resumes on another number of ranks, "
+    "micro-batch or accumulation that keeps the global batch "
+    "(docs/checkpoints.md)";
 constexpr absl::string_view kFetchAlgorithm =
     "not implemented; ignored: each module's parameters are fetched with one "
     "coalesced all-gather";

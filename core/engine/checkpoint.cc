@@ -199,53 +199,116 @@ absl::StatusOr<int64_t> MetaInt(const io::SafetensorsFile& f,
                    ": __metadata__ has no integer '", key, "'"));
 }
 
-absl::StatusOr<TrainingState> ReadShard(const Engine& e, runtime::Runtime& rt,
-                                        const std::string& step_dir,
-                                        const CheckpointManifest& m) {
-  if (m.world_size != rt.world_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("checkpoint ", step_dir, " was saved by ", m.world_size,
-                     " ranks; this run has ", rt.world_size()));
+// The files a rank reads, opened (and checksummed) on first use.
+class ShardFiles {
+ public:
+  ShardFiles(const std::string& step_dir, const CheckpointManifest& m)
+      : step_dir_(step_dir), m_(m), files_(m.files.size()) {}
+
+  absl::StatusOr<const io::SafetensorsFile*> Get(int rank) {
+    if (files_[rank] == nullptr) {
+      CheckpointManifest one = m_;
+      one.files = {m_.files[rank]};
+      ZR_RETURN_IF_ERROR(VerifyCheckpointFiles(step_dir_, one));
+      ZR_ASSIGN_OR_RETURN(
+          files_[rank], io::SafetensorsFile::Open(
+                            absl::StrCat(step_dir_, "/", m_.files[rank].name)));
+      for (const char* name : kTensors) {
+        const io::TensorEntry* t = files_[rank]->Find(name);
+        if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
+            t->shape != std::vector<int64_t>{m_.partition_elements}) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "checkpoint file ", files_[rank]->path(), ": tensor '", name,
+              "' is missing or not F32 [", m_.partition_elements, "]"));
+        }
+      }
+    }
+    return files_[rank].get();
   }
-  CheckpointManifest own = m;
-  own.files = {m.files[rt.rank()]};
-  ZR_RETURN_IF_ERROR(VerifyCheckpointFiles(step_dir, own));
-  ZR_ASSIGN_OR_RETURN(std::unique_ptr<io::SafetensorsFile> f,
-                      io::SafetensorsFile::Open(
-                          absl::StrCat(step_dir, "/", own.files[0].name)));
+
+  // A file already opened (rank 0's when none is): where the counters,
+  // equal in every shard, are read without touching another file.
+  absl::StatusOr<const io::SafetensorsFile*> AnyOpen() {
+    for (const auto& f : files_) {
+      if (f != nullptr) return f.get();
+    }
+    return Get(0);
+  }
+
+ private:
+  const std::string& step_dir_;
+  const CheckpointManifest& m_;
+  std::vector<std::unique_ptr<io::SafetensorsFile>> files_;
+};
+
+// The step counts and loss scaler of a shard's __metadata__.
+absl::Status ReadCounters(const io::SafetensorsFile& f,
+                          const CheckpointManifest& m, TrainingState* state) {
+  ZR_ASSIGN_OR_RETURN(state->steps_done, MetaInt(f, "steps_done"));
+  ZR_ASSIGN_OR_RETURN(state->adam_steps, MetaInt(f, "adam_steps"));
+  ZR_ASSIGN_OR_RETURN(const int64_t hysteresis,
+                      MetaInt(f, "loss_scale_cur_hysteresis"));
+  state->scaler.cur_hysteresis = static_cast<int>(hysteresis);
+  ZR_ASSIGN_OR_RETURN(state->scaler.iteration,
+                      MetaInt(f, "loss_scale_iteration"));
+  ZR_ASSIGN_OR_RETURN(state->scaler.last_overflow,
+                      MetaInt(f, "loss_scale_last_overflow"));
+  bool has_scale = false;
+  for (const auto& [k, v] : f.metadata()) {
+    if (k == "loss_scale")
+      has_scale = absl::SimpleAtod(v, &state->scaler.scale);
+  }
+  if (!has_scale || state->steps_done != m.step) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint file ", f.path(), ": no loss_scale, or steps_done ",
+        state->steps_done, " differs from the manifest's step ", m.step));
+  }
+  return absl::OkStatus();
+}
+
+// This rank's partitions under its own layout, read range by range from
+// the shards that hold them: one shard when the ranks are as saved, parts
+// of several when they are not. Padding stays zero.
+absl::StatusOr<TrainingState> ReadPartitions(const Engine& e,
+                                             const std::string& step_dir,
+                                             const CheckpointManifest& m) {
+  const zero::ShardLayout& layout = e.layout();
+  if (static_cast<int>(m.params.size()) != layout.num_params()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", step_dir, " has ", m.params.size(),
+                     " parameters; the model has ", layout.num_params()));
+  }
+  ShardFiles files(step_dir, m);
   TrainingState state;
   std::vector<float>* outs[] = {&state.master, &state.exp_avg,
                                 &state.exp_avg_sq};
-  const int64_t total = e.layout().total();
-  for (int i = 0; i < 3; ++i) {
-    const io::TensorEntry* t = f->Find(kTensors[i]);
-    if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
-        t->shape != std::vector<int64_t>{total}) {
+  for (std::vector<float>* out : outs) out->assign(layout.total(), 0.0f);
+  for (int p = 0; p < layout.num_params(); ++p) {
+    const zero::ParamShard& now = layout.param(p);
+    const CheckpointParam& saved = m.params[p];
+    if (saved.numel != now.numel || saved.partition <= 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint file ", f->path(), ": tensor '", kTensors[i],
-                       "' is missing or not F32 [", total, "]"));
+          absl::StrCat("checkpoint ", step_dir, ": parameter ", saved.name,
+                       " has ", saved.numel, " elements (partition ",
+                       saved.partition, "); the model's has ", now.numel));
     }
-    outs[i]->resize(total);
-    ZR_RETURN_IF_ERROR(f->Read(*t, 0, t->bytes(), outs[i]->data()));
+    const int64_t begin = layout.rank() * now.partition;
+    const int64_t end = begin + layout.ValidElements(p);
+    for (int64_t g = begin; g < end;) {
+      const int q = static_cast<int>(g / saved.partition);
+      const int64_t local = g % saved.partition;
+      const int64_t n = std::min(end - g, saved.partition - local);
+      ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* f, files.Get(q));
+      for (int i = 0; i < 3; ++i) {
+        ZR_RETURN_IF_ERROR(f->Read(*f->Find(kTensors[i]),
+                                   (saved.offset + local) * 4, n * 4,
+                                   outs[i]->data() + now.offset + (g - begin)));
+      }
+      g += n;
+    }
   }
-  ZR_ASSIGN_OR_RETURN(state.steps_done, MetaInt(*f, "steps_done"));
-  ZR_ASSIGN_OR_RETURN(state.adam_steps, MetaInt(*f, "adam_steps"));
-  ZR_ASSIGN_OR_RETURN(const int64_t hysteresis,
-                      MetaInt(*f, "loss_scale_cur_hysteresis"));
-  state.scaler.cur_hysteresis = static_cast<int>(hysteresis);
-  ZR_ASSIGN_OR_RETURN(state.scaler.iteration,
-                      MetaInt(*f, "loss_scale_iteration"));
-  ZR_ASSIGN_OR_RETURN(state.scaler.last_overflow,
-                      MetaInt(*f, "loss_scale_last_overflow"));
-  bool has_scale = false;
-  for (const auto& [k, v] : f->metadata()) {
-    if (k == "loss_scale") has_scale = absl::SimpleAtod(v, &state.scaler.scale);
-  }
-  if (!has_scale || state.steps_done != m.step) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint file ", f->path(), ": no loss_scale, or steps_done ",
-        state.steps_done, " differs from the manifest's step ", m.step));
-  }
+  ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* any, files.AnyOpen());
+  ZR_RETURN_IF_ERROR(ReadCounters(*any, m, &state));
   return state;
 }
 
@@ -284,7 +347,7 @@ absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,
                             const std::string& step_dir,
                             const CheckpointManifest& manifest) {
   const absl::StatusOr<TrainingState> state =
-      ReadShard(engine, rt, step_dir, manifest);
+      ReadPartitions(engine, step_dir, manifest);
   ZR_ASSIGN_OR_RETURN(const int failed,
                       engine.CountRanks(!state.ok(), "checkpoint shards read"));
   if (!state.ok()) return state.status();

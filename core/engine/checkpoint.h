@@ -13,10 +13,12 @@
 // checksums the shards, writes the manifest and then `latest`, and removes
 // the checkpoints beyond keep_last; the ranks agree again. A failure at any
 // point leaves `latest` naming the previous checkpoint, and every rank
-// returns an error.
+// returns an error (Aborted on the ranks whose own part succeeded).
 //
 // LoadCheckpoint is SaveCheckpoint's inverse, called by every rank on a
-// fresh engine before its first step. Thread-compatible.
+// fresh engine before its first step; the engine may have another number of
+// ranks than the saving run (each rank reads just the ranges of its
+// partitions from the shards that hold them). Thread-compatible.
 
 #ifndef ZERO3_CORE_ENGINE_CHECKPOINT_H_
 #define ZERO3_CORE_ENGINE_CHECKPOINT_H_
@@ -46,10 +48,10 @@ struct SaveOptions {
 absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
                                            const SaveOptions& options);
 
-// Loads this rank's shard of the checkpoint in `step_dir` (whose manifest is
-// `manifest`, checked by CheckResumable) into `engine`: its size and
-// checksum are checked first, and the ranks agree that each shard read
-// before any engine takes its state.
+// Loads this rank's partitions from the checkpoint in `step_dir` (whose
+// manifest is `manifest`, checked by CheckResumable) into `engine`: the
+// size and checksum of each shard it reads are checked first, and the
+// ranks agree that each read its state before any engine takes it.
 absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,
                             const std::string& step_dir,
                             const CheckpointManifest& manifest);

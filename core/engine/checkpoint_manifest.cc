@@ -348,26 +348,27 @@ absl::Status CheckResumable(const CheckpointManifest& m,
                             const std::string& path,
                             const model::ModelSpec& spec,
                             const zero::ZeroOptions& options, int world_size) {
-  auto differs = [&](absl::string_view what, auto saved, auto now) {
-    return Bad(path, absl::StrCat("saved with ", what, " ", saved,
-                                  ", this run has ", now,
-                                  " (resuming on a different shape is not "
-                                  "supported yet)"));
-  };
   if (SpecText(m.spec) != SpecText(spec)) {
     return Bad(path,
                absl::StrCat("another model: ", SpecDifference(m.spec, spec)));
   }
-  if (m.world_size != world_size) {
-    return differs("world size", m.world_size, world_size);
+  if (m.seq != options.seq) {
+    return Bad(path, absl::StrCat("saved with seq ", m.seq, ", this run has ",
+                                  options.seq));
   }
-  if (m.micro_batch != options.micro_batch) {
-    return differs("micro-batch", m.micro_batch, options.micro_batch);
-  }
-  if (m.seq != options.seq) return differs("seq", m.seq, options.seq);
-  if (m.accumulation != options.accumulation) {
-    return differs("gradient accumulation", m.accumulation,
-                   options.accumulation);
+  // Another number of ranks, micro-batch or accumulation is fine when the
+  // global batch is the same: each rank reads the ranges it needs.
+  const int64_t saved = m.micro_batch * m.accumulation * m.world_size;
+  const int64_t now = static_cast<int64_t>(options.micro_batch) *
+                      options.accumulation * world_size;
+  if (saved != now) {
+    return Bad(
+        path,
+        absl::StrFormat("saved with a global batch of %d sequences (%d ranks "
+                        "x micro-batch %d x accumulation %d), this run has "
+                        "%d (%d x %d x %d): keep the global batch to resume",
+                        saved, m.world_size, m.micro_batch, m.accumulation, now,
+                        world_size, options.micro_batch, options.accumulation));
   }
   return absl::OkStatus();
 }

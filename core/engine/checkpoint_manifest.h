@@ -86,8 +86,9 @@ absl::Status VerifyCheckpointFiles(const std::string& step_dir,
                                    const CheckpointManifest& manifest);
 
 // A run of `spec` and `options` on `world_size` ranks can continue from
-// `manifest` (read from `path`): same format version or older, model, world
-// size, batch shape. InvalidArgument naming the file and what differs.
+// `manifest` (read from `path`): the same model and sequence length, and
+// the same global batch (ranks x micro-batch x accumulation; each may
+// differ). InvalidArgument naming the file and what differs.
 absl::Status CheckResumable(const CheckpointManifest& manifest,
                             const std::string& path,
                             const model::ModelSpec& spec,

@@ -32,19 +32,30 @@ grep -q '^step 4/6 ' "$TMP/out" || fail "the first step is not 4/6"
 [ "$(values "$TMP/a.jsonl" | tail -3)" = "$(values "$TMP/b.jsonl")" ] ||
   fail "steps 4-6 differ: $(values "$TMP/a.jsonl" | tail -3) vs $(values "$TMP/b.jsonl")"
 
+# The same checkpoint on 4 ranks with half the micro-batch (the same global
+# batch): each loss within 1e-5 of the 2-rank run's.
+expect 0 train --model tiny --ranks 4 --micro-batch 2 --steps 6 \
+  --resume "$TMP/ckpt" --metrics "$TMP/c.jsonl"
+losses() { grep -o '"loss": [^,]*' "$1" | cut -d' ' -f2; }
+paste <(losses "$TMP/a.jsonl" | tail -3) <(losses "$TMP/c.jsonl") |
+  awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > 1e-5) bad = 1 }
+       END { exit bad }' ||
+  fail "4 ranks: losses beyond 1e-5: $(losses "$TMP/c.jsonl" | tr '\n' ' ')"
+[ "$(wc -l <"$TMP/c.jsonl")" -eq 3 ] || fail "want 3 lines in c.jsonl"
+
 # A step directory, saving on with keep-last 1: only step_5 stays.
 expect 0 train --model tiny --ranks 2 --steps 5 --resume "$TMP/ckpt/step_3" \
   --save "$TMP/ckpt" --save-interval 1 --keep-last 1
 [ "$(ls "$TMP/ckpt" | grep -c '^step_')" -eq 1 ] || fail "keep-last 1 kept more"
 [ "$(cat "$TMP/ckpt/latest")" = step_5 ] || fail "latest does not name step_5"
 
-# Nothing left to train; another world size; a damaged shard: exit 2
+# Nothing left to train; another global batch; a damaged shard: exit 2
 # naming the file, before any step.
 expect 2 train --model tiny --ranks 2 --steps 5 --resume "$TMP/ckpt"
 grep -q "nothing left to train" "$TMP/err" || fail "no 'nothing left' error"
 expect 2 train --model tiny --ranks 4 --steps 6 --resume "$TMP/ckpt"
-grep -q "$TMP/ckpt/step_5/manifest.json: saved with world size 2, this run has 4" \
-  "$TMP/err" || fail "the world-size error does not name the manifest"
+grep -q "$TMP/ckpt/step_5/manifest.json: saved with a global batch of 8 sequences" \
+  "$TMP/err" || fail "the global-batch error does not name the manifest"
 shard="$TMP/ckpt/step_5/rank_00001.safetensors"
 printf 'X' | dd of="$shard" bs=1 seek=200 conv=notrunc 2>/dev/null
 expect 2 train --model tiny --ranks 2 --steps 6 --resume "$TMP/ckpt"
