@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/engine/checkpoint_manifest.h"
+#include "core/engine/checkpoint_test_util.h"
 #include "core/engine/engine.h"
 #include "core/kernels/dtype.h"
 #include "core/model/presets.h"
@@ -35,7 +36,6 @@
 #include "sim/simulator.h"
 #include "sim/testing/test_profile.h"
 #include "testing/status_matchers.h"
-#include "testing/testdata/text/corpus.h"
 
 namespace zero3 {
 namespace engine {
@@ -55,15 +55,6 @@ struct Outcome {
   std::vector<std::vector<float>> full;
   absl::Status status;
 };
-
-std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir =
-      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/", name);
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
-  return dir;
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -129,13 +120,6 @@ Outcome Train(const zero::ZeroOptions& o, const model::BatchSource& data,
   return run;
 }
 
-std::unique_ptr<model::BatchSource> Corpus(int64_t seq) {
-  return model::TextBatchesFromBytes(
-             "corpus", std::string(testdata::kCorpus, testdata::kCorpusSize),
-             seq, 3)
-      .value();
-}
-
 zero::ZeroOptions Options(runtime::DType dtype, bool offload,
                           int accumulation) {
   zero::ZeroOptions o;
@@ -173,12 +157,12 @@ class ResumeTest : public ::testing::TestWithParam<Case> {};
 TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
   const Case c = GetParam();
   const zero::ZeroOptions o = Options(c.dtype, c.offload, c.accumulation);
-  auto data = Corpus(o.seq);
+  auto data = CorpusBatches(o.seq);
   constexpr int kSteps = 6, kSaveAt = 3;
   const Outcome straight = Train(o, *data, c.world, kSteps, "", nullptr);
   ASSERT_THAT(straight.status, IsOk());
   SaveOptions save;
-  save.dir = FreshDir(
+  save.dir = FreshTestDir(
       absl::StrCat("resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
                    c.offload ? "offload" : "device", "_", c.accumulation));
   const Outcome first = Train(o, *data, c.world, kSaveAt, "", &save);
@@ -240,16 +224,16 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ResumeTest, ::testing::ValuesIn(Cases()),
 // A two-rank checkpoint of step 2 in a fresh directory.
 std::string SavedCheckpoint(const std::string& name) {
   const zero::ZeroOptions o = Options(runtime::DType::kF32, true, 1);
-  auto data = Corpus(o.seq);
+  auto data = CorpusBatches(o.seq);
   SaveOptions save;
-  save.dir = FreshDir(name);
+  save.dir = FreshTestDir(name);
   ZR_CHECK_OK(Train(o, *data, 2, 2, "", &save).status);
   return save.dir;
 }
 
 Outcome Resume(const std::string& dir, int world = 2) {
   const zero::ZeroOptions o = Options(runtime::DType::kF32, true, 1);
-  auto data = Corpus(o.seq);
+  auto data = CorpusBatches(o.seq);
   return Train(o, *data, world, 3, dir, nullptr);
 }
 
@@ -277,13 +261,14 @@ TEST_P(ReshardTest, ContinuesWithinFp32Tolerance) {
   from.micro_batch = c.from_micro;
   zero::ZeroOptions to = Options(runtime::DType::kF32, c.to_offload, 1);
   to.micro_batch = c.to_micro;
-  auto data = Corpus(from.seq);
+  auto data = CorpusBatches(from.seq);
   constexpr int kSteps = 5, kSaveAt = 2;
   const Outcome straight =
       Train(from, *data, c.from_world, kSteps, "", nullptr);
   ASSERT_THAT(straight.status, IsOk());
   SaveOptions save;
-  save.dir = FreshDir(absl::StrCat("reshard_", c.from_world, "_", c.to_world));
+  save.dir =
+      FreshTestDir(absl::StrCat("reshard_", c.from_world, "_", c.to_world));
   ASSERT_THAT(Train(from, *data, c.from_world, kSaveAt, "", &save).status,
               IsOk());
   const Outcome resumed =
@@ -319,9 +304,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReshardTest,
 
 TEST(CheckpointTest, KeepLastRemovesOlderCheckpoints) {
   const zero::ZeroOptions o = Options(runtime::DType::kF32, true, 1);
-  auto data = Corpus(o.seq);
+  auto data = CorpusBatches(o.seq);
   SaveOptions save;
-  save.dir = FreshDir("keep_last");
+  save.dir = FreshTestDir("keep_last");
   save.keep_last = 2;
   for (int steps = 1; steps <= 3; ++steps) {
     const std::string from = steps == 1 ? "" : save.dir;
@@ -338,7 +323,7 @@ TEST(CheckpointTest, KeepLastRemovesOlderCheckpoints) {
 TEST(CheckpointTest, SavingTheSameStepTwiceIsAnError) {
   const std::string dir = SavedCheckpoint("twice");
   const zero::ZeroOptions o = Options(runtime::DType::kF32, true, 1);
-  auto data = Corpus(o.seq);
+  auto data = CorpusBatches(o.seq);
   SaveOptions save;
   save.dir = dir;
   EXPECT_THAT(Train(o, *data, 2, 2, "", &save).status,
@@ -413,9 +398,9 @@ TEST(CheckpointTest, ManifestRoundTrips) {
 
 TEST(CheckpointTest, MissingDirectoryFailsAndKeepsTheLatest) {
   const zero::ZeroOptions o = Options(runtime::DType::kF32, true, 1);
-  auto data = Corpus(o.seq);
+  auto data = CorpusBatches(o.seq);
   SaveOptions save;
-  save.dir = FreshDir("no_parent") + "/below/ckpt";
+  save.dir = FreshTestDir("no_parent") + "/below/ckpt";
   EXPECT_THAT(Train(o, *data, 2, 1, "", &save).status,
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr(absl::StrCat("cannot create checkpoint "
@@ -435,7 +420,7 @@ TEST(CheckpointTest, MissingDirectoryFailsAndKeepsTheLatest) {
 }
 
 TEST(CheckpointTest, NoCheckpointIsNamed) {
-  const std::string dir = FreshDir("empty");
+  const std::string dir = FreshTestDir("empty");
   EXPECT_THAT(ResolveCheckpoint(dir),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr(absl::StrCat("no checkpoint at ", dir))));

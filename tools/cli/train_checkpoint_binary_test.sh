@@ -43,6 +43,19 @@ paste <(losses "$TMP/a.jsonl" | tail -3) <(losses "$TMP/c.jsonl") |
   fail "4 ranks: losses beyond 1e-5: $(losses "$TMP/c.jsonl" | tr '\n' ' ')"
 [ "$(wc -l <"$TMP/c.jsonl")" -eq 3 ] || fail "want 3 lines in c.jsonl"
 
+# The checkpoint as a Hugging Face directory, which train loads as a model.
+expect 0 export --checkpoint "$TMP/ckpt" --out "$TMP/hf"
+grep -q "^exported $TMP/ckpt/step_3 (step 3, .* tensors, fp32) to $TMP/hf$" \
+  "$TMP/out" || fail "no line for the export"
+grep -q '"architectures": \["Qwen2ForCausalLM"\]' "$TMP/hf/config.json" ||
+  fail "config.json is not Qwen2's"
+[ -s "$TMP/hf/model.safetensors" ] || fail "no model.safetensors"
+expect 0 train --model "$TMP/hf" --ranks 2 --steps 1
+grep -q '^step 1/1  loss 5\.' "$TMP/out" || fail "the export does not train"
+expect 0 export --checkpoint "$TMP/ckpt/step_3" --out "$TMP/hf16" --dtype bf16
+grep -q '"torch_dtype": "bfloat16"' "$TMP/hf16/config.json" ||
+  fail "the bf16 export's config.json does not say bfloat16"
+
 # A step directory, saving on with keep-last 1: only step_5 stays.
 expect 0 train --model tiny --ranks 2 --steps 5 --resume "$TMP/ckpt/step_3" \
   --save "$TMP/ckpt" --save-interval 1 --keep-last 1
