@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/model/hf_checkpoint.h"
@@ -60,40 +61,36 @@ std::string Encode(const std::vector<float>& values, kernels::DType dtype) {
   return out;
 }
 
-}  // namespace
-
-absl::Status ExportHfDirectory(const std::string& step_dir,
-                               const CheckpointManifest& m,
-                               const std::string& out_dir,
-                               kernels::DType dtype) {
-  if (dtype != kernels::DType::kF32 && dtype != kernels::DType::kBF16) {
-    return absl::InvalidArgumentError(
-        "the export's dtype must be fp32 or bf16");
-  }
-  const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
-  if (params.size() != m.params.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("checkpoint ", step_dir, " lists ", m.params.size(),
-                     " parameters; its model has ", params.size()));
-  }
-  ZR_RETURN_IF_ERROR(VerifyCheckpointFiles(step_dir, m));
-  std::vector<std::unique_ptr<io::SafetensorsFile>> files;
-  for (const CheckpointFile& f : m.files) {
-    ZR_ASSIGN_OR_RETURN(
-        std::unique_ptr<io::SafetensorsFile> file,
-        io::SafetensorsFile::Open(absl::StrCat(step_dir, "/", f.name)));
-    files.push_back(std::move(file));
-  }
-  std::vector<std::string> bytes;
-  bytes.reserve(params.size());
-  std::vector<io::TensorToWrite> tensors;
+// Parameters in order, a new shard whenever the next would take the
+// current one past `max_bytes` (as transformers' save_pretrained splits).
+std::vector<std::vector<int>> PlanShards(
+    const std::vector<model::ParamInfo>& params, int64_t element_size,
+    int64_t max_bytes) {
+  std::vector<std::vector<int>> shards(1);
+  int64_t bytes = 0;
   for (size_t p = 0; p < params.size(); ++p) {
-    const model::ParamInfo& info = params[p];
-    if (m.params[p].name != info.name || m.params[p].numel != info.numel()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", step_dir, ": parameter ", p, " is ",
-                       m.params[p].name, "; its model's is ", info.name));
+    const int64_t b = params[p].numel() * element_size;
+    if (!shards.back().empty() && bytes + b > max_bytes) {
+      shards.emplace_back();
+      bytes = 0;
     }
+    shards.back().push_back(static_cast<int>(p));
+    bytes += b;
+  }
+  return shards;
+}
+
+// One output file: the parameters `which`, gathered and encoded.
+absl::Status WriteShard(
+    const std::vector<std::unique_ptr<io::SafetensorsFile>>& files,
+    const CheckpointManifest& m, const std::vector<model::ParamInfo>& params,
+    const std::vector<int>& which, kernels::DType dtype,
+    const std::string& path) {
+  std::vector<std::string> bytes;
+  bytes.reserve(which.size());
+  std::vector<io::TensorToWrite> tensors;
+  for (int p : which) {
+    const model::ParamInfo& info = params[p];
     std::vector<float> values;
     ZR_RETURN_IF_ERROR(GatherParam(files, m.params[p], &values));
     bytes.push_back(Encode(values, dtype));
@@ -104,18 +101,82 @@ absl::Status ExportHfDirectory(const std::string& step_dir,
                                                      : io::TensorDType::kBF16,
                        shape, bytes.back()});
   }
+  return io::WriteSafetensors(path, tensors, {{"format", "pt"}});
+}
+
+absl::Status WriteText(const std::string& path, const config::JsonValue& json) {
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<io::AtomicFile> f,
+                      io::AtomicFile::Create(path));
+  ZR_RETURN_IF_ERROR(f->Write(config::WriteJson(json) + "\n"));
+  return f->Commit();
+}
+
+}  // namespace
+
+absl::Status ExportHfDirectory(const std::string& step_dir,
+                               const CheckpointManifest& m,
+                               const std::string& out_dir, kernels::DType dtype,
+                               int64_t max_shard_bytes) {
+  if (dtype != kernels::DType::kF32 && dtype != kernels::DType::kBF16) {
+    return absl::InvalidArgumentError(
+        "the export's dtype must be fp32 or bf16");
+  }
+  const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
+  if (params.size() != m.params.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", step_dir, " lists ", m.params.size(),
+                     " parameters; its model has ", params.size()));
+  }
+  for (size_t p = 0; p < params.size(); ++p) {
+    if (m.params[p].name != params[p].name ||
+        m.params[p].numel != params[p].numel()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint ", step_dir, ": parameter ", p, " is ",
+                       m.params[p].name, "; its model's is ", params[p].name));
+    }
+  }
+  ZR_RETURN_IF_ERROR(VerifyCheckpointFiles(step_dir, m));
+  std::vector<std::unique_ptr<io::SafetensorsFile>> files;
+  for (const CheckpointFile& f : m.files) {
+    ZR_ASSIGN_OR_RETURN(
+        std::unique_ptr<io::SafetensorsFile> file,
+        io::SafetensorsFile::Open(absl::StrCat(step_dir, "/", f.name)));
+    files.push_back(std::move(file));
+  }
   if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create directory ", out_dir, ": ", std::strerror(errno)));
   }
-  const config::JsonValue config = model::HfConfigFromModelSpec(
-      m.spec, dtype == kernels::DType::kF32 ? "float32" : "bfloat16");
-  ZR_ASSIGN_OR_RETURN(std::unique_ptr<io::AtomicFile> f,
-                      io::AtomicFile::Create(out_dir + "/config.json"));
-  ZR_RETURN_IF_ERROR(f->Write(config::WriteJson(config) + "\n"));
-  ZR_RETURN_IF_ERROR(f->Commit());
-  return io::WriteSafetensors(out_dir + "/model.safetensors", tensors,
-                              {{"format", "pt"}});
+  const std::vector<std::vector<int>> shards =
+      PlanShards(params, kernels::DTypeSize(dtype), max_shard_bytes);
+  config::JsonValue weight_map = config::JsonValue::Object();
+  int64_t total = 0;
+  for (size_t k = 0; k < shards.size(); ++k) {
+    const std::string name =
+        shards.size() == 1 ? std::string("model.safetensors")
+                           : absl::StrFormat("model-%05d-of-%05d.safetensors",
+                                             k + 1, shards.size());
+    ZR_RETURN_IF_ERROR(WriteShard(files, m, params, shards[k], dtype,
+                                  absl::StrCat(out_dir, "/", name)));
+    for (int p : shards[k]) {
+      weight_map.Set(model::HfTensorName(params[p].name),
+                     config::JsonValue::String(name));
+      total += params[p].numel() * kernels::DTypeSize(dtype);
+    }
+  }
+  if (shards.size() > 1) {
+    config::JsonValue index = config::JsonValue::Object();
+    config::JsonValue metadata = config::JsonValue::Object();
+    metadata.Set("total_size", config::JsonValue::Int(total));
+    index.Set("metadata", std::move(metadata));
+    index.Set("weight_map", std::move(weight_map));
+    ZR_RETURN_IF_ERROR(
+        WriteText(out_dir + "/model.safetensors.index.json", index));
+  }
+  return WriteText(
+      out_dir + "/config.json",
+      model::HfConfigFromModelSpec(
+          m.spec, dtype == kernels::DType::kF32 ? "float32" : "bfloat16"));
 }
 
 }  // namespace engine

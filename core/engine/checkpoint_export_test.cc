@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/engine/checkpoint.h"
 #include "core/engine/checkpoint_manifest.h"
@@ -123,6 +124,38 @@ TEST(CheckpointExportTest, Bf16ExportIsTheRoundedMaster) {
   ASSERT_THAT((*hf)->Fill(p, 0, v.size(), v.data()), IsOk());
   for (size_t i = 0; i < v.size(); ++i) {
     ASSERT_EQ(v[i], kernels::BF16ToFloat(kernels::FloatToBF16(full[0][i])));
+  }
+}
+
+// Above the shard size, the weights go to numbered files with an index,
+// which the checkpoint reader follows to the same values.
+TEST(CheckpointExportTest, LargeExportsAreShardedWithAnIndex) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_sharded", &full);
+  const std::string out = FreshTestDir("hf_sharded");
+  ASSERT_THAT(ExportHfDirectory(step_dir, ReadManifest(step_dir).value(), out,
+                                kernels::DType::kF32, 40'000),
+              IsOk());
+  std::error_code ec;
+  EXPECT_FALSE(std::filesystem::exists(out + "/model.safetensors", ec));
+  EXPECT_TRUE(
+      std::filesystem::exists(out + "/model.safetensors.index.json", ec));
+  int shards = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    shards += absl::StartsWith(name, "model-") &&
+              absl::EndsWith(name, ".safetensors");
+  }
+  EXPECT_GE(shards, 2);
+  auto hf = model::HfCheckpoint::Open(out);
+  ASSERT_THAT(hf.status(), IsOk());
+  const std::vector<model::ParamInfo> params =
+      model::ModelParams((*hf)->spec());
+  for (size_t p = 0; p < params.size(); ++p) {
+    std::vector<float> v(params[p].numel());
+    ASSERT_THAT((*hf)->Fill(params[p], 0, v.size(), v.data()), IsOk());
+    EXPECT_EQ(std::memcmp(v.data(), full[p].data(), v.size() * 4), 0)
+        << params[p].name;
   }
 }
 

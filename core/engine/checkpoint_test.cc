@@ -406,6 +406,22 @@ TEST(CheckpointTest, MissingDirectoryFailsAndKeepsTheLatest) {
                        HasSubstr(absl::StrCat("cannot create checkpoint "
                                               "directory ",
                                               save.dir))));
+  // A file where the step directory goes: no rank can write its shard;
+  // every rank fails and the previous checkpoint stays the latest.
+  {
+    const std::string dir = SavedCheckpoint("blocked");
+    std::ofstream(dir + "/step_3") << "in the way";
+    SaveOptions again;
+    again.dir = dir;
+    EXPECT_THAT(
+        Train(o, *data, 2, 3, dir, &again).status,
+        StatusIs(absl::StatusCode::kFailedPrecondition,
+                 HasSubstr(absl::StrCat("cannot save a checkpoint in ", dir,
+                                        "/step_3: not a "
+                                        "directory"))));
+    EXPECT_EQ(ReadAll(dir + "/latest"), "step_2\n");
+    EXPECT_THAT(Resume(dir).status, IsOk());
+  }
   // A read-only step directory: the shards cannot be written and the
   // previous checkpoint stays the latest (root writes anyway: skipped).
   if (geteuid() == 0) return;
