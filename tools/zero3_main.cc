@@ -12,6 +12,7 @@
 #include "tools/cli/calibrate_command.h"
 #include "tools/cli/command.h"
 #include "tools/cli/config_command.h"
+#include "tools/cli/export_command.h"
 #include "tools/cli/launch_command.h"
 #include "tools/cli/train_command.h"
 #include "tools/cli/whatif_command.h"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(zero3::cli::NewConfigCommand());
   commands.push_back(zero3::cli::NewLaunchCommand());
   commands.push_back(zero3::cli::NewCalibrateCommand());
+  commands.push_back(zero3::cli::NewExportCommand());
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   return zero3::cli::RunCommandLine("zero3", commands, args, std::cout,

@@ -25,8 +25,16 @@ constexpr absl::string_view kMics =
 constexpr absl::string_view kMonitor =
     "this monitoring backend is not implemented; ignored: csv_monitor and "
     "tensorboard are, and zero3 train --metrics writes JSON Lines";
-constexpr absl::string_view kCheckpointing =
-    "checkpointing is not implemented yet; ignored";
+constexpr absl::string_view kCheckpointSection =
+    "DeepSpeed's checkpoint options do not apply: zero3 train saves with "
+    "--save and resumes with --resume (docs/checkpoints.md); ignored";
+constexpr absl::string_view kAsyncCheckpointing =
+    "asynchronous checkpoint engines are not implemented; ignored: zero3 "
+    "train --save writes its checkpoints synchronously";
+constexpr absl::string_view kReshardCheckpoint =
+    "ignored: a checkpoint always resumes on another number of ranks, "
+    "micro-batch or accumulation that keeps the global batch "
+    "(docs/checkpoints.md)";
 constexpr absl::string_view kFetchAlgorithm =
     "not implemented; ignored: each module's parameters are fetched with one "
     "coalesced all-gather";
@@ -101,9 +109,9 @@ constexpr DeepSpeedKey kKeys[] = {
      "used as given"},
     {"", "autotuning", K::kIgnored, "",
      "DeepSpeed's autotuner is not implemented; ignored"},
-    {"", "checkpoint", K::kIgnored, "", kCheckpointing},
-    {"", "nebula", K::kIgnored, "", kCheckpointing},
-    {"", "datastates_ckpt", K::kIgnored, "", kCheckpointing},
+    {"", "checkpoint", K::kIgnored, "", kCheckpointSection},
+    {"", "nebula", K::kIgnored, "", kAsyncCheckpointing},
+    {"", "datastates_ckpt", K::kIgnored, "", kAsyncCheckpointing},
     {"", "aio", K::kIgnored, "", kNvmeOnly},
     {"", "compression_training", K::kIgnored, "",
      "compression is not implemented; ignored"},
@@ -194,11 +202,12 @@ constexpr DeepSpeedKey kKeys[] = {
      kStage12Only},
     {"zero_optimization", "legacy_stage1", K::kIgnored, "", kStage12Only},
     {"zero_optimization", "load_from_fp32_weights", K::kIgnored, "",
-     kCheckpointing},
+     "ignored: zero3 always resumes from the saved fp32 master weights "
+     "(DeepSpeed's default, true)"},
     {"zero_optimization", "elastic_checkpoint", K::kIgnored, "",
-     kCheckpointing},
+     kReshardCheckpoint},
     {"zero_optimization", "pipeline_loading_checkpoint", K::kIgnored, "",
-     kCheckpointing},
+     kReshardCheckpoint},
     {"zero_optimization", "stage3_module_granularity_threshold", K::kIgnored,
      "",
      "automatic leaf modules are not implemented; ignored: every module "

@@ -37,8 +37,9 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
   if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", nvme_only);
   if (zero.stage3_gather_16bit_weights_on_model_save()) {
     diag->Notice("zero_optimization.stage3_gather_16bit_weights_on_model_save",
-                 "zero3 does not save model checkpoints yet; kept in the "
-                 "configuration, no effect for now");
+                 "zero3 does not save consolidated 16-bit model weights "
+                 "yet (train --save writes sharded fp32 checkpoints); kept "
+                 "in the configuration, no effect for now");
   }
   // Optimizer type: case-insensitive as in DeepSpeed, printed canonically.
   if (config->has_optimizer() && config->optimizer().has_type()) {

@@ -621,5 +621,171 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   return out;
 }
 
+// Training state ------------------------------------------------------------
+
+absl::StatusOr<TrainingState> Engine::ExportState() {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  const int64_t bytes = layout_->total() * 4;
+  TrainingState state;
+  state.steps_done = step_;
+  state.adam_steps = adam_step_;
+  state.scaler = scaler_.state();
+  ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  // The host copies: the offloaded buffers themselves, or pinned staging
+  // filled from the device ones.
+  const runtime::OwnedBuffer* sources[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  runtime::OwnedBuffer temp;
+  std::vector<runtime::BufferSlice> host;
+  for (const runtime::OwnedBuffer* b : sources) {
+    host.push_back(b->Slice(0, bytes));
+  }
+  if (!options_.offload_optimizer) {
+    ZR_ASSIGN_OR_RETURN(
+        temp, AllocateHost(rt_, std::max<int64_t>(1, 3 * bytes),
+                           HostMemoryKind::kPinned, "training state readback"));
+    for (int i = 0; i < 3; ++i) {
+      host[i] = temp.Slice(i * bytes, bytes);
+      ZR_RETURN_IF_ERROR(compute_->Copy(host[i], sources[i]->Slice(0, bytes),
+                                        "training state D2H"));
+    }
+    ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  }
+  std::vector<float>* outs[] = {&state.master, &state.exp_avg,
+                                &state.exp_avg_sq};
+  HostTask read;
+  read.label = "read training state";
+  read.reads = host;
+  read.memory_bytes = 3 * bytes;
+  read.run = [&]() -> absl::Status {
+    for (int i = 0; i < 3; ++i) {
+      outs[i]->resize(layout_->total());
+      std::memcpy(outs[i]->data(), host[i].data(), bytes);
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  ZR_RETURN_IF_ERROR(temp.Free());
+  return state;
+}
+
+absl::Status Engine::ImportState(const TrainingState& state) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  const int64_t total = layout_->total();
+  for (const std::vector<float>* v :
+       {&state.master, &state.exp_avg, &state.exp_avg_sq}) {
+    if (static_cast<int64_t>(v->size()) != total) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training state of ", v->size(), " elements per tensor; rank ",
+          rt_.rank(), "'s partitions hold ", total));
+    }
+  }
+  ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  if (options_.offload_optimizer) {
+    HostTask write;
+    write.label = "write training state";
+    write.writes = {master_.Slice(0, total * 4), exp_avg_.Slice(0, total * 4),
+                    exp_avg_sq_.Slice(0, total * 4)};
+    write.memory_bytes = 3 * total * 4;
+    write.run = [&]() -> absl::Status {
+      std::memcpy(master_.data(), state.master.data(), total * 4);
+      std::memcpy(exp_avg_.data(), state.exp_avg.data(), total * 4);
+      std::memcpy(exp_avg_sq_.data(), state.exp_avg_sq.data(), total * 4);
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
+    ZR_RETURN_IF_ERROR(InitHostShards());
+  } else {
+    ZR_RETURN_IF_ERROR(ImportDeviceState(state));
+  }
+  step_ = state.steps_done;
+  adam_step_ = state.adam_steps;
+  scaler_.Restore(state.scaler);
+  return absl::OkStatus();
+}
+
+absl::Status Engine::ImportDeviceState(const TrainingState& state) {
+  const int64_t bytes = layout_->total() * 4;
+  ZR_ASSIGN_OR_RETURN(
+      runtime::OwnedBuffer temp,
+      AllocateHost(rt_, std::max<int64_t>(1, 3 * bytes),
+                   HostMemoryKind::kPinned, "training state staging"));
+  const std::vector<float>* values[] = {&state.master, &state.exp_avg,
+                                        &state.exp_avg_sq};
+  HostTask write;
+  write.label = "stage training state";
+  write.writes = {temp.Slice(0, 3 * bytes)};
+  write.memory_bytes = 3 * bytes;
+  write.run = [&]() -> absl::Status {
+    for (int i = 0; i < 3; ++i) {
+      std::memcpy(static_cast<char*>(temp.data()) + i * bytes,
+                  values[i]->data(), bytes);
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
+  const runtime::OwnedBuffer* targets[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  absl::Status enqueued;
+  for (int i = 0; i < 3 && enqueued.ok(); ++i) {
+    enqueued =
+        compute_->Copy(targets[i]->Slice(0, bytes),
+                       temp.Slice(i * bytes, bytes), "training state H2D");
+  }
+  if (enqueued.ok()) {
+    ops::Cast cast;
+    cast.args.n = layout_->total();
+    cast.args.src = DType::kF32;
+    cast.args.dst = options_.dtype;
+    cast.src = TensorRef::Of(master_, DType::kF32, 0, layout_->total());
+    cast.dst = TensorRef::Of(shard_, options_.dtype, 0, layout_->total());
+    enqueued = compute_->Launch(KernelCall(cast, "restored working shard"));
+  }
+  // What was enqueued reads `temp`: done before it is freed, on every path.
+  ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  ZR_RETURN_IF_ERROR(enqueued);
+  return temp.Free();
+}
+
+absl::StatusOr<int> Engine::CountRanks(bool flag, const std::string& label) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer host,
+                      AllocateHost(rt_, 8, HostMemoryKind::kPinned,
+                                   absl::StrCat(label, " (host)")));
+  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer device,
+                      AllocateDevice(rt_.device(), 8, label));
+  HostTask put;
+  put.label = absl::StrCat(label, ": this rank's flag");
+  put.writes = {host.Slice(0, 4)};
+  put.run = [&]() -> absl::Status {
+    *host.Slice(0, 4).As<float>() = flag ? 1.0f : 0.0f;
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(put));
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(device.Slice(0, 4), host.Slice(0, 4), "flag H2D"));
+  ZR_RETURN_IF_ERROR(
+      rt_.world().AllReduce(*compute_, TensorRef::Of(device, DType::kF32, 0, 1),
+                            TensorRef::Of(device, DType::kF32, 1, 1),
+                            runtime::ReduceOp::kSum, label));
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(host.Slice(4, 4), device.Slice(4, 4), "count D2H"));
+  ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  float count = 0;
+  HostTask get;
+  get.label = absl::StrCat(label, ": count");
+  get.reads = {host.Slice(4, 4)};
+  get.run = [&]() -> absl::Status {
+    count = *host.Slice(4, 4).As<float>();
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(get));
+  return static_cast<int>(count);
+}
+
 }  // namespace engine
 }  // namespace zero3

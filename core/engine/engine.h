@@ -70,6 +70,16 @@ struct StepStats {
   int64_t global_tokens = 0;
 };
 
+// One rank's training state: what a checkpoint holds for it. The vectors
+// are this rank's partitions of all parameters, laid out as the shard layout
+// (layout().total() elements, padding included).
+struct TrainingState {
+  int64_t steps_done = 0;  // optimizer steps taken, skipped ones included
+  int64_t adam_steps = 0;  // steps applied (AdamW's t; the schedule's)
+  zero::LossScaler::State scaler;
+  std::vector<float> master, exp_avg, exp_avg_sq;
+};
+
 class Engine : private model::ParamProvider {
  public:
   // `data` must outlive the engine. The master partitions start from
@@ -87,6 +97,20 @@ class Engine : private model::ParamProvider {
   // This rank's fp32 master values of `param`: its partition without the
   // padding. Synchronizes; for tests and checkpoints (data mode only).
   absl::StatusOr<std::vector<float>> MasterParam(int param);
+
+  // This rank's training state after the steps done so far. Synchronizes;
+  // data mode only. The host master and moments are read in place with
+  // optimizer offload, else copied from the device first.
+  absl::StatusOr<TrainingState> ExportState();
+  // Continues from `state` (ExportState of an engine of the same model,
+  // options and ranks): master, moments, working shard, step counts and
+  // loss scaler. Call before Step; synchronizes.
+  absl::Status ImportState(const TrainingState& state);
+  // The number of ranks (of all, tensor-parallel ones included) that pass
+  // `flag` true; every rank must call it (a collective). Lets ranks agree on
+  // whether each did its part of a multi-rank action, e.g. a checkpoint's
+  // shard writes. Data mode only.
+  absl::StatusOr<int> CountRanks(bool flag, const std::string& label);
 
   const model::Transformer& model() const { return *model_; }
   const zero::ShardLayout& layout() const { return *layout_; }
@@ -106,6 +130,9 @@ class Engine : private model::ParamProvider {
                                   const runtime::Buffer& host_master);
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);
   absl::Status InitHostShards();
+  // ImportState without optimizer offload: the state through pinned
+  // staging to the device, and the working shard cast from the master.
+  absl::Status ImportDeviceState(const TrainingState& state);
   absl::Status Update(double norm_squared, StepStats* stats);
   // The AdamW update of the host (offloaded) or device master shards.
   absl::Status HostUpdate(const kernels::AdamWArgs& args);

@@ -255,5 +255,34 @@ absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
   return ModelSpecFromHfConfig(*root, path, name);
 }
 
+config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
+                                        absl::string_view torch_dtype) {
+  using config::JsonValue;
+  const bool qwen2 = spec.qkv_bias();
+  JsonValue c = JsonValue::Object();
+  JsonValue architectures = JsonValue::Array();
+  architectures.Append(
+      JsonValue::String(qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"));
+  c.Set("architectures", std::move(architectures));
+  c.Set("model_type", JsonValue::String(qwen2 ? "qwen2" : "llama"));
+  c.Set("hidden_act", JsonValue::String("silu"));
+  c.Set("vocab_size", JsonValue::Int(spec.vocab_size()));
+  c.Set("hidden_size", JsonValue::Int(spec.hidden_size()));
+  c.Set("intermediate_size", JsonValue::Int(spec.intermediate_size()));
+  c.Set("num_hidden_layers", JsonValue::Int(spec.num_layers()));
+  c.Set("num_attention_heads", JsonValue::Int(spec.num_heads()));
+  c.Set("num_key_value_heads", JsonValue::Int(spec.num_kv_heads()));
+  c.Set("head_dim", JsonValue::Int(spec.head_dim()));
+  c.Set("rms_norm_eps", JsonValue::Double(spec.rms_norm_eps()));
+  c.Set("rope_theta", JsonValue::Double(spec.rope_theta()));
+  c.Set("tie_word_embeddings", JsonValue::Bool(spec.tie_word_embeddings()));
+  if (!qwen2) {
+    c.Set("attention_bias", JsonValue::Bool(false));
+    c.Set("mlp_bias", JsonValue::Bool(false));
+  }
+  c.Set("torch_dtype", JsonValue::String(std::string(torch_dtype)));
+  return c;
+}
+
 }  // namespace model
 }  // namespace zero3

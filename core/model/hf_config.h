@@ -42,6 +42,12 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const config::JsonValue& config,
 absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
                                        absl::string_view name);
 
+// The config.json of `spec` (the inverse of ModelSpecFromHfConfig):
+// Qwen2ForCausalLM when it has q/k/v biases, else LlamaForCausalLM, with
+// `torch_dtype` as the weights' dtype ("float32", "bfloat16").
+config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
+                                        absl::string_view torch_dtype);
+
 }  // namespace model
 }  // namespace zero3
 

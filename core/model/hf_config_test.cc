@@ -90,6 +90,39 @@ struct BadCase {
   std::string from, to, message;
 };
 
+// Writing a spec's config.json and reading it back gives the spec (but for
+// its name and the initialization scale, which config.json does not carry).
+TEST(HfConfigTest, WrittenConfigReadsBackAsTheSpec) {
+  for (bool qwen2 : {true, false}) {
+    ModelSpec spec;
+    spec.set_vocab_size(300);
+    spec.set_hidden_size(48);
+    spec.set_intermediate_size(80);
+    spec.set_num_layers(3);
+    spec.set_num_heads(6);
+    spec.set_num_kv_heads(2);
+    spec.set_head_dim(8);
+    spec.set_rope_theta(500000);
+    spec.set_rms_norm_eps(1e-5);
+    spec.set_tie_word_embeddings(!qwen2);
+    spec.set_qkv_bias(qwen2);
+    const config::JsonValue json = HfConfigFromModelSpec(spec, "float32");
+    absl::StatusOr<ModelSpec> back = ModelSpecFromHfConfig(json, "x", "back");
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->vocab_size(), 300);
+    EXPECT_EQ(back->hidden_size(), 48);
+    EXPECT_EQ(back->intermediate_size(), 80);
+    EXPECT_EQ(back->num_layers(), 3);
+    EXPECT_EQ(back->num_heads(), 6);
+    EXPECT_EQ(back->num_kv_heads(), 2);
+    EXPECT_EQ(back->head_dim(), 8);
+    EXPECT_EQ(back->rope_theta(), 500000);
+    EXPECT_EQ(back->rms_norm_eps(), 1e-5);
+    EXPECT_EQ(back->tie_word_embeddings(), !qwen2);
+    EXPECT_EQ(back->qkv_bias(), qwen2);
+  }
+}
+
 TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
   const std::vector<BadCase> cases = {
       {"Qwen2ForCausalLM", "GPT2LMHeadModel",

@@ -47,6 +47,22 @@ void LossScaler::Update(bool overflow) {
   ++iteration_;
 }
 
+LossScaler::State LossScaler::state() const {
+  State s;
+  s.scale = scale_;
+  s.cur_hysteresis = cur_hysteresis_;
+  s.iteration = iteration_;
+  s.last_overflow = last_overflow_;
+  return s;
+}
+
+void LossScaler::Restore(const State& state) {
+  scale_ = state.scale;
+  cur_hysteresis_ = state.cur_hysteresis;
+  iteration_ = state.iteration;
+  last_overflow_ = state.last_overflow;
+}
+
 LossScaler LossScaler::ForOptions(const ZeroOptions& o) {
   if (o.dtype != kernels::DType::kF16) return Static(1);
   if (o.static_loss_scale > 0) return Static(o.static_loss_scale);

@@ -21,6 +21,15 @@ namespace zero {
 
 class LossScaler {
  public:
+  // What changes as steps go by (the rest comes from the options): saved in
+  // checkpoints and restored on resume.
+  struct State {
+    double scale = 1;
+    int cur_hysteresis = 2;
+    int64_t iteration = 0;
+    int64_t last_overflow = -1;
+  };
+
   // A static scaler: scale never changes (1 for bf16 and fp32).
   static LossScaler Static(double scale);
   static LossScaler Dynamic(int initial_power, int64_t window, int hysteresis,
@@ -33,6 +42,10 @@ class LossScaler {
   bool dynamic() const { return dynamic_; }
   // Records the outcome of one step's overflow check.
   void Update(bool overflow);
+
+  State state() const;
+  // Continues from `state`, taken from a scaler made from the same options.
+  void Restore(const State& state);
 
  private:
   double scale_ = 1;

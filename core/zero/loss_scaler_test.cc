@@ -45,6 +45,25 @@ TEST(LossScalerTest, NeverBelowMinimum) {
   EXPECT_EQ(s.scale(), 2);
 }
 
+// A scaler restored mid-way (as on resume) goes on exactly as the one it
+// was taken from.
+TEST(LossScalerTest, RestoredStateContinuesTheSameWay) {
+  const bool overflows[] = {true, false, false, true, false, false, false};
+  LossScaler straight = LossScaler::Dynamic(8, 2, 2, false, 1);
+  LossScaler first = LossScaler::Dynamic(8, 2, 2, false, 1);
+  for (int i = 0; i < 3; ++i) first.Update(overflows[i]);
+  LossScaler resumed = LossScaler::Dynamic(8, 2, 2, false, 1);
+  resumed.Restore(first.state());
+  for (int i = 0; i < 7; ++i) {
+    straight.Update(overflows[i]);
+    if (i >= 3) resumed.Update(overflows[i]);
+  }
+  EXPECT_EQ(resumed.scale(), straight.scale());
+  EXPECT_EQ(resumed.state().iteration, 7);
+  EXPECT_EQ(resumed.state().last_overflow, straight.state().last_overflow);
+  EXPECT_EQ(resumed.state().cur_hysteresis, straight.state().cur_hysteresis);
+}
+
 }  // namespace
 }  // namespace zero
 }  // namespace zero3

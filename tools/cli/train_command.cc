@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "backends/cuda/cuda_rank.h"
 #include "backends/cuda/rank_env.h"
 #include "core/config/config_loader.h"
+#include "core/engine/checkpoint.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/model/data.h"
@@ -32,6 +34,7 @@
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
 #include "tools/cli/internal/auto_flags.h"
+#include "tools/cli/internal/checkpoint_flags.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
@@ -140,6 +143,7 @@ class TrainCommand : public Command {
                     "write each step's metrics to FILE as JSON Lines (loss, "
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
                     "docs/metrics.md)");
+    checkpoints_.Define(flags);
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -173,6 +177,8 @@ class TrainCommand : public Command {
     std::shared_ptr<const model::ParamSource> weights;
     std::unique_ptr<model::BatchSource> data;
     sim::HardwareProfile profile;
+    // --resume's checkpoint, checked; nullopt without --resume.
+    std::optional<internal::ResumePoint> resume;
   };
 
   // Per-step results, gathered from the ranks as they finish each step.
@@ -231,6 +237,9 @@ class TrainCommand : public Command {
   absl::Status RunRank(runtime::Launcher& launcher, const Inputs& in,
                        runtime::Runtime& rt, Results& results,
                        std::ostream& out) const;
+  // Saves the ranks' state (--save); rank 0 says where.
+  absl::Status SaveCheckpoint(const Inputs& in, engine::Engine& engine,
+                              runtime::Runtime& rt, std::ostream& out) const;
   absl::Status RecordStep(const runtime::Launcher& launcher,
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
@@ -275,6 +284,7 @@ class TrainCommand : public Command {
   bool profile_ops_ = false;
   std::string metrics_;
   internal::AutoFlags auto_flags_;
+  internal::CheckpointFlags checkpoints_;
   int exit_code_ = kExitOk;
   // Set by OpenMetrics: the sinks (the leader's; none elsewhere), the
   // console's cadence and what a step's MFU needs.
@@ -323,7 +333,8 @@ absl::Status TrainCommand::CheckFlags() {
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
   }
-  return absl::OkStatus();
+  return checkpoints_.Check(data_mode, check_reference_,
+                            predict_ || profile_ops_);
 }
 
 // On GPUs the job's ranks are those of the launcher's environment
@@ -373,6 +384,12 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(in.spec, err, &in.config));
   ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
   FitDefaultData(in, err);
+  if (checkpoints_.resuming()) {
+    ZR_ASSIGN_OR_RETURN(
+        in.resume, checkpoints_.OpenResume(
+                       ResolveUserPath(checkpoints_.resume_path()), in.spec,
+                       in.options, static_cast<int>(ranks_), steps_, *in.data));
+  }
   ZR_ASSIGN_OR_RETURN(
       in.profile, sim::LoadProfile(NameOrPath(hardware_, sim::ProfileNames())));
   return in;
@@ -466,8 +483,9 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   return internal::MakeLauncher(backend_, o);
 }
 
-// On the leader, the sinks are opened (files created, directories made)
-// before anything is trained, so a bad path fails the run at once.
+// On the leader, the sinks are opened (files created, directories made),
+// and the --save directory made, before anything is trained, so a bad path
+// fails the run at once.
 absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
                                        const Inputs& in) {
   const config::Config& c = in.config;
@@ -479,6 +497,8 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   samples_per_step_ = in.options.micro_batch * in.options.accumulation *
                       static_cast<int64_t>(world_size_);
   if (!launcher.leader()) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(
+      checkpoints_.PrepareSave(ResolveUserPath(checkpoints_.save_dir())));
   internal::metrics::SinkOptions o;
   if (!metrics_.empty()) o.jsonl_path = ResolveUserPath(metrics_);
   auto dir = [](const std::string& path, const std::string& job) {
@@ -525,6 +545,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
     if (data_ != "corpus" && data_ != "synthetic") {
       out << "data: " << in.data->description() << "\n";
     }
+    if (in.resume.has_value()) {
+      out << "resuming from " << in.resume->step_dir << " (step "
+          << in.resume->manifest.step << " of " << steps_ << ")\n";
+    }
   }
   out.flush();
 }
@@ -556,8 +580,12 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     }
     results.activation_bytes = e->model().activation_bytes();
   }
+  if (in.resume.has_value()) {
+    ZR_RETURN_IF_ERROR(engine::LoadCheckpoint(*e, rt, in.resume->step_dir,
+                                              in.resume->manifest));
+  }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
-  for (int64_t s = 0; s < steps_; ++s) {
+  for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
     if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
       // Step 1 records the module order and warms the allocator; its
@@ -567,10 +595,30 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
     ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
+    if (checkpoints_.SaveDue(s + 1, steps_)) {
+      ZR_RETURN_IF_ERROR(SaveCheckpoint(in, *e, rt, out));
+    }
   }
   if (rt.rank() == 0) {
     results.pinned = rt.pinned_memory().stats();
     results.device = rt.device().memory_stats();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainCommand::SaveCheckpoint(const Inputs& in,
+                                          engine::Engine& engine,
+                                          runtime::Runtime& rt,
+                                          std::ostream& out) const {
+  const engine::SaveOptions o =
+      checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
+                        config::ConfigToJsonValue(in.config));
+  ZR_ASSIGN_OR_RETURN(const std::string step_dir,
+                      engine::SaveCheckpoint(engine, rt, o));
+  if (rt.rank() == 0) {
+    out << "checkpoint: step " << engine.steps_done() << " saved to "
+        << step_dir << "\n";
+    out.flush();
   }
   return absl::OkStatus();
 }

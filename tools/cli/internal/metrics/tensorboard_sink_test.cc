@@ -8,11 +8,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "core/util/crc32c.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
 #include "third_party/tensorboard/event.pb.h"
-#include "tools/cli/internal/metrics/crc32c.h"
 #include "tools/cli/internal/metrics/test_util.h"
 #include "tools/cli/internal/metrics/tfrecord.h"
 

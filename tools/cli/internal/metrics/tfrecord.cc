@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "tools/cli/internal/metrics/crc32c.h"
+#include "core/util/crc32c.h"
 
 namespace zero3 {
 namespace cli {

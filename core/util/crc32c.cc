@@ -1,13 +1,10 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "tools/cli/internal/metrics/crc32c.h"
+#include "core/util/crc32c.h"
 
 #include <array>
 
 namespace zero3 {
-namespace cli {
-namespace internal {
-namespace metrics {
 namespace {
 
 constexpr uint32_t kPolynomial = 0x82F63B78;  // Castagnoli, reflected
@@ -27,9 +24,11 @@ std::array<uint32_t, 256> MakeTable() {
 
 }  // namespace
 
-uint32_t Crc32c(absl::string_view data) {
+uint32_t Crc32c(absl::string_view data) { return ExtendCrc32c(0, data); }
+
+uint32_t ExtendCrc32c(uint32_t crc, absl::string_view data) {
   static const std::array<uint32_t, 256> table = MakeTable();
-  uint32_t crc = 0xFFFFFFFF;
+  crc ^= 0xFFFFFFFF;
   for (unsigned char c : data) crc = table[(crc ^ c) & 0xFF] ^ (crc >> 8);
   return crc ^ 0xFFFFFFFF;
 }
@@ -38,7 +37,4 @@ uint32_t MaskCrc32c(uint32_t crc) {
   return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u;
 }
 
-}  // namespace metrics
-}  // namespace internal
-}  // namespace cli
 }  // namespace zero3

@@ -1,15 +1,12 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "tools/cli/internal/metrics/crc32c.h"
+#include "core/util/crc32c.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 
 namespace zero3 {
-namespace cli {
-namespace internal {
-namespace metrics {
 namespace {
 
 // Check values of CRC-32C: the catalogue's "123456789" and RFC 3720's
@@ -28,6 +25,12 @@ TEST(Crc32cTest, KnownVectors) {
   EXPECT_EQ(Crc32c(descending), 0x113FDB5Cu);
 }
 
+TEST(Crc32cTest, ExtendContinuesAcrossPieces) {
+  EXPECT_EQ(ExtendCrc32c(Crc32c("1234"), "56789"), 0xE3069283u);
+  EXPECT_EQ(ExtendCrc32c(Crc32c("123456789"), ""), 0xE3069283u);
+  EXPECT_NE(ExtendCrc32c(Crc32c("1234"), "56788"), 0xE3069283u);
+}
+
 // TFRecord's mask, by its definition: rotate right 15, add 0xA282EAD8.
 TEST(Crc32cTest, Mask) {
   EXPECT_EQ(MaskCrc32c(0), 0xA282EAD8u);
@@ -37,7 +40,4 @@ TEST(Crc32cTest, Mask) {
 }
 
 }  // namespace
-}  // namespace metrics
-}  // namespace internal
-}  // namespace cli
 }  // namespace zero3

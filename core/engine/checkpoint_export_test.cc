@@ -1,0 +1,203 @@
+// Copyright 2026 The zero3 Authors.
+//
+// Exporting a checkpoint as a Hugging Face directory: the directory loads
+// as a model whose every value is the checkpoint's master (fp32) or its
+// rounding (bf16), and training from it computes the same first loss as
+// resuming the checkpoint.
+
+#include "core/engine/checkpoint_export.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/engine/checkpoint.h"
+#include "core/engine/checkpoint_manifest.h"
+#include "core/engine/checkpoint_test_util.h"
+#include "core/engine/engine.h"
+#include "core/kernels/dtype.h"
+#include "core/model/hf_checkpoint.h"
+#include "core/model/presets.h"
+#include "core/util/check.h"
+#include "core/util/status_macros.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/simulator.h"
+#include "sim/testing/test_profile.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace engine {
+namespace {
+
+using ::zero3::testing::IsOk;
+
+constexpr int kWorld = 2;
+
+zero::ZeroOptions Options() {
+  zero::ZeroOptions o;
+  o.micro_batch = 2;
+  o.seq = 16;
+  o.seed = 5;
+  o.offload_optimizer = true;
+  return o;
+}
+
+// Runs `body` on every rank of a fresh simulated world.
+absl::Status OnRanks(
+    const std::function<absl::Status(runtime::Runtime&)>& body) {
+  sim::SimOptions so;
+  so.profile = sim::TestProfile();
+  so.world_size = kWorld;
+  so.mode = sim::SimMode::kData;
+  ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
+  return world->Run(body);
+}
+
+// Trains 2 steps and saves; returns the step directory, and each
+// parameter's full master in `full`.
+std::string SaveTwoSteps(const std::string& name,
+                         std::vector<std::vector<float>>* full) {
+  const model::ModelSpec spec = model::LoadModelSpec("tiny").value();
+  auto data = CorpusBatches(16);
+  SaveOptions save;
+  save.dir = FreshTestDir(name);
+  std::vector<std::vector<std::vector<float>>> parts(kWorld);
+  ZR_CHECK_OK(OnRanks([&](runtime::Runtime& rt) -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(auto e,
+                        Engine::Create(spec, Options(), data.get(), rt));
+    for (int s = 0; s < 2; ++s) ZR_RETURN_IF_ERROR(e->Step().status());
+    ZR_RETURN_IF_ERROR(SaveCheckpoint(*e, rt, save).status());
+    for (int p = 0; p < e->layout().num_params(); ++p) {
+      ZR_ASSIGN_OR_RETURN(std::vector<float> v, e->MasterParam(p));
+      parts[rt.rank()].push_back(std::move(v));
+    }
+    return absl::OkStatus();
+  }));
+  for (size_t p = 0; p < parts[0].size(); ++p) {
+    full->emplace_back();
+    for (int r = 0; r < kWorld; ++r) {
+      full->back().insert(full->back().end(), parts[r][p].begin(),
+                          parts[r][p].end());
+    }
+  }
+  return save.dir + "/step_2";
+}
+
+TEST(CheckpointExportTest, Fp32ExportHoldsTheMasterBitwise) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_fp32", &full);
+  const CheckpointManifest m = ReadManifest(step_dir).value();
+  const std::string out = FreshTestDir("hf_fp32");
+  ASSERT_THAT(ExportHfDirectory(step_dir, m, out, kernels::DType::kF32),
+              IsOk());
+  auto hf = model::HfCheckpoint::Open(out);
+  ASSERT_THAT(hf.status(), IsOk());
+  EXPECT_EQ((*hf)->spec().hidden_size(), m.spec.hidden_size());
+  EXPECT_EQ((*hf)->spec().qkv_bias(), m.spec.qkv_bias());
+  const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
+  ASSERT_EQ(params.size(), full.size());
+  for (size_t p = 0; p < params.size(); ++p) {
+    std::vector<float> v(params[p].numel());
+    ASSERT_THAT((*hf)->Fill(params[p], 0, v.size(), v.data()), IsOk());
+    ASSERT_EQ(v.size(), full[p].size());
+    EXPECT_EQ(std::memcmp(v.data(), full[p].data(), v.size() * 4), 0)
+        << params[p].name;
+  }
+}
+
+TEST(CheckpointExportTest, Bf16ExportIsTheRoundedMaster) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_bf16", &full);
+  const std::string out = FreshTestDir("hf_bf16");
+  ASSERT_THAT(ExportHfDirectory(step_dir, ReadManifest(step_dir).value(), out,
+                                kernels::DType::kBF16),
+              IsOk());
+  auto hf = model::HfCheckpoint::Open(out);
+  ASSERT_THAT(hf.status(), IsOk());
+  const model::ParamInfo p = model::ModelParams((*hf)->spec())[0];
+  std::vector<float> v(p.numel());
+  ASSERT_THAT((*hf)->Fill(p, 0, v.size(), v.data()), IsOk());
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(v[i], kernels::BF16ToFloat(kernels::FloatToBF16(full[0][i])));
+  }
+}
+
+// Above the shard size, the weights go to numbered files with an index,
+// which the checkpoint reader follows to the same values.
+TEST(CheckpointExportTest, LargeExportsAreShardedWithAnIndex) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_sharded", &full);
+  const std::string out = FreshTestDir("hf_sharded");
+  ASSERT_THAT(ExportHfDirectory(step_dir, ReadManifest(step_dir).value(), out,
+                                kernels::DType::kF32, 40'000),
+              IsOk());
+  std::error_code ec;
+  EXPECT_FALSE(std::filesystem::exists(out + "/model.safetensors", ec));
+  EXPECT_TRUE(
+      std::filesystem::exists(out + "/model.safetensors.index.json", ec));
+  int shards = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    shards += absl::StartsWith(name, "model-") &&
+              absl::EndsWith(name, ".safetensors");
+  }
+  EXPECT_GE(shards, 2);
+  auto hf = model::HfCheckpoint::Open(out);
+  ASSERT_THAT(hf.status(), IsOk());
+  const std::vector<model::ParamInfo> params =
+      model::ModelParams((*hf)->spec());
+  for (size_t p = 0; p < params.size(); ++p) {
+    std::vector<float> v(params[p].numel());
+    ASSERT_THAT((*hf)->Fill(params[p], 0, v.size(), v.data()), IsOk());
+    EXPECT_EQ(std::memcmp(v.data(), full[p].data(), v.size() * 4), 0)
+        << params[p].name;
+  }
+}
+
+// Training from the export, on the batch the checkpoint would train next,
+// gives the loss that resuming the checkpoint gives.
+TEST(CheckpointExportTest, RoundTripGivesTheResumedFirstLoss) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_round_trip", &full);
+  const CheckpointManifest m = ReadManifest(step_dir).value();
+  const std::string out = FreshTestDir("hf_round_trip");
+  ASSERT_THAT(ExportHfDirectory(step_dir, m, out, kernels::DType::kF32),
+              IsOk());
+  auto data = CorpusBatches(16);
+  std::vector<double> resumed(kWorld), exported(kWorld);
+  ASSERT_THAT(OnRanks([&](runtime::Runtime& rt) -> absl::Status {
+                ZR_ASSIGN_OR_RETURN(
+                    auto e, Engine::Create(m.spec, Options(), data.get(), rt));
+                ZR_RETURN_IF_ERROR(LoadCheckpoint(*e, rt, step_dir, m));
+                ZR_ASSIGN_OR_RETURN(StepStats s, e->Step());
+                resumed[rt.rank()] = s.loss;
+                return absl::OkStatus();
+              }),
+              IsOk());
+  auto positioned = CorpusBatches(16);
+  const zero::ZeroOptions o = Options();
+  ASSERT_THAT(
+      positioned->SetPosition({o.micro_batch, o.seq, o.accumulation, kWorld}, 0,
+                              m.data_position),
+      IsOk());
+  ASSERT_THAT(OnRanks([&](runtime::Runtime& rt) -> absl::Status {
+                ZR_ASSIGN_OR_RETURN(auto hf, model::HfCheckpoint::Open(out));
+                ZR_ASSIGN_OR_RETURN(
+                    auto e, Engine::Create(hf->spec(), o, positioned.get(), rt,
+                                           hf.get()));
+                ZR_ASSIGN_OR_RETURN(StepStats s, e->Step());
+                exported[rt.rank()] = s.loss;
+                return absl::OkStatus();
+              }),
+              IsOk());
+  EXPECT_EQ(resumed, exported);
+}
+
+}  // namespace
+}  // namespace engine
+}  // namespace zero3

@@ -1,0 +1,377 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/engine/checkpoint_manifest.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "core/kernels/dtype.h"
+#include "core/util/crc32c.h"
+#include "core/util/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/text_format.h"
+
+namespace zero3 {
+namespace engine {
+namespace {
+
+using config::JsonValue;
+
+constexpr char kFormatName[] = "zero3-checkpoint";
+
+absl::Status Bad(const std::string& path, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("checkpoint manifest ", path, ": ", what));
+}
+
+// Reads members of one JSON object, naming the manifest and the key.
+class Fields {
+ public:
+  Fields(const JsonValue& object, std::string path, std::string where)
+      : object_(object), path_(std::move(path)), where_(std::move(where)) {}
+
+  absl::StatusOr<const JsonValue*> Get(absl::string_view key,
+                                       JsonValue::Kind kind) const {
+    const JsonValue* v = object_.is_object() ? object_.Find(key) : nullptr;
+    if (v == nullptr || v->kind() != kind) {
+      return Bad(path_, absl::StrCat("'", where_, key, "' is missing or not ",
+                                     JsonValue::KindName(kind)));
+    }
+    return v;
+  }
+  absl::StatusOr<int64_t> Int(absl::string_view key) const {
+    ZR_ASSIGN_OR_RETURN(const JsonValue* v, Get(key, JsonValue::Kind::kNumber));
+    if (!v->AsExactInt64().has_value()) {
+      return Bad(path_, absl::StrCat("'", where_, key, "' is not an integer"));
+    }
+    return *v->AsExactInt64();
+  }
+  absl::StatusOr<std::string> String(absl::string_view key) const {
+    ZR_ASSIGN_OR_RETURN(const JsonValue* v, Get(key, JsonValue::Kind::kString));
+    return v->string_value();
+  }
+
+ private:
+  const JsonValue& object_;
+  std::string path_;
+  std::string where_;
+};
+
+std::string SpecText(const model::ModelSpec& spec) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(spec, &text);
+  return text;
+}
+
+JsonValue ParamsToJson(const std::vector<CheckpointParam>& params) {
+  JsonValue list = JsonValue::Array();
+  for (const CheckpointParam& p : params) {
+    JsonValue o = JsonValue::Object();
+    o.Set("name", JsonValue::String(p.name));
+    o.Set("numel", JsonValue::Int(p.numel));
+    o.Set("partition", JsonValue::Int(p.partition));
+    o.Set("offset", JsonValue::Int(p.offset));
+    list.Append(std::move(o));
+  }
+  return list;
+}
+
+JsonValue FilesToJson(const std::vector<CheckpointFile>& files) {
+  JsonValue list = JsonValue::Array();
+  for (const CheckpointFile& f : files) {
+    JsonValue o = JsonValue::Object();
+    o.Set("rank", JsonValue::Int(f.rank));
+    o.Set("name", JsonValue::String(f.name));
+    o.Set("bytes", JsonValue::Int(f.bytes));
+    o.Set("crc32c", JsonValue::String(absl::StrFormat("%08x", f.crc32c)));
+    list.Append(std::move(o));
+  }
+  return list;
+}
+
+absl::Status ParseParams(const JsonValue& list, const std::string& path,
+                         CheckpointManifest* m) {
+  for (const JsonValue& item : list.array()) {
+    const Fields f(item, path, "layout.params[].");
+    CheckpointParam p;
+    ZR_ASSIGN_OR_RETURN(p.name, f.String("name"));
+    ZR_ASSIGN_OR_RETURN(p.numel, f.Int("numel"));
+    ZR_ASSIGN_OR_RETURN(p.partition, f.Int("partition"));
+    ZR_ASSIGN_OR_RETURN(p.offset, f.Int("offset"));
+    m->params.push_back(std::move(p));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseFiles(const JsonValue& list, const std::string& path,
+                        CheckpointManifest* m) {
+  for (const JsonValue& item : list.array()) {
+    const Fields f(item, path, "files[].");
+    CheckpointFile file;
+    ZR_ASSIGN_OR_RETURN(const int64_t rank, f.Int("rank"));
+    file.rank = static_cast<int>(rank);
+    ZR_ASSIGN_OR_RETURN(file.name, f.String("name"));
+    ZR_ASSIGN_OR_RETURN(file.bytes, f.Int("bytes"));
+    ZR_ASSIGN_OR_RETURN(const std::string crc, f.String("crc32c"));
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(crc.c_str(), &end, 16);
+    file.crc32c = static_cast<uint32_t>(value);
+    if (crc.size() != 8 || end != crc.c_str() + crc.size()) {
+      return Bad(path, absl::StrCat("files[].crc32c '", crc, "' is not hex"));
+    }
+    if (file.name.find('/') != std::string::npos) {
+      return Bad(path, absl::StrCat("file name '", file.name,
+                                    "' is not a name in the step directory"));
+    }
+    m->files.push_back(std::move(file));
+  }
+  if (static_cast<int>(m->files.size()) != m->world_size) {
+    return Bad(path, absl::StrCat(m->files.size(), " files for world size ",
+                                  m->world_size));
+  }
+  for (int r = 0; r < m->world_size; ++r) {
+    if (m->files[r].rank != r) {
+      return Bad(path, absl::StrCat("files[", r, "] is rank ", m->files[r].rank,
+                                    ", expected ", r));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The first field of ModelSpec whose value differs, as "name: a vs b".
+std::string SpecDifference(const model::ModelSpec& saved,
+                           const model::ModelSpec& now) {
+  const google::protobuf::Descriptor* d = model::ModelSpec::descriptor();
+  const google::protobuf::Reflection* r = model::ModelSpec::GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) continue;
+    std::string a, b;
+    google::protobuf::TextFormat::PrintFieldValueToString(saved, f, -1, &a);
+    google::protobuf::TextFormat::PrintFieldValueToString(now, f, -1, &b);
+    if (a != b || r->HasField(saved, f) != r->HasField(now, f)) {
+      return absl::StrCat(f->name(), " ", a, " in the checkpoint, ", b,
+                          " in this run");
+    }
+  }
+  return "a repeated field differs";
+}
+
+}  // namespace
+
+std::string ShardFileName(int rank) {
+  return absl::StrFormat("rank_%05d.safetensors", rank);
+}
+
+std::string ManifestToJson(const CheckpointManifest& m) {
+  JsonValue o = JsonValue::Object();
+  o.Set("format", JsonValue::String(kFormatName));
+  o.Set("format_version", JsonValue::Int(m.format_version));
+  o.Set("step", JsonValue::Int(m.step));
+  o.Set("world_size", JsonValue::Int(m.world_size));
+  o.Set("model", JsonValue::String(SpecText(m.spec)));
+  o.Set("dtype", JsonValue::String(m.dtype));
+  JsonValue batch = JsonValue::Object();
+  batch.Set("micro_batch", JsonValue::Int(m.micro_batch));
+  batch.Set("seq", JsonValue::Int(m.seq));
+  batch.Set("accumulation", JsonValue::Int(m.accumulation));
+  o.Set("batch", std::move(batch));
+  JsonValue layout = JsonValue::Object();
+  layout.Set("partition_elements", JsonValue::Int(m.partition_elements));
+  layout.Set("params", ParamsToJson(m.params));
+  o.Set("layout", std::move(layout));
+  JsonValue data = JsonValue::Object();
+  data.Set("epoch", JsonValue::Int(m.data_position.epoch));
+  data.Set("index", JsonValue::Int(m.data_position.index));
+  o.Set("data_position", std::move(data));
+  o.Set("config", m.config);
+  o.Set("files", FilesToJson(m.files));
+  return WriteJson(o) + "\n";
+}
+
+absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text,
+                                                 const std::string& path) {
+  absl::StatusOr<JsonValue> tree = config::ParseJson(text);
+  if (!tree.ok()) return Bad(path, tree.status().message());
+  const Fields top(*tree, path, "");
+  CheckpointManifest m;
+  ZR_ASSIGN_OR_RETURN(const std::string format, top.String("format"));
+  if (format != kFormatName) {
+    return Bad(path, absl::StrCat("format '", format, "', expected '",
+                                  kFormatName, "'"));
+  }
+  ZR_ASSIGN_OR_RETURN(const int64_t version, top.Int("format_version"));
+  if (version < 1 || version > kCheckpointFormatVersion) {
+    return Bad(path,
+               absl::StrCat("format version ", version,
+                            "; this zero3 reads versions 1 to ",
+                            kCheckpointFormatVersion, ": use a newer zero3"));
+  }
+  m.format_version = static_cast<int>(version);
+  ZR_ASSIGN_OR_RETURN(m.step, top.Int("step"));
+  ZR_ASSIGN_OR_RETURN(const int64_t world, top.Int("world_size"));
+  m.world_size = static_cast<int>(world);
+  ZR_ASSIGN_OR_RETURN(const std::string spec, top.String("model"));
+  if (!google::protobuf::TextFormat::ParseFromString(spec, &m.spec)) {
+    return Bad(path, "'model' is not a text-format ModelSpec");
+  }
+  ZR_ASSIGN_OR_RETURN(m.dtype, top.String("dtype"));
+  ZR_ASSIGN_OR_RETURN(const JsonValue* batch,
+                      top.Get("batch", JsonValue::Kind::kObject));
+  const Fields b(*batch, path, "batch.");
+  ZR_ASSIGN_OR_RETURN(m.micro_batch, b.Int("micro_batch"));
+  ZR_ASSIGN_OR_RETURN(m.seq, b.Int("seq"));
+  ZR_ASSIGN_OR_RETURN(m.accumulation, b.Int("accumulation"));
+  ZR_ASSIGN_OR_RETURN(const JsonValue* layout,
+                      top.Get("layout", JsonValue::Kind::kObject));
+  const Fields l(*layout, path, "layout.");
+  ZR_ASSIGN_OR_RETURN(m.partition_elements, l.Int("partition_elements"));
+  ZR_ASSIGN_OR_RETURN(const JsonValue* params,
+                      l.Get("params", JsonValue::Kind::kArray));
+  ZR_RETURN_IF_ERROR(ParseParams(*params, path, &m));
+  ZR_ASSIGN_OR_RETURN(const JsonValue* data,
+                      top.Get("data_position", JsonValue::Kind::kObject));
+  const Fields d(*data, path, "data_position.");
+  ZR_ASSIGN_OR_RETURN(m.data_position.epoch, d.Int("epoch"));
+  ZR_ASSIGN_OR_RETURN(m.data_position.index, d.Int("index"));
+  ZR_ASSIGN_OR_RETURN(const JsonValue* config,
+                      top.Get("config", JsonValue::Kind::kObject));
+  m.config = *config;
+  ZR_ASSIGN_OR_RETURN(const JsonValue* files,
+                      top.Get("files", JsonValue::Kind::kArray));
+  ZR_RETURN_IF_ERROR(ParseFiles(*files, path, &m));
+  return m;
+}
+
+absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir) {
+  const std::string path = absl::StrCat(step_dir, "/", kManifestName);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read checkpoint manifest ",
+                                            path, ": ", std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseManifest(text.str(), path);
+}
+
+absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
+  std::string dir(absl::StripSuffix(path, "/"));
+  if (dir.empty()) dir = "/";
+  struct stat st;
+  if (stat(absl::StrCat(dir, "/", kManifestName).c_str(), &st) == 0) {
+    return dir;
+  }
+  const std::string latest = absl::StrCat(dir, "/", kLatestName);
+  std::ifstream in(latest);
+  std::string name;
+  if (!in || !std::getline(in, name) || name.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("no checkpoint at ", path, ": neither ", latest, " nor ",
+                     dir, "/", kManifestName,
+                     " can be read (--resume takes a --save directory or "
+                     "one of its step_<N> directories)"));
+  }
+  if (name.find('/') != std::string::npos || name == "." || name == "..") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        latest, " names '", name, "', not a step directory of ", dir));
+  }
+  return absl::StrCat(dir, "/", name);
+}
+
+absl::Status FileChecksum(const std::string& path, int64_t* bytes,
+                          uint32_t* crc32c) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot read checkpoint file ",
+                                            path, ": ", std::strerror(errno)));
+  }
+  std::string piece(int64_t{1} << 20, '\0');
+  uint32_t crc = 0;
+  int64_t total = 0;
+  while (true) {
+    const ssize_t n = read(fd, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      close(fd);
+      return absl::InternalError(absl::StrCat("cannot read checkpoint file ",
+                                              path, ": ", std::strerror(e)));
+    }
+    if (n == 0) break;
+    crc = ExtendCrc32c(crc, absl::string_view(piece.data(), n));
+    total += n;
+  }
+  close(fd);
+  *bytes = total;
+  *crc32c = crc;
+  return absl::OkStatus();
+}
+
+absl::Status VerifyCheckpointFiles(const std::string& step_dir,
+                                   const CheckpointManifest& manifest) {
+  for (const CheckpointFile& f : manifest.files) {
+    const std::string path = absl::StrCat(step_dir, "/", f.name);
+    int64_t bytes = 0;
+    uint32_t crc = 0;
+    absl::Status read = FileChecksum(path, &bytes, &crc);
+    if (!read.ok()) return absl::InvalidArgumentError(read.message());
+    if (bytes != f.bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint file ", path, " has ", bytes,
+                       " bytes; the manifest "
+                       "records ",
+                       f.bytes, " (truncated or replaced)"));
+    }
+    if (crc != f.crc32c) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "checkpoint file %s is corrupted: CRC-32C %08x, the manifest "
+          "records %08x",
+          path, crc, f.crc32c));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckResumable(const CheckpointManifest& m,
+                            const std::string& path,
+                            const model::ModelSpec& spec,
+                            const zero::ZeroOptions& options, int world_size) {
+  if (SpecText(m.spec) != SpecText(spec)) {
+    return Bad(path,
+               absl::StrCat("another model: ", SpecDifference(m.spec, spec)));
+  }
+  if (m.seq != options.seq) {
+    return Bad(path, absl::StrCat("saved with seq ", m.seq, ", this run has ",
+                                  options.seq));
+  }
+  // Another number of ranks, micro-batch or accumulation is fine when the
+  // global batch is the same: each rank reads the ranges it needs.
+  const int64_t saved = m.micro_batch * m.accumulation * m.world_size;
+  const int64_t now = static_cast<int64_t>(options.micro_batch) *
+                      options.accumulation * world_size;
+  if (saved != now) {
+    return Bad(
+        path,
+        absl::StrFormat("saved with a global batch of %d sequences (%d ranks "
+                        "x micro-batch %d x accumulation %d), this run has "
+                        "%d (%d x %d x %d): keep the global batch to resume",
+                        saved, m.world_size, m.micro_batch, m.accumulation, now,
+                        world_size, options.micro_batch, options.accumulation));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace engine
+}  // namespace zero3
