@@ -83,6 +83,18 @@ grep -q "cannot create checkpoint directory $TMP/no/such/ckpt" "$TMP/err" ||
   fail "the save error does not name the directory"
 grep -q '^step ' "$TMP/out" && fail "a step ran before the save error"
 
+# A run that would overwrite a checkpoint it saves says so before its first
+# step; one that saves only other steps into the same directory runs.
+mkdir -p "$TMP/again"
+expect 0 train --model tiny --ranks 2 --steps 2 --save "$TMP/again"
+expect 2 train --model tiny --ranks 2 --steps 4 --save "$TMP/again" \
+  --save-interval 2
+grep -q "would save step 2 but .*step_2/manifest.json exists already" \
+  "$TMP/err" || fail "the colliding step is not named"
+grep -q '^step ' "$TMP/out" && fail "a step ran before the collision error"
+expect 0 train --model tiny --ranks 2 --steps 4 --save "$TMP/again" \
+  --resume "$TMP/again"
+
 # Flags that need another.
 expect 2 train --steps 2 --save-interval 1
 grep -q -- "--save-interval applies to --save DIR" "$TMP/err" ||

@@ -497,8 +497,9 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   samples_per_step_ = in.options.micro_batch * in.options.accumulation *
                       static_cast<int64_t>(world_size_);
   if (!launcher.leader()) return absl::OkStatus();
-  ZR_RETURN_IF_ERROR(
-      checkpoints_.PrepareSave(ResolveUserPath(checkpoints_.save_dir())));
+  ZR_RETURN_IF_ERROR(checkpoints_.PrepareSave(
+      ResolveUserPath(checkpoints_.save_dir()),
+      in.resume ? in.resume->manifest.step : 0, steps_));
   internal::metrics::SinkOptions o;
   if (!metrics_.empty()) o.jsonl_path = ResolveUserPath(metrics_);
   auto dir = [](const std::string& path, const std::string& job) {

@@ -2,12 +2,15 @@
 
 #include "tools/cli/internal/checkpoint_flags.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/util/status_macros.h"
 
@@ -84,8 +87,9 @@ absl::StatusOr<std::optional<ResumePoint>> CheckpointFlags::OpenResume(
   return p;
 }
 
-absl::Status CheckpointFlags::PrepareSave(
-    const std::string& resolved_dir) const {
+absl::Status CheckpointFlags::PrepareSave(const std::string& resolved_dir,
+                                          int64_t first_step,
+                                          int64_t steps) const {
   if (!saving()) return absl::OkStatus();
   if (mkdir(resolved_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::InvalidArgumentError(
@@ -97,7 +101,34 @@ absl::Status CheckpointFlags::PrepareSave(
         absl::StrCat("--save: cannot write checkpoints in ", resolved_dir, ": ",
                      std::strerror(errno)));
   }
-  return absl::OkStatus();
+  return CheckNoCollision(resolved_dir, first_step, steps);
+}
+
+absl::Status CheckpointFlags::CheckNoCollision(const std::string& dir,
+                                               int64_t first_step,
+                                               int64_t steps) const {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return absl::OkStatus();
+  absl::Status status;
+  while (const dirent* e = readdir(d)) {
+    int64_t step = 0;
+    if (!absl::StartsWith(e->d_name, "step_") ||
+        !absl::SimpleAtoi(e->d_name + 5, &step) || step <= first_step ||
+        step > steps || !SaveDue(step, steps)) {
+      continue;
+    }
+    const std::string manifest =
+        absl::StrCat(dir, "/", e->d_name, "/manifest.json");
+    if (access(manifest.c_str(), F_OK) == 0) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          "--save: this run would save step ", step, " but ", manifest,
+          " exists already: save into another directory, remove it, or "
+          "--resume from it"));
+      break;
+    }
+  }
+  closedir(d);
+  return status;
 }
 
 bool CheckpointFlags::SaveDue(int64_t steps_done, int64_t steps) const {

@@ -64,9 +64,12 @@ class CheckpointFlags {
       model::BatchSource& data) const;
 
   // Creates the --save directory (`resolved_dir`) if missing, so that a
-  // path that cannot be written fails the run before its first step:
-  // InvalidArgument naming it.
-  absl::Status PrepareSave(const std::string& resolved_dir) const;
+  // path that cannot be written fails the run before its first step, and
+  // checks that no checkpoint this run would save (after step `first_step`
+  // up to `steps`) exists there already, so that a long run does not fail
+  // at its first save: InvalidArgument naming the path and the fix.
+  absl::Status PrepareSave(const std::string& resolved_dir, int64_t first_step,
+                           int64_t steps) const;
 
   // Whether to save after `steps_done` of the run's `steps`: every
   // --save-interval steps and at the end.
@@ -81,6 +84,10 @@ class CheckpointFlags {
   const std::string& resume_path() const { return resume_; }
 
  private:
+  // PrepareSave's check of the step directories already in `dir`.
+  absl::Status CheckNoCollision(const std::string& dir, int64_t first_step,
+                                int64_t steps) const;
+
   std::string save_;
   std::string resume_;
   int64_t save_interval_ = 0;
