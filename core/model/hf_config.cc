@@ -244,7 +244,13 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
 absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
                                        absl::string_view name) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(
+        "cannot read ", path,
+        ": a Hugging Face checkpoint directory holds config.json and "
+        "model.safetensors (or model-*-of-*.safetensors with "
+        "model.safetensors.index.json); docs/models.md"));
+  }
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<JsonValue> root = config::ParseJson(text.str());
