@@ -70,11 +70,12 @@ TEST(SimLauncherTest, SymmetricTimingRunsRankZeroOnly) {
 
 TEST(SimLauncherTest, ReturnsARanksError) {
   std::unique_ptr<SimLauncher> launcher = MakeLauncher(2, SimMode::kData);
-  EXPECT_THAT(launcher->Run([](runtime::Runtime& rt) -> absl::Status {
-    if (rt.rank() == 1) return absl::DataLossError("rank 1 failed");
-    return absl::OkStatus();
-  }),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("rank 1 failed")));
+  EXPECT_THAT(
+      launcher->Run([](runtime::Runtime& rt) -> absl::Status {
+        if (rt.rank() == 1) return absl::DataLossError("rank 1 failed");
+        return absl::OkStatus();
+      }),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("rank 1 failed")));
 }
 
 TEST(SimLauncherTest, DoesNotTimeOperations) {

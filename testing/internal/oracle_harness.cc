@@ -111,8 +111,7 @@ GoldenWindows::GoldenWindows(const config::JsonValue& golden) {
   }
 }
 
-absl::Status GoldenWindows::Sample(int64_t n, int64_t seq,
-                                   int32_t* out) const {
+absl::Status GoldenWindows::Sample(int64_t n, int64_t seq, int32_t* out) const {
   ZR_CHECK(seq == seq_ && n < static_cast<int64_t>(windows_.size()))
       << "sample " << n << " of " << seq << " tokens";
   std::memcpy(out, windows_[n].data(), (seq + 1) * sizeof(int32_t));

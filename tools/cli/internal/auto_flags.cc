@@ -3,26 +3,30 @@
 #include "tools/cli/internal/auto_flags.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace cli {
 namespace internal {
 namespace {
 
-// `text` of flag --`name` as an integer of at least `min`.
-absl::StatusOr<int64_t> ParseCount(absl::string_view name,
-                                   const std::string& text, int64_t min) {
+// `text` of flag --`name`, when given, as an integer of at least 1 into
+// `out`; nothing when the flag was not given.
+absl::Status ParseCount(absl::string_view name, const std::string& text,
+                        std::optional<int64_t>* out) {
+  if (text.empty()) return absl::OkStatus();
   int64_t v = 0;
-  if (!absl::SimpleAtoi(text, &v) || v < min) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, " must be an integer of at least ", min,
-                     ", got '", text, "'"));
+  if (!absl::SimpleAtoi(text, &v) || v < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, " must be an integer of at least 1, got '", text, "'"));
   }
-  return v;
+  *out = v;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -48,22 +52,12 @@ absl::StatusOr<config::AutoValues> AutoFlags::Values(int64_t hidden_size,
   config::AutoValues v;
   v.hidden_size = hidden_size;
   v.steps = steps;
-  if (!micro_batch_.empty()) {
-    absl::StatusOr<int64_t> n = ParseCount("micro-batch", micro_batch_, 1);
-    if (!n.ok()) return n.status();
-    v.micro_batch = *n;
-  }
-  if (!accumulation_.empty()) {
-    absl::StatusOr<int64_t> n = ParseCount("accumulation", accumulation_, 1);
-    if (!n.ok()) return n.status();
-    v.accumulation = *n;
-  }
-  if (!warmup_steps_.empty()) {
-    // DeepSpeed's schedules require a positive warmup_num_steps.
-    absl::StatusOr<int64_t> n = ParseCount("warmup-steps", warmup_steps_, 1);
-    if (!n.ok()) return n.status();
-    v.warmup_steps = *n;
-  }
+  ZR_RETURN_IF_ERROR(ParseCount("micro-batch", micro_batch_, &v.micro_batch));
+  ZR_RETURN_IF_ERROR(
+      ParseCount("accumulation", accumulation_, &v.accumulation));
+  // DeepSpeed's schedules require a positive warmup_num_steps.
+  ZR_RETURN_IF_ERROR(
+      ParseCount("warmup-steps", warmup_steps_, &v.warmup_steps));
   if (!lr_.empty()) {
     double lr = 0;
     if (!absl::SimpleAtod(lr_, &lr) || !std::isfinite(lr) || lr < 0) {
