@@ -4,7 +4,9 @@
 //   text_format.h       text format -> settings
 //   overrides.h         KEY=VALUE overrides
 //   hf_auto.h           "auto" -> values zero3 knows
-//   json_to_config.h    settings -> Config, key by key
+//   json_to_config.h    settings -> Config, key by key (coerce.h: quoted
+//                       scalars where DeepSpeed's pydantic converts them)
+//   deepspeed_rules.h   DeepSpeed keys judged by their value
 //   deprecated.h        deprecated DeepSpeed keys -> their replacements
 //   fallbacks.h         notices on what was given; unimplemented values
 //   batch.h             the batch-size triple
@@ -27,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/config/batch.h"
 #include "core/config/config_to_json.h"
+#include "core/config/deepspeed_rules.h"
 #include "core/config/defaults.h"
 #include "core/config/deprecated.h"
 #include "core/config/diagnostics.h"
@@ -53,6 +56,7 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
   ResolveAuto(options.auto_values, world_size, &resolved, &diag);
   const std::vector<DeprecatedUse> deprecated =
       ConvertSettings(resolved, &config, &diag);
+  ApplyDeepSpeedRules(resolved, config, &diag);
   ApplyDeprecated(deprecated, &config, &diag);
   NoticeExplicitSettings(&config, &diag);
   ResolveBatch(world_size, &config, &diag);
@@ -64,6 +68,7 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
   LoadedConfig out;
   out.config = std::move(config);
   out.notices = std::move(diag.notices());
+  out.warnings = std::move(diag.warnings());
   out.settings = std::move(settings);
   return out;
 }

@@ -11,7 +11,8 @@
 //   - Text-format protobuf of config.proto (canonical names only).
 //
 // Loading runs: parse -> apply KEY=VALUE overrides -> resolve "auto" ->
-// map keys to fields ->
+// map keys to fields (converting quoted scalars where DeepSpeed's pydantic
+// does, with a notice) -> judge the DeepSpeed keys whose value decides ->
 // translate deprecated keys -> derive the batch sizes -> fill defaults ->
 // fall back where a DeepSpeed value is not implemented -> validate. It
 // returns the resolved Config (every field set) plus notices, or an
@@ -82,6 +83,9 @@ struct LoadedConfig {
   // Deprecations, aliases, ignored keys and fallbacks: one sentence each,
   // starting with the key path, without a "notice:" prefix.
   std::vector<std::string> notices;
+  // Substitutions that change what the run needs (NVMe offload run from host
+  // memory): printed apart from the notices, as "warning: ...".
+  std::vector<std::string> warnings;
   // What was given explicitly (the JSON as read, or the text-format fields
   // that were set, as DeepSpeed-named JSON), with the overrides applied.
   // ApplyOverrides starts from here.

@@ -60,19 +60,13 @@ constexpr DeepSpeedKey kKeys[] = {
      "the communication logger is not implemented; ignored"},
     {"", "wandb", K::kIgnored, "", kMonitor},
     {"", "comet", K::kIgnored, "", kMonitor},
-    {"", "communication_data_type", K::kIgnored, "",
-     "not configurable in zero3; ignored"},
-    {"", "seq_parallel_communication_data_type", K::kIgnored, "",
-     "sequence parallelism is not implemented; ignored"},
+    {"", "communication_data_type", K::kValueRule, "", ""},
+    {"", "seq_parallel_communication_data_type", K::kValueRule, "", ""},
+    {"", "sequence_parallel_size", K::kValueRule, "", ""},
     {"", "data_types", K::kIgnored, "", "not configurable in zero3; ignored"},
-    {"", "prescale_gradients", K::kIgnored, "",
-     "not implemented; ignored: gradients are averaged over the "
-     "data-parallel ranks in the reduction itself"},
-    {"", "gradient_predivide_factor", K::kIgnored, "",
-     "not implemented; ignored: the factor is 1 (DeepSpeed's ZeRO-3 requires "
-     "1 with reduce_scatter)"},
-    {"", "gradient_allreduce_op", K::kIgnored, "",
-     "not implemented; ignored: gradients are averaged"},
+    {"", "prescale_gradients", K::kValueRule, "", ""},
+    {"", "gradient_predivide_factor", K::kValueRule, "", ""},
+    {"", "gradient_allreduce_op", K::kValueRule, "", ""},
     {"", "sparse_gradients", K::kIgnored, "",
      "sparse gradients are not implemented; ignored"},
     {"", "disable_allgather", K::kIgnored, "", "stage 1 only; ignored"},
@@ -82,8 +76,7 @@ constexpr DeepSpeedKey kKeys[] = {
      "ignored: zero3 uses its own Adam/AdamW"},
     {"", "zero_force_ds_cpu_optimizer", K::kIgnored, "",
      "ignored: with offload, zero3 always steps its own host Adam/AdamW"},
-    {"", "amp", K::kIgnored, "",
-     "NVIDIA Apex AMP is not implemented; ignored: use bf16 or fp16"},
+    {"", "amp", K::kValueRule, "", ""},
     {"", "torch_autocast", K::kIgnored, "",
      "torch autocast is not implemented; ignored: use bf16 or fp16"},
     {"", "graph_harvesting", K::kIgnored, "", "not implemented; ignored"},
@@ -136,13 +129,12 @@ constexpr DeepSpeedKey kKeys[] = {
     {"bf16", "immediate_grad_update", K::kIgnored, "",
      "not implemented; ignored"},
     {"bf16", "check_grad_overflow", K::kIgnored, "",
-     "ignored: bf16 steps are never skipped for overflow (DeepSpeed's ZeRO-3 "
-     "ignores this key too)"},
+     "ignored: a step whose gradient norm is not finite is always skipped "
+     "(parameters unchanged), in bf16 as in fp16 and fp32"},
     {"bf16", "bf16_master_weights_and_grads", K::kIgnored, "",
      "not implemented; ignored: master weights and their gradients are "
      "fp32"},
-    {"bf16", "bf16_optimizer_states", K::kIgnored, "",
-     "not implemented; ignored: Adam moments are fp32"},
+    {"bf16", "bf16_optimizer_states", K::kValueRule, "", ""},
 
     // --- fp16 ---
     {"fp16", "auto_cast", K::kIgnored, "", "not implemented; ignored"},
@@ -246,8 +238,7 @@ constexpr DeepSpeedKey kKeys[] = {
      "", "the Muon optimizer is not implemented; ignored"},
     {"zero_optimization", "leaf_module", K::kIgnored, "",
      "leaf-module settings are not implemented; ignored"},
-    {"zero_optimization", "zenflow", K::kIgnored, "",
-     "ZenFlow is not implemented; ignored"},
+    {"zero_optimization", "zenflow", K::kValueRule, "", ""},
 
     // --- zero_optimization.offload_optimizer ---
     {"zero_optimization.offload_optimizer", "super_offload", K::kIgnored, "",

@@ -3,7 +3,7 @@
 // deepspeed_keys.h: the DeepSpeed configuration keys that are not fields of
 // config.proto, and what zero3 does with each.
 //
-// A DeepSpeed config may carry four kinds of keys that our schema does not
+// A DeepSpeed config may carry five kinds of keys that our schema does not
 // have as fields:
 //   - aliases: another accepted spelling of one of our fields (DeepSpeed's
 //     short `prefetch_bucket_size` for `stage3_prefetch_bucket_size`, the old
@@ -17,6 +17,9 @@
 //     ignored as a whole, whatever they contain.
 //   - rejected keys: keys DeepSpeed itself rejects or that would change the
 //     training in a way zero3 cannot honour (`optimizer.params.max_grad_norm`).
+//   - value rules: keys whose value decides (`gradient_allreduce_op`: "mean"
+//     is what zero3 does, "sum" DeepSpeed rejects with ZeRO-3); checked by
+//     deepspeed_rules.h.
 // Keys that are none of these and not fields are errors (misspelled or
 // misplaced), reported by the loader with a suggestion.
 //
@@ -39,6 +42,9 @@ enum class DeepSpeedKeyKind {
   // notice when false.
   kRejectedIfTrue,
   kRejected,
+  // Ignored or rejected depending on its value and on other keys, as
+  // DeepSpeed decides (deepspeed_rules.h); the loader passes over it.
+  kValueRule,
 };
 
 struct DeepSpeedKey {

@@ -29,17 +29,29 @@ class Translator {
   // Translates every use into `config`.
   void Apply(Config* config) {
     ZeroOptimization* zero = config->mutable_zero_optimization();
+    // DeepSpeed rejects a deprecated key given with its replacement.
+    const bool optimizer_given = zero->has_offload_optimizer();
+    const bool param_given = zero->has_offload_param();
     // The device keys first: cpu_offload_use_pin_memory applies to the
     // offload sections they enable.
     if (const DeprecatedUse* use = FindDeprecated("cpu_offload")) {
-      ApplyDeviceKey(*use, zero->mutable_offload_optimizer(),
-                     "zero_optimization.offload_optimizer.device");
+      if (!RejectPair(*use, optimizer_given,
+                      "zero_optimization.offload_optimizer")) {
+        ApplyDeviceKey(*use, zero->mutable_offload_optimizer(),
+                       "zero_optimization.offload_optimizer.device");
+      }
     }
-    for (const char* key : {"cpu_offload_param", "cpu_offload_params"}) {
-      if (const DeprecatedUse* use = FindDeprecated(key)) {
+    if (const DeprecatedUse* use = FindDeprecated("cpu_offload_param")) {
+      if (!RejectPair(*use, param_given, "zero_optimization.offload_param")) {
         ApplyDeviceKey(*use, zero->mutable_offload_param(),
                        "zero_optimization.offload_param.device");
       }
+    }
+    // Not a DeepSpeed key (it rejects it as unknown): kept for the old docs
+    // that told users to write it.
+    if (const DeprecatedUse* use = FindDeprecated("cpu_offload_params")) {
+      ApplyDeviceKey(*use, zero->mutable_offload_param(),
+                     "zero_optimization.offload_param.device");
     }
     if (const DeprecatedUse* use =
             FindDeprecated("cpu_offload_use_pin_memory")) {
@@ -51,19 +63,9 @@ class Translator {
       const std::string target =
           "zero_optimization.stage3_gather_16bit_weights_on_model_save";
       if (DeprecatedBool(*use, &on) && !diag_->IsPoisoned(target)) {
-        if (zero->has_stage3_gather_16bit_weights_on_model_save()) {
-          if (zero->stage3_gather_16bit_weights_on_model_save() == on) {
-            diag_->Notice(use->path, absl::StrCat("deprecated, and repeats ",
-                                                  target, "; remove it"));
-          } else {
-            diag_->ValueError(
-                use->path,
-                absl::StrCat(on ? "true" : "false",
-                             " (deprecated) contradicts ", target, " = ",
-                             on ? "false" : "true", "; remove ", use->path,
-                             " and keep ", target));
-          }
-        } else {
+        if (!RejectPair(*use,
+                        zero->has_stage3_gather_16bit_weights_on_model_save(),
+                        target)) {
           zero->set_stage3_gather_16bit_weights_on_model_save(on);
           diag_->Notice(use->path, absl::StrCat("deprecated; read as ", target,
                                                 " = ", on ? "true" : "false",
@@ -74,6 +76,23 @@ class Translator {
   }
 
  private:
+  // Reports `use` given together with its replacement `target` (when
+  // `target_given`), as DeepSpeed rejects the pair; returns whether it did.
+  bool RejectPair(const DeprecatedUse& use, bool target_given,
+                  const std::string& target) {
+    if (!target_given) return false;
+    diag_->ValueError(use.path,
+                      absl::StrCat("deprecated, and given together with its "
+                                   "replacement ",
+                                   target,
+                                   ": DeepSpeed rejects the pair (\"Cannot "
+                                   "provide deprecated parameter ... and "
+                                   "replacing parameter ... together\", "
+                                   "runtime/config_utils.py); remove ",
+                                   use.path, " and keep ", target));
+    return true;
+  }
+
   // Reads a deprecated key's boolean value; false on a type error.
   bool DeprecatedBool(const DeprecatedUse& use, bool* out) {
     if (use.value.is_bool()) {

@@ -11,7 +11,12 @@ namespace zero3 {
 namespace config {
 
 void Diagnostics::Error(const std::string& path, absl::string_view message) {
-  std::string line = path;
+  // A key can be any length; a message shows enough of it to find it.
+  constexpr size_t kLongestShown = 200;
+  std::string line = path.size() <= kLongestShown
+                         ? path
+                         : absl::StrCat(path.substr(0, kLongestShown - 3),
+                                        "... (", path.size(), " characters)");
   const auto it = positions_.find(path);
   if (it != positions_.end() && it->second.known()) {
     absl::StrAppend(&line, " (", FormatPosition(it->second), ")");
@@ -30,6 +35,10 @@ void Diagnostics::ValueError(const std::string& path,
 void Diagnostics::Notice(const std::string& path, absl::string_view message) {
   notices_.push_back(path.empty() ? std::string(message)
                                   : absl::StrCat(path, ": ", message));
+}
+
+void Diagnostics::Warning(const std::string& path, absl::string_view message) {
+  warnings_.push_back(absl::StrCat(path, ": ", message));
 }
 
 void Diagnostics::SetPosition(const std::string& path,

@@ -40,6 +40,10 @@ class Diagnostics {
   // Records "PATH: MESSAGE" (just MESSAGE for an empty path).
   void Notice(const std::string& path, absl::string_view message);
 
+  // Records "PATH: MESSAGE" as a warning: a substitution the user must not
+  // miss among the notices.
+  void Warning(const std::string& path, absl::string_view message);
+
   // Where `path` was given, for its errors; unknown positions are ignored.
   void SetPosition(const std::string& path, SourcePosition position);
 
@@ -53,6 +57,7 @@ class Diagnostics {
 
   bool has_errors() const { return !errors_.empty(); }
   std::vector<std::string>& notices() { return notices_; }
+  std::vector<std::string>& warnings() { return warnings_; }
 
   // OK, or InvalidArgument with every error, one per line.
   absl::Status ToStatus() const;
@@ -60,6 +65,7 @@ class Diagnostics {
  private:
   std::vector<std::string> errors_;
   std::vector<std::string> notices_;
+  std::vector<std::string> warnings_;
   absl::flat_hash_map<std::string, SourcePosition> positions_;
   absl::flat_hash_set<std::string> poisoned_;
 };

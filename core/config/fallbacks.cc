@@ -35,6 +35,24 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
   if (param.has_buffer_count()) diag->Notice(p + "buffer_count", nvme_only);
   if (param.has_buffer_size()) diag->Notice(p + "buffer_size", nvme_only);
   if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", nvme_only);
+  const std::string z = "zero_optimization.";
+  if (zero.has_contiguous_gradients()) {
+    diag->Notice(z + "contiguous_gradients",
+                 "changes nothing in zero3: gradients always go through the "
+                 "preallocated reduce bucket (reduce_bucket_size); ignored");
+  }
+  if (zero.has_reduce_scatter()) {
+    diag->Notice(z + "reduce_scatter",
+                 "changes nothing in zero3: gradients are always "
+                 "reduce-scattered, which gives each rank the same averages "
+                 "as an all-reduce; ignored");
+  }
+  if (zero.has_stage3_model_persistence_threshold()) {
+    diag->Notice(z + "stage3_model_persistence_threshold",
+                 "changes nothing in zero3: parameters stay gathered by "
+                 "stage3_param_persistence_threshold alone, with no cap on "
+                 "their total; ignored");
+  }
   if (zero.stage3_gather_16bit_weights_on_model_save()) {
     diag->Notice("zero_optimization.stage3_gather_16bit_weights_on_model_save",
                  "zero3 does not save consolidated 16-bit model weights "
@@ -62,18 +80,18 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
 void ApplyFallbacks(Config* config, Diagnostics* diag) {
   ZeroOptimization* zero = config->mutable_zero_optimization();
   if (zero->offload_optimizer().device() == "nvme") {
-    diag->Notice("zero_optimization.offload_optimizer.device",
-                 "\"nvme\": NVMe offload is not implemented; the optimizer "
-                 "state is offloaded to host memory (\"cpu\") instead, "
-                 "which needs host RAM for the fp32 master weights, "
-                 "gradients and Adam moments (16 bytes per parameter, "
-                 "divided by the data-parallel size)");
+    diag->Warning("zero_optimization.offload_optimizer.device",
+                  "\"nvme\": NVMe offload is not implemented; the optimizer "
+                  "state is offloaded to host memory (\"cpu\") instead, "
+                  "which needs host RAM for the fp32 master weights, "
+                  "gradients and Adam moments (16 bytes per parameter, "
+                  "divided by the data-parallel size)");
     zero->mutable_offload_optimizer()->set_device("cpu");
   }
   if (zero->offload_param().device() == "nvme") {
-    diag->Notice("zero_optimization.offload_param.device",
-                 "\"nvme\": NVMe offload is not implemented; parameters "
-                 "are offloaded to host memory (\"cpu\") instead");
+    diag->Warning("zero_optimization.offload_param.device",
+                  "\"nvme\": NVMe offload is not implemented; parameters "
+                  "are offloaded to host memory (\"cpu\") instead");
     zero->mutable_offload_param()->set_device("cpu");
   }
   const double ratio = zero->offload_optimizer().ratio();

@@ -5,10 +5,15 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/config/coerce.h"
+#include "core/config/config.pb.h"
 #include "core/config/deepspeed_keys.h"
 #include "core/config/hf_auto.h"
 #include "core/config/schema.h"
@@ -25,10 +30,38 @@ using ::google::protobuf::FieldDescriptor;
 using ::google::protobuf::Message;
 using ::google::protobuf::Reflection;
 
+// True when the number literal of `value` is not zero but reads as 0.
+bool UnderflowsToZero(const JsonValue& value) {
+  if (value.number_value() != 0) return false;
+  const std::string& text = value.number_text();
+  for (char c : text) {
+    if (c == 'e' || c == 'E') break;
+    if (c >= '1' && c <= '9') return true;
+  }
+  return false;
+}
+
+// What 0 means for double field `f`: its bounds' reason, or "the value 0".
+std::string ZeroMeaning(const FieldDescriptor* f) {
+  const FieldBounds& b = f->options().GetExtension(bounds);
+  return b.has_why() && absl::StrContains(b.why(), "0 ")
+             ? b.why()
+             : std::string("the value 0");
+}
+
 // Reads one JSON object tree into a message tree, section by section.
 class Converter {
  public:
-  explicit Converter(Diagnostics* diag) : diag_(diag) {}
+  Converter(Diagnostics* diag, std::string other_optimizer)
+      : diag_(diag), other_optimizer_(std::move(other_optimizer)) {}
+
+  // Reports the unknown keys that were counted but not described.
+  void ReportUncounted() {
+    if (unknown_keys_ <= kDescribedUnknownKeys) return;
+    diag_->Error("", absl::StrCat("and ", unknown_keys_ - kDescribedUnknownKeys,
+                                  " more unknown keys (the first ",
+                                  kDescribedUnknownKeys, " are shown above)"));
+  }
 
   std::vector<DeprecatedUse>& deprecated() { return deprecated_; }
 
@@ -44,8 +77,7 @@ class Converter {
       }
       const DeepSpeedKey* key = FindDeepSpeedKey(section, member.key);
       if (key == nullptr) {
-        diag_->SetPosition(path, member.key_position);
-        diag_->ValueError(path, UnknownKeyMessage(section, member.key));
+        ReportUnknownKey(section, member, path);
         continue;
       }
       switch (key->kind) {
@@ -89,8 +121,12 @@ class Converter {
           break;
         }
         case DeepSpeedKeyKind::kDeprecated:
-          deprecated_.push_back(DeprecatedUse{member.key, path, member.value});
+          deprecated_.push_back(DeprecatedUse{
+              member.key, path, Coerced(member.value, LaxType::kBool, path)});
           break;
+        case DeepSpeedKeyKind::kValueRule:
+          break;  // deepspeed_rules.h reads it
+
         case DeepSpeedKeyKind::kIgnored:
           diag_->Notice(path, key->note);
           break;
@@ -109,6 +145,59 @@ class Converter {
   }
 
  private:
+  // Unknown keys past this many are counted, not described (a file of
+  // thousands of them gets one line for the rest).
+  static constexpr int kDescribedUnknownKeys = 20;
+
+  void ReportUnknownKey(const std::string& section,
+                        const JsonValue::Member& member,
+                        const std::string& path) {
+    if (section == "optimizer.params" && !other_optimizer_.empty()) {
+      // Another optimizer's parameters: optimizer.type's error covers them.
+      return;
+    }
+    ++unknown_keys_;
+    if (unknown_keys_ > kDescribedUnknownKeys) {
+      diag_->Poison(path);
+      return;
+    }
+    diag_->SetPosition(path, member.key_position);
+    diag_->ValueError(path, UnknownKeyMessage(section, member.key));
+  }
+
+  // `value`, or its conversion to `type` where DeepSpeed's pydantic model
+  // converts it (coerce.h), with a notice.
+  JsonValue Coerced(const JsonValue& value, LaxType type,
+                    const std::string& path) {
+    if (!IsPydanticPath(path)) return value;
+    absl::optional<JsonValue> c = CoerceLax(value, type, path);
+    if (!c.has_value()) return value;
+    diag_->Notice(path, CoercionNotice(value, *c));
+    c->set_position(value.position());
+    return *std::move(c);
+  }
+
+  // `given`, or its lax conversion (stored in `*storage`) for scalar field
+  // `f`.
+  const JsonValue& CoerceScalar(const JsonValue& given, const std::string& path,
+                                const FieldDescriptor* f, JsonValue* storage) {
+    if (given.is_null() || f->is_repeated()) return given;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_BOOL:
+        *storage = Coerced(given, LaxType::kBool, path);
+        return *storage;
+      case FieldDescriptor::CPPTYPE_INT32:
+      case FieldDescriptor::CPPTYPE_INT64:
+        *storage = Coerced(given, LaxType::kInt, path);
+        return *storage;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        *storage = Coerced(given, LaxType::kFloat, path);
+        return *storage;
+      default:
+        return given;
+    }
+  }
+
   // Reports a value of the wrong type for field `f` at `path`.
   void TypeError(const JsonValue& value, const std::string& path,
                  const FieldDescriptor* f, absl::string_view expected) {
@@ -118,9 +207,11 @@ class Converter {
         diag_);
   }
 
-  void ConvertValue(const JsonValue& value, const std::string& path,
+  void ConvertValue(const JsonValue& given, const std::string& path,
                     const FieldDescriptor* f, Message* msg) {
     const Reflection* r = msg->GetReflection();
+    JsonValue coerced;
+    const JsonValue& value = CoerceScalar(given, path, f, &coerced);
     if (value.is_null()) {
       if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ||
           NullMeansAbsent(path)) {
@@ -136,6 +227,13 @@ class Converter {
       // betas, the only repeated field: numbers.
       if (!value.is_array()) {
         TypeError(value, path, f, "an array of two numbers [beta1, beta2]");
+        return;
+      }
+      if (value.array().empty()) {
+        diag_->ValueError(path,
+                          "an empty array; give two numbers [beta1, "
+                          "beta2], or remove the key for the default "
+                          "[0.9, 0.999]");
         return;
       }
       bool ok = true;
@@ -205,6 +303,16 @@ class Converter {
           TypeError(value, path, f, "a number");
           return;
         }
+        if (UnderflowsToZero(value)) {
+          diag_->ValueError(
+              path, absl::StrCat(value.number_text(),
+                                 " is too small for a double and would read "
+                                 "as 0 (",
+                                 ZeroMeaning(f),
+                                 "); write 0 if that is "
+                                 "what you mean"));
+          return;
+        }
         r->SetDouble(msg, f, value.number_value());
         return;
       case FieldDescriptor::CPPTYPE_BOOL:
@@ -229,7 +337,21 @@ class Converter {
 
   Diagnostics* diag_;
   std::vector<DeprecatedUse> deprecated_;
+  // optimizer.type when it is neither Adam nor AdamW, else "".
+  const std::string other_optimizer_;
+  int unknown_keys_ = 0;
 };
+
+// optimizer.type when it is a string other than Adam or AdamW (any case).
+std::string OtherOptimizer(const JsonValue& settings) {
+  const JsonValue* optimizer = settings.Find("optimizer");
+  const JsonValue* type = optimizer != nullptr && optimizer->is_object()
+                              ? optimizer->Find("type")
+                              : nullptr;
+  if (type == nullptr || !type->is_string()) return "";
+  const std::string lower = absl::AsciiStrToLower(type->string_value());
+  return lower == "adam" || lower == "adamw" ? "" : type->string_value();
+}
 
 }  // namespace
 
@@ -288,8 +410,9 @@ void ReportTypeError(const JsonValue& value, const std::string& path,
 
 std::vector<DeprecatedUse> ConvertSettings(const JsonValue& settings,
                                            Config* config, Diagnostics* diag) {
-  Converter converter(diag);
+  Converter converter(diag, OtherOptimizer(settings));
   converter.ConvertSection(settings, "", config);
+  converter.ReportUncounted();
   return std::move(converter.deprecated());
 }
 

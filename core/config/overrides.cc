@@ -101,7 +101,8 @@ absl::Status SetSettingsKey(JsonValue* settings, absl::string_view key,
         return absl::InvalidArgumentError(
             absl::StrCat(given, ": ", UnknownKeyMessage(section, part)));
       }
-      if (!last && entry->kind != DeepSpeedKeyKind::kIgnored) {
+      if (!last && entry->kind != DeepSpeedKeyKind::kIgnored &&
+          entry->kind != DeepSpeedKeyKind::kValueRule) {
         return NotASection(given, key);
       }
     }  // Else inside an ignored section: no schema below.

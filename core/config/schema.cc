@@ -104,20 +104,35 @@ std::string UnknownKeyMessage(absl::string_view section,
                         "; it belongs at ", absl::StrJoin(paths, " or "),
                         ". Move it there", deepspeed_note);
   }
+  // Guesses stay inside the section and its subsections: a key of another
+  // section with a similar name is another setting, not a misspelling. No key
+  // is longer than kLongestKey characters, so a longer name has no near one.
+  constexpr size_t kLongestKey = 64;
   auto names = schema.names.find(std::string(section));
-  if (names != schema.names.end()) {
+  if (names != schema.names.end() && key.size() <= kLongestKey) {
     const std::string near = NearestName(key, names->second);
     if (!near.empty()) {
       return absl::StrCat("unknown key; did you mean ", Quote(near), "?",
                           deepspeed_note);
     }
   }
-  const std::string near_leaf = NearestName(key, schema.all_leaves);
-  if (!near_leaf.empty()) {
-    for (size_t i = 0; i < schema.all_leaves.size(); ++i) {
-      if (schema.all_leaves[i] == near_leaf) {
-        return absl::StrCat("unknown key; did you mean ", schema.all_paths[i],
-                            "?", deepspeed_note);
+  // Then the keys of its subsections (a key written one level too high).
+  if (key.size() <= kLongestKey) {
+    const std::string prefix =
+        section.empty() ? "" : absl::StrCat(section, ".");
+    std::vector<std::string> leaves;
+    std::vector<const std::string*> paths;
+    for (size_t i = 0; i < schema.all_paths.size(); ++i) {
+      if (absl::StartsWith(schema.all_paths[i], prefix)) {
+        leaves.push_back(schema.all_leaves[i]);
+        paths.push_back(&schema.all_paths[i]);
+      }
+    }
+    const std::string near = NearestName(key, leaves);
+    for (size_t i = 0; !near.empty() && i < leaves.size(); ++i) {
+      if (leaves[i] == near) {
+        return absl::StrCat("unknown key; did you mean ", *paths[i], "?",
+                            deepspeed_note);
       }
     }
   }
@@ -135,17 +150,20 @@ std::string DescribeValue(const JsonValue& v) {
       return v.bool_value() ? "true" : "false";
     case JsonValue::Kind::kNumber:
       return v.number_text();
-    case JsonValue::Kind::kString: {
-      std::string s = v.string_value();
-      if (s.size() > 40) s = absl::StrCat(s.substr(0, 37), "...");
-      return absl::StrCat("the string ", Quote(s));
-    }
+    case JsonValue::Kind::kString:
+      return absl::StrCat("the string ", QuoteShort(v.string_value()));
     case JsonValue::Kind::kArray:
       return "an array";
     case JsonValue::Kind::kObject:
       return "an object";
   }
   return "?";
+}
+
+std::string QuoteShort(absl::string_view s) {
+  if (s.size() <= 40) return Quote(s);
+  return absl::StrCat(Quote(absl::StrCat(s.substr(0, 37), "...")), " (",
+                      s.size(), " characters)");
 }
 
 std::string DefaultText(const FieldDescriptor* f) {

@@ -34,8 +34,8 @@ struct Schema {
   absl::flat_hash_map<std::string, std::vector<std::string>> names;
   // Name -> every full path where it is accepted ("belongs under ...").
   absl::flat_hash_map<std::string, std::vector<std::string>> locations;
-  // Every accepted full path, and its last component, for suggestions
-  // across sections.
+  // Every accepted full path, and its last component, for suggestions from
+  // a section's subsections.
   std::vector<std::string> all_paths;
   std::vector<std::string> all_leaves;
 };
@@ -60,7 +60,12 @@ const google::protobuf::FieldDescriptor* FindFieldOrAlias(
 std::string UnknownKeyMessage(absl::string_view section, absl::string_view key);
 
 // A value as it reads in a message: 1.5, the string "auto", true, an object.
+// A long string is cut (QuoteShort).
 std::string DescribeValue(const JsonValue& v);
+
+// `s` as a JSON string for a message; beyond 40 characters, its first 37
+// and its length: "aaaa..." (50000000 characters).
+std::string QuoteShort(absl::string_view s);
 
 // A field's default as JSON text: 500000000, 1.0, "none", [0.9, 0.999].
 std::string DefaultText(const google::protobuf::FieldDescriptor* f);

@@ -15,17 +15,21 @@
 #include "core/config/field_bounds.h"
 #include "core/config/json.h"
 #include "core/config/scheduler.h"
+#include "core/config/schema.h"
 #include "core/util/suggest.h"
 
 namespace zero3 {
 namespace config {
 namespace {
 
-std::string Quote(absl::string_view s) { return QuoteJsonString(s); }
+std::string Quote(absl::string_view s) { return QuoteShort(s); }
 
 // "; did you mean "x"?" when `value` is near one of `names`, else "".
 std::string DidYouMean(const std::string& value,
                        const std::vector<std::string>& names) {
+  // The names are short: a long value is near none of them, and comparing
+  // it with each would cost its length times theirs.
+  if (value.size() > 64) return "";
   const std::string near = NearestName(value, names);
   return near.empty() ? "" : absl::StrCat("; did you mean ", Quote(near), "?");
 }

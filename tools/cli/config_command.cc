@@ -70,6 +70,9 @@ class ConfigCommand : public Command {
     for (const std::string& notice : loaded->notices) {
       err << "notice: " << notice << "\n";
     }
+    for (const std::string& warning : loaded->warnings) {
+      err << "warning: " << warning << "\n";
+    }
     out << config::ConfigToJson(loaded->config) << "\n";
     return kExitOk;
   }

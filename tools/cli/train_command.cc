@@ -418,6 +418,7 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   }
   if (!loaded.ok()) return loaded.status();
   for (const std::string& n : loaded->notices) err << "notice: " << n << "\n";
+  for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
   *resolved = loaded->config;
   ZR_ASSIGN_OR_RETURN(zero::ZeroOptions options,
                       engine::OptionsFromConfig(loaded->config, seq_,

@@ -261,6 +261,7 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
     ZR_ASSIGN_OR_RETURN(r.options,
                         engine::OptionsFromConfig(c.config, v.seq, 0));
     r.notices = c.notices;
+    r.notices.insert(r.notices.end(), c.warnings.begin(), c.warnings.end());
   } else {
     load.overrides = {
         "zero_optimization.stage=3", "bf16.enabled=true",

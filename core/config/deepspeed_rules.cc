@@ -1,0 +1,249 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/config/deepspeed_rules.h"
+
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/coerce.h"
+#include "core/config/schema.h"
+
+namespace zero3 {
+namespace config {
+namespace {
+
+// Python's truth value of a JSON value (how DeepSpeed's `if value:` reads).
+bool Truthy(const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::kNull:
+      return false;
+    case JsonValue::Kind::kBool:
+      return v.bool_value();
+    case JsonValue::Kind::kNumber:
+      return v.number_value() != 0;
+    case JsonValue::Kind::kString:
+      return !v.string_value().empty();
+    case JsonValue::Kind::kArray:
+      return !v.array().empty();
+    case JsonValue::Kind::kObject:
+      return !v.members().empty();
+  }
+  return false;
+}
+
+// Python's `value == 1.0` (true == 1.0 holds; "1" == 1.0 does not).
+bool EqualsOne(const JsonValue& v) {
+  return (v.is_number() && v.number_value() == 1) ||
+         (v.is_bool() && v.bool_value());
+}
+
+// A pydantic bool (coerce.h); nullopt when DeepSpeed would reject it.
+absl::optional<bool> LaxBool(const JsonValue& v, const std::string& path) {
+  if (v.is_bool()) return v.bool_value();
+  absl::optional<JsonValue> c = CoerceLax(v, LaxType::kBool, path);
+  if (!c.has_value()) return absl::nullopt;
+  return c->bool_value();
+}
+
+void GradientAllreduceOp(const JsonValue& v, Diagnostics* diag) {
+  const std::string path = "gradient_allreduce_op";
+  const std::string op =
+      v.is_string() ? absl::AsciiStrToLower(v.string_value()) : "";
+  if (op == "mean") {
+    diag->Notice(path,
+                 "\"mean\": gradients are averaged, as zero3 always "
+                 "does; the key changes nothing");
+  } else if (op == "sum") {
+    diag->ValueError(path,
+                     "\"sum\": DeepSpeed rejects a summed gradient "
+                     "reduction with ZeRO stage 3 (runtime/config.py, "
+                     "_do_error_check); zero3 averages gradients: "
+                     "remove the key or write \"mean\"");
+  } else {
+    diag->ValueError(
+        path, absl::StrCat("DeepSpeed accepts only \"mean\" or \"sum\" "
+                           "(runtime/config.py, get_gradient_allreduce_op), "
+                           "found ",
+                           DescribeValue(v),
+                           "; zero3 averages gradients: remove the key or "
+                           "write \"mean\""));
+  }
+}
+
+void Amp(const JsonValue& v, Diagnostics* diag) {
+  const JsonValue* enabled = v.is_object() ? v.Find("enabled") : nullptr;
+  if (enabled == nullptr) {
+    diag->ValueError("amp",
+                     absl::StrCat("DeepSpeed needs an object with \"enabled\" "
+                                  "here (runtime/config.py, get_amp_params "
+                                  "fails without it), found ",
+                                  DescribeValue(v),
+                                  "; zero3 has no Apex AMP: remove the "
+                                  "section, or use bf16 or fp16"));
+  } else if (Truthy(*enabled)) {
+    diag->ValueError("amp.enabled",
+                     "Apex AMP with ZeRO: DeepSpeed rejects it (\"Amp and ZeRO "
+                     "are not currently compatible\", runtime/engine.py); "
+                     "use bf16 or fp16 instead");
+  } else {
+    diag->Notice("amp", "Apex AMP is off; ignored (zero3 has none)");
+  }
+}
+
+void Bf16OptimizerStates(const JsonValue& bf16, Diagnostics* diag) {
+  const std::string path = "bf16.bf16_optimizer_states";
+  const JsonValue& v = *bf16.Find("bf16_optimizer_states");
+  const absl::optional<bool> on = LaxBool(v, path);
+  if (!on.has_value()) {
+    diag->ValueError(
+        path, absl::StrCat("expected true or false, found ", DescribeValue(v)));
+    return;
+  }
+  if (!*on) {
+    diag->Notice(path, "false: Adam moments are fp32, as zero3 keeps them");
+    return;
+  }
+  const JsonValue* master = bf16.Find("bf16_master_weights_and_grads");
+  const absl::optional<bool> master_on =
+      master == nullptr
+          ? absl::optional<bool>(false)
+          : LaxBool(*master, "bf16.bf16_master_weights_and_grads");
+  if (master_on.has_value() && !*master_on) {
+    diag->ValueError(path,
+                     "true without bf16_master_weights_and_grads: "
+                     "DeepSpeed rejects it (\"bf16_optimizer_states "
+                     "requires bf16_master_weights_and_grads to be "
+                     "enabled\", runtime/config.py); zero3 keeps fp32 "
+                     "Adam moments either way: remove the key");
+    return;
+  }
+  diag->Notice(path,
+               "bf16 Adam moments are not implemented; ignored: Adam "
+               "moments are fp32");
+}
+
+void Zenflow(const JsonValue& v, Diagnostics* diag) {
+  const std::string path = "zero_optimization.zenflow";
+  if (v.is_object()) {
+    diag->Notice(path,
+                 "ZenFlow is not implemented; ignored: every step "
+                 "updates all parameters on the host");
+  } else if (v.is_null()) {
+    diag->Notice(path, "null: no ZenFlow, as zero3 runs; ignored");
+  } else {
+    diag->ValueError(
+        path, absl::StrCat("DeepSpeed needs an object here (ZenFlowConfig, "
+                           "runtime/zero/config.py), found ",
+                           DescribeValue(v),
+                           "; ZenFlow is not implemented: remove the key"));
+  }
+}
+
+void CommunicationDataType(const std::string& path, const JsonValue& v,
+                           Diagnostics* diag) {
+  const std::string type =
+      v.is_string() ? absl::AsciiStrToLower(v.string_value()) : "";
+  if (v.is_null() || type == "fp32" || type == "fp16" || type == "bf16") {
+    diag->Notice(path,
+                 "not configurable in zero3; ignored: gradients are "
+                 "reduced in the training precision's type");
+    return;
+  }
+  diag->ValueError(
+      path, absl::StrCat("DeepSpeed accepts \"fp16\", \"bf16\" or \"fp32\" "
+                         "(runtime/config.py, get_communication_data_type), "
+                         "found ",
+                         DescribeValue(v), "; remove the key"));
+}
+
+// gradient_predivide_factor and prescale_gradients: ZeRO-3 with
+// reduce_scatter asserts the defaults (runtime/zero/stage3.py); without it
+// both only move where the average's division happens.
+void GradientScaling(const JsonValue& settings, bool reduce_scatter,
+                     Diagnostics* diag) {
+  const std::string scatter_rule =
+      " with reduce_scatter (runtime/zero/stage3.py); zero3 divides by the "
+      "number of ranks in the reduction itself: remove the key";
+  if (const JsonValue* f = settings.Find("gradient_predivide_factor")) {
+    const std::string path = "gradient_predivide_factor";
+    if (EqualsOne(*f)) {
+      diag->Notice(path, "1 is what zero3 does; ignored");
+    } else if (reduce_scatter) {
+      diag->ValueError(
+          path, absl::StrCat(DescribeValue(*f),
+                             ": DeepSpeed's ZeRO-3 requires 1", scatter_rule));
+    } else if (f->is_number()) {
+      diag->Notice(path,
+                   "ignored: the average it computes in two steps is "
+                   "the one zero3 computes");
+    } else {
+      diag->ValueError(
+          path, absl::StrCat("expected a number, found ", DescribeValue(*f)));
+    }
+  }
+  if (const JsonValue* p = settings.Find("prescale_gradients")) {
+    const std::string path = "prescale_gradients";
+    if (!Truthy(*p)) {
+      diag->Notice(path, "false is what zero3 does; ignored");
+    } else if (reduce_scatter) {
+      diag->ValueError(path, absl::StrCat(DescribeValue(*p),
+                                          ": DeepSpeed's ZeRO-3 does not "
+                                          "pre-scale gradients",
+                                          scatter_rule));
+    } else {
+      diag->Notice(path,
+                   "ignored: gradients are averaged in the reduction "
+                   "itself, which pre-scaling does not change");
+    }
+  }
+}
+
+void SequenceParallelSize(const JsonValue& v, Diagnostics* diag) {
+  const std::string path = "sequence_parallel_size";
+  if (v.is_number() && v.number_value() == 1) {
+    diag->Notice(path, "1: no sequence parallelism, as zero3 runs; ignored");
+    return;
+  }
+  diag->ValueError(
+      path, absl::StrCat(DescribeValue(v),
+                         ": DeepSpeed divides the data-parallel size by it "
+                         "(Ulysses sequence parallelism, runtime/config.py), "
+                         "so ranks share batches; zero3 has no sequence "
+                         "parallelism: remove the key (or write 1) and give "
+                         "batch sizes for the data-parallel ranks you "
+                         "launch"));
+}
+
+}  // namespace
+
+void ApplyDeepSpeedRules(const JsonValue& settings, const Config& config,
+                         Diagnostics* diag) {
+  if (const JsonValue* v = settings.Find("gradient_allreduce_op")) {
+    GradientAllreduceOp(*v, diag);
+  }
+  if (const JsonValue* v = settings.Find("amp")) Amp(*v, diag);
+  const JsonValue* bf16 = settings.Find("bf16");
+  if (bf16 == nullptr) bf16 = settings.Find("bfloat16");
+  if (bf16 != nullptr && bf16->is_object() &&
+      bf16->Find("bf16_optimizer_states") != nullptr) {
+    Bf16OptimizerStates(*bf16, diag);
+  }
+  const JsonValue* zero = settings.Find("zero_optimization");
+  if (zero != nullptr && zero->is_object()) {
+    if (const JsonValue* v = zero->Find("zenflow")) Zenflow(*v, diag);
+  }
+  for (const char* key :
+       {"communication_data_type", "seq_parallel_communication_data_type"}) {
+    if (const JsonValue* v = settings.Find(key)) {
+      CommunicationDataType(key, *v, diag);
+    }
+  }
+  GradientScaling(settings, config.zero_optimization().reduce_scatter(), diag);
+  if (const JsonValue* v = settings.Find("sequence_parallel_size")) {
+    SequenceParallelSize(*v, diag);
+  }
+}
+
+}  // namespace config
+}  // namespace zero3
