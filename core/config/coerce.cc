@@ -37,27 +37,31 @@ bool AllDigits(absl::string_view s) {
 }
 
 // An integer string as Python's int() reads it ([+-]digits, white space
-// around), or with `decimal_zeros` as pydantic also reads it ("3.0", "3.").
+// around, single underscores between digits), or with `decimal_zeros` as
+// pydantic also reads it, with a fraction of zeros ("3.0"; not "3.").
 absl::optional<int64_t> ParseInt(absl::string_view text, bool decimal_zeros) {
-  const absl::optional<std::string> stripped =
-      StripUnderscores(absl::StripAsciiWhitespace(text));
-  if (!stripped.has_value()) return absl::nullopt;
-  absl::string_view s = *stripped;
+  absl::string_view s = absl::StripAsciiWhitespace(text);
   if (decimal_zeros) {
     const size_t dot = s.find('.');
     if (dot != absl::string_view::npos) {
-      for (char c : s.substr(dot + 1)) {
-        if (c != '0') return absl::nullopt;
+      const absl::string_view fraction = s.substr(dot + 1);
+      if (fraction.empty() ||
+          fraction.find_first_not_of('0') != absl::string_view::npos) {
+        return absl::nullopt;
       }
       s = s.substr(0, dot);
     }
   }
-  absl::string_view digits = s;
+  const absl::optional<std::string> stripped = StripUnderscores(s);
+  if (!stripped.has_value()) return absl::nullopt;
+  absl::string_view digits = *stripped;
   if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
     digits.remove_prefix(1);
   }
   int64_t v = 0;
-  if (!AllDigits(digits) || !absl::SimpleAtoi(s, &v)) return absl::nullopt;
+  if (!AllDigits(digits) || !absl::SimpleAtoi(*stripped, &v)) {
+    return absl::nullopt;
+  }
   return v;
 }
 

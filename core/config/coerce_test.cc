@@ -46,9 +46,10 @@ TEST(CoerceTest, IntFromIntegralStringsAndBools) {
   EXPECT_EQ(Lax(S("-7"), LaxType::kInt), "-7");
   EXPECT_EQ(Lax(S("1_000"), LaxType::kInt), "1000");
   EXPECT_EQ(Lax(S("3.0"), LaxType::kInt), "3");
+  EXPECT_EQ(Lax(S("007"), LaxType::kInt), "7");
   EXPECT_EQ(Lax(JsonValue::Bool(true), LaxType::kInt), "1");
   for (const char* bad : {"3.5", "5e8", "", "three", "1__0", "_1", "0x10",
-                          "99999999999999999999", "3.01"}) {
+                          "99999999999999999999", "3.01", "3.", "+-3"}) {
     EXPECT_EQ(Lax(S(bad), LaxType::kInt), "rejected") << bad;
   }
   // A number is not converted here: json_to_config reads 2.0 and 5e8 as

@@ -141,7 +141,9 @@ TEST(DeepSpeedRulesTest, RejectionsDeepSpeedMakes) {
       {R"({"gradient_allreduce_op": "max"})",
        "DeepSpeed accepts only \"mean\" or \"sum\""},
       // runtime/engine.py _do_optimizer_sanity_check.
-      {R"({"amp": {"enabled": true}})", "Amp and ZeRO are not currently"},
+      {R"({"amp": {"enabled": true}})",
+       "amp.enabled (line 1, column 21): Apex AMP with ZeRO: DeepSpeed rejects "
+       "it (\"Amp and ZeRO are not currently compatible\""},
       // runtime/config.py get_amp_params pops "enabled".
       {R"({"amp": {"opt_level": "O1"}})", "with \"enabled\""},
       // runtime/config.py _do_error_check.
@@ -172,6 +174,26 @@ TEST(DeepSpeedRulesTest, RejectionsDeepSpeedMakes) {
             "zero_optimization": {"reduce_scatter": false}})"}) {
     EXPECT_EQ(Error(ok), "accepted") << ok;
   }
+}
+
+TEST(DeepSpeedRulesTest, IgnoredKeysKeepDeepSpeedsTypes) {
+  // runtime/zero/config.py: round_robin_gradients: bool,
+  // allgather_bucket_size: int = Field(ge=0); offload_config.py:
+  // cpuadam_cores_perc: float = Field(ge=0.0, le=1.0).
+  EXPECT_THAT(
+      Error(R"({"zero_optimization": {"round_robin_gradients": "maybe"}})"),
+      HasSubstr("zero_optimization.round_robin_gradients (line 1, column 49): "
+                "expected true or false, found the string \"maybe\": "
+                "DeepSpeed's config model rejects it"));
+  EXPECT_THAT(Error(R"({"zero_optimization": {"allgather_bucket_size": -1}})"),
+              HasSubstr("expected an integer >= 0, found -1"));
+  EXPECT_THAT(Error(R"({"zero_optimization": {"offload_optimizer": {
+                  "cpuadam_cores_perc": 2}}})"),
+              HasSubstr("expected a number in [0, 1], found 2"));
+  EXPECT_EQ(Error(R"({"zero_optimization": {"round_robin_gradients": "yes",
+                      "allgather_bucket_size": 5e8,
+                      "zeropp_loco_param": null}})"),
+            "accepted");
 }
 
 TEST(DeepSpeedRulesTest, ValuesThatMustNotBecomeDefaults) {
