@@ -6,8 +6,8 @@
 //   hf_auto.h           "auto" -> values zero3 knows
 //   json_to_config.h    settings -> Config, key by key (coerce.h: quoted
 //                       scalars where DeepSpeed's pydantic converts them)
-//   deepspeed_rules.h   DeepSpeed keys judged by their value
 //   deprecated.h        deprecated DeepSpeed keys -> their replacements
+//   deepspeed_rules.h   DeepSpeed keys judged by their value
 //   fallbacks.h         notices on what was given; unimplemented values
 //   batch.h             the batch-size triple
 //   defaults.h          every unset field
@@ -56,8 +56,8 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
   ResolveAuto(options.auto_values, world_size, &resolved, &diag);
   const std::vector<DeprecatedUse> deprecated =
       ConvertSettings(resolved, &config, &diag);
-  ApplyDeepSpeedRules(resolved, config, &diag);
   ApplyDeprecated(deprecated, &config, &diag);
+  ApplyDeepSpeedRules(resolved, config, &diag);
   NoticeExplicitSettings(&config, &diag);
   ResolveBatch(world_size, &config, &diag);
   FillDefaults(&config);

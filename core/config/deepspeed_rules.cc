@@ -126,6 +126,67 @@ void Bf16OptimizerStates(const JsonValue& bf16, Diagnostics* diag) {
                "moments are fp32");
 }
 
+// A pydantic bool flag of `section` ("fp16", "bf16"), false when absent or
+// unreadable (its type error is reported elsewhere).
+bool Flag(const JsonValue* section, const char* key, const std::string& path) {
+  const JsonValue* v = section == nullptr ? nullptr : section->Find(key);
+  if (v == nullptr) return false;
+  return LaxBool(*v, path).value_or(false);
+}
+
+// The master-weight settings, as DeepSpeed's ZeRO-3 optimizer checks them
+// (runtime/base_optimizer.py _configure_master_weights, with the offload
+// requirement of runtime/zero/stage3.py).
+void MasterWeights(const JsonValue* fp16, const JsonValue* bf16,
+                   const JsonValue& settings, const Config& config,
+                   Diagnostics* diag) {
+  const std::string fp16_key = "fp16.fp16_master_weights_and_grads";
+  const std::string bf16_key = "bf16.bf16_master_weights_and_grads";
+  const bool fp16_master =
+      Flag(fp16, "fp16_master_weights_and_grads", fp16_key);
+  const bool bf16_master =
+      Flag(bf16, "bf16_master_weights_and_grads", bf16_key);
+  const bool bf16_states =
+      Flag(bf16, "bf16_optimizer_states", "bf16.bf16_optimizer_states");
+  const bool offload =
+      config.zero_optimization().offload_optimizer().device() != "none";
+  const std::string needs_offload =
+      ": DeepSpeed's ZeRO-3 requires optimizer offload with its CPU Adam for "
+      "it (\"Master weights feature requires ZeRO-3 Offload with "
+      "DeepSpeedCPUAdam\", runtime/zero/stage3.py); zero3 keeps fp32 master "
+      "weights either way: remove the key, or set "
+      "zero_optimization.offload_optimizer.device \"cpu\"";
+  if (fp16_master && bf16_master) {
+    diag->ValueError(bf16_key, "true together with " + fp16_key +
+                                   ": DeepSpeed rejects the two together "
+                                   "(runtime/base_optimizer.py); remove both");
+  } else if (fp16_master && !offload) {
+    diag->ValueError(fp16_key,
+                     "true without optimizer offload" + needs_offload);
+  } else if (bf16_master && !bf16_states && !offload) {
+    diag->ValueError(bf16_key,
+                     "true without optimizer offload (and without "
+                     "bf16_optimizer_states)" +
+                         needs_offload);
+  } else if (bf16_master && bf16_states && offload) {
+    const JsonValue* optimizer = settings.Find("optimizer");
+    const JsonValue* params = optimizer != nullptr && optimizer->is_object()
+                                  ? optimizer->Find("params")
+                                  : nullptr;
+    const JsonValue* fp32_states = params != nullptr && params->is_object()
+                                       ? params->Find("fp32_optimizer_states")
+                                       : nullptr;
+    if (fp32_states == nullptr || Truthy(*fp32_states)) {
+      diag->ValueError(
+          "bf16.bf16_optimizer_states",
+          "true with optimizer offload: DeepSpeed requires its CPU Adam "
+          "built with optimizer.params.fp32_optimizer_states false "
+          "(runtime/base_optimizer.py); zero3 keeps fp32 Adam moments either "
+          "way: remove the key");
+    }
+  }
+}
+
 void Zenflow(const JsonValue& v, Diagnostics* diag) {
   const std::string path = "zero_optimization.zenflow";
   if (v.is_object()) {
@@ -345,6 +406,10 @@ void ApplyDeepSpeedRules(const JsonValue& settings, const Config& config,
       bf16->Find("bf16_optimizer_states") != nullptr) {
     Bf16OptimizerStates(*bf16, diag);
   }
+  const JsonValue* fp16 = settings.Find("fp16");
+  MasterWeights(fp16 != nullptr && fp16->is_object() ? fp16 : nullptr,
+                bf16 != nullptr && bf16->is_object() ? bf16 : nullptr, settings,
+                config, diag);
   const JsonValue* zero = settings.Find("zero_optimization");
   if (zero != nullptr && zero->is_object()) {
     if (const JsonValue* v = zero->Find("zenflow")) Zenflow(*v, diag);

@@ -24,7 +24,8 @@ namespace zero3 {
 namespace config {
 
 // Judges the kValueRule keys of `settings` (the JSON as given, "auto"
-// resolved); `config` holds the converted fields (reduce_scatter).
+// resolved); `config` holds the converted fields, deprecated keys
+// translated (reduce_scatter, the offload device).
 void ApplyDeepSpeedRules(const JsonValue& settings, const Config& config,
                          Diagnostics* diag);
 

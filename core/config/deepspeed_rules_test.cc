@@ -162,6 +162,12 @@ TEST(DeepSpeedRulesTest, RejectionsDeepSpeedMakes) {
   for (const Case& c : cases) {
     EXPECT_THAT(Error(c.json), HasSubstr(c.error)) << c.json;
   }
+  // runtime/zero/stage3.py: master weights need optimizer offload.
+  EXPECT_THAT(Error(R"({"fp16": {"fp16_master_weights_and_grads": true}})"),
+              HasSubstr("Master weights feature requires ZeRO-3 Offload"));
+  EXPECT_EQ(Error(R"({"fp16": {"fp16_master_weights_and_grads": true},
+                      "zero_optimization": {"cpu_offload": true}})"),
+            "accepted");
   for (const char* ok :
        {R"({"gradient_allreduce_op": "MEAN"})",
         R"({"amp": {"enabled": false}})",
