@@ -152,6 +152,13 @@ absl::optional<JsonValue> CoerceLax(const JsonValue& value, LaxType type,
   return absl::nullopt;
 }
 
+absl::optional<bool> LaxBool(const JsonValue& value, absl::string_view path) {
+  if (value.is_bool()) return value.bool_value();
+  const absl::optional<JsonValue> c = CoerceLax(value, LaxType::kBool, path);
+  if (!c.has_value()) return absl::nullopt;
+  return c->bool_value();
+}
+
 std::string CoercionNotice(const JsonValue& from, const JsonValue& to) {
   const std::string written = WriteJson(to);
   return absl::StrCat(DescribeValue(from), " is read as ", written,

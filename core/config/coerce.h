@@ -42,6 +42,10 @@ bool IsPydanticPath(absl::string_view path);
 absl::optional<JsonValue> CoerceLax(const JsonValue& value, LaxType type,
                                     absl::string_view path);
 
+// `value` as a bool the way pydantic reads it at `path` (a bool as is, else
+// CoerceLax); nullopt when DeepSpeed would reject it.
+absl::optional<bool> LaxBool(const JsonValue& value, absl::string_view path);
+
 // The notice for a conversion: "the string \"3\" is read as 3 (as
 // DeepSpeed's pydantic reads it); write 3".
 std::string CoercionNotice(const JsonValue& from, const JsonValue& to);

@@ -8,10 +8,8 @@
 // optimizer (runtime/engine.py, runtime/zero/stage3.py) judge it: a value
 // DeepSpeed rejects is an error that says what DeepSpeed says; a value it
 // accepts gets a notice saying what zero3 does instead. zero3 always runs
-// ZeRO stage 3, so the rules for stage 3 apply. The keys zero3 ignores in
-// DeepSpeed's pydantic sections are checked against the type DeepSpeed gives
-// them (a bool, an integer >= 0, ...): ignored here, a value DeepSpeed
-// rejects is still an error. Internal to the loader.
+// ZeRO stage 3, so the rules for stage 3 apply. The types of the keys zero3
+// ignores are checked too (ignored_key_types.h). Internal to the loader.
 
 #ifndef ZERO3_CORE_CONFIG_DEEPSPEED_RULES_H_
 #define ZERO3_CORE_CONFIG_DEEPSPEED_RULES_H_
