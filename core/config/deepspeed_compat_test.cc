@@ -10,6 +10,7 @@
 // DeepSpeed test configs; each names its source.
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
