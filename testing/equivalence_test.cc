@@ -284,6 +284,42 @@ std::vector<Case> Cases() {
                      o.micro_batch = 1;
                      o.seq = 3;
                    }});
+  // Twin-flow (offload_optimizer.ratio): the first parameters' share on the
+  // device, the rest on the host, in one step.
+  auto share = [=](double ratio) {
+    return [=](zero::ZeroOptions& o) {
+      offload(o);
+      o.offload_ratio = ratio;
+    };
+  };
+  cases.push_back({"twin_flow_half", 2, share(0.5)});
+  cases.push_back({"twin_flow_all_on_device", 3, share(0)});
+  cases.push_back({"twin_flow_clipping", 2,
+                   [=](zero::ZeroOptions& o) {
+                     share(0.4)(o);
+                     o.gradient_clipping = 0.05;
+                   },
+                   "tiny", true});
+  cases.push_back({"twin_flow_bf16_pieces", 3, [=](zero::ZeroOptions& o) {
+                     share(0.7)(o);
+                     o.dtype = runtime::DType::kBF16;
+                     o.sub_group_size = 5000;
+                     o.host_step_piece = 777;
+                   }});
+  cases.push_back(
+      {"twin_flow_bf16_accumulation2", 2, [=](zero::ZeroOptions& o) {
+         share(0.3)(o);
+         o.dtype = runtime::DType::kBF16;
+         o.accumulation = 2;
+       }});
+  cases.push_back(
+      {"twin_flow_f16_pageable_blocking", 2, [=](zero::ZeroOptions& o) {
+         share(0.5)(o);
+         o.dtype = runtime::DType::kF16;
+         o.optimizer_pin_memory = false;
+         o.grad_offload = zero::GradOffload::kBlocking;
+       }});
+  cases.push_back({"twin_flow_tied", 3, share(0.5), "tiny-tied"});
   cases.push_back({"bf16_device", 4, [](zero::ZeroOptions& o) {
                      o.dtype = runtime::DType::kBF16;
                      o.gradient_clipping = 0.05;

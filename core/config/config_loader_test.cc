@@ -127,7 +127,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
   "zero3": {
     "grad_offload": "async",
     "optimizer_threads": 0,
-    "weight_decay_exclude_bias_and_norm": false
+    "weight_decay_exclude_bias_and_norm": false,
+    "auto_offload_ratio": false
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -418,15 +419,25 @@ TEST(ConfigLoaderTest, ValidConfigs) {
         "only",
         "zero_optimization.offload_optimizer.buffer_count: used by NVMe",
         "zero_optimization.offload_param.buffer_size: used by NVMe"}},
-      {"partial offload ratio falls back to 1",
+      {"partial offload ratio",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
            "ratio": 0.3}}})",
        1,
        [](const Config& c) {
-         EXPECT_EQ(c.zero_optimization().offload_optimizer().ratio(), 1.0);
+         EXPECT_EQ(c.zero_optimization().offload_optimizer().ratio(), 0.3);
+         EXPECT_FALSE(c.zero3().auto_offload_ratio());
        },
-       {"zero_optimization.offload_optimizer.ratio: 0.3: partial optimizer "
-        "offload is not implemented"}},
+       {}},
+      {"offload ratio auto",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
+           "ratio": "auto"}}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero_optimization().offload_optimizer().ratio(), 1.0);
+         EXPECT_TRUE(c.zero3().auto_offload_ratio());
+       },
+       {"zero_optimization.offload_optimizer.ratio: \"auto\" resolved to "
+        "1.0 here and chosen at start-up"}},
       {"async offload into pageable memory",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
            "pin_memory": false}}})",
@@ -1243,6 +1254,7 @@ TEST(ValidateConfigTest, ChecksHandBuiltConfigs) {
   c.mutable_zero_optimization()->mutable_offload_optimizer()->set_device(
       "nvme");
   c.mutable_zero_optimization()->mutable_offload_optimizer()->set_ratio(0.5);
+  c.mutable_zero_optimization()->mutable_offload_param()->set_device("cpu");
   c.mutable_zero_optimization()->set_stage(1);
   c.mutable_optimizer()->mutable_params()->clear_betas();
   EXPECT_THAT(
@@ -1252,7 +1264,8 @@ TEST(ValidateConfigTest, ChecksHandBuiltConfigs) {
                   HasSubstr("zero_optimization.offload_optimizer.device: "
                             "\"nvme\": NVMe offload is not implemented"),
                   HasSubstr("zero_optimization.offload_optimizer.ratio: "
-                            "partial optimizer offload")));
+                            "a ratio below 1 (or \"auto\") needs "
+                            "offload_param.device \"none\"")));
 }
 
 TEST(ConfigToJsonTest, PrintsNonFiniteAsStrings) {

@@ -94,15 +94,6 @@ void ApplyFallbacks(Config* config, Diagnostics* diag) {
                   "are offloaded to host memory (\"cpu\") instead");
     zero->mutable_offload_param()->set_device("cpu");
   }
-  const double ratio = zero->offload_optimizer().ratio();
-  if (ratio >= 0 && ratio < 1) {
-    diag->Notice("zero_optimization.offload_optimizer.ratio",
-                 absl::StrCat(FormatJsonDouble(ratio),
-                              ": partial optimizer offload is not "
-                              "implemented; all sub-groups are offloaded "
-                              "(ratio 1.0)"));
-    zero->mutable_offload_optimizer()->set_ratio(1.0);
-  }
   if (zero->offload_optimizer().device() == "cpu" &&
       !zero->offload_optimizer().pin_memory() &&
       config->zero3().grad_offload() == "async") {

@@ -99,6 +99,15 @@ class Resolver {
     return *v;
   }
 
+  // "auto" at `path` becomes `fill` and sets `flag_path` to true: for a
+  // choice zero3 makes at start-up rather than from the configuration.
+  void AutoAtStartUp(absl::string_view path, const Fill& fill,
+                     absl::string_view flag_path, absl::string_view how) {
+    if (!IsAuto(FindPath(settings_, path))) return;
+    FillAuto(path, fill, how);
+    SetSettingsKey(settings_, flag_path, "true").IgnoreError();
+  }
+
   bool Has(absl::string_view path) {
     const JsonValue* node = FindPath(settings_, path);
     return node != nullptr && !node->is_null();
@@ -212,6 +221,10 @@ void ResolveAuto(const AutoValues& values, int64_t world_size,
   ResolveSchedulerAuto(values, r, diag);
   ResolveHiddenAuto(values, r);
   ResolveTrainerDefaults(r);
+  r.AutoAtStartUp("zero_optimization.offload_optimizer.ratio", DoubleFill(1),
+                  "zero3.auto_offload_ratio",
+                  " here and chosen at start-up from the device's free "
+                  "memory (zero3.auto_offload_ratio)");
 }
 
 std::string AutoHint(absl::string_view path) {

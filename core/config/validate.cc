@@ -103,12 +103,18 @@ void CheckDevice(const std::string& device, const std::string& path,
                    Quote(device), DidYouMean(device, {"none", "cpu", "nvme"})));
 }
 
-// A ratio in range but below 1 (out of range is a bounds error).
-void CheckOffloadRatio(double ratio, Diagnostics* diag) {
-  if (!std::isfinite(ratio) || ratio < 0 || ratio >= 1) return;
+// A host share below 1 keeps part of the optimizer on the device, which
+// the host parameter shard of offload_param cannot feed.
+void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
+                       Diagnostics* diag) {
+  const bool partial =
+      zero.offload_optimizer().ratio() < 1 || zero3.auto_offload_ratio();
+  if (!partial || zero.offload_param().device() == "none") return;
   diag->Check(false, "zero_optimization.offload_optimizer.ratio",
-              "partial optimizer offload (ratio < 1) is not implemented; "
-              "use 1.0");
+              "a ratio below 1 (or \"auto\") needs offload_param.device "
+              "\"none\": the device share of the optimizer updates "
+              "parameters that offload_param keeps on the host; set ratio "
+              "to 1 or turn offload_param off");
 }
 
 void CheckGradOffload(const Zero3& zero3, Diagnostics* diag) {
@@ -200,14 +206,14 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
          CheckDevice(zero.offload_optimizer().device(),
                      "zero_optimization.offload_optimizer.device", diag);
        }},
-      {"zero_optimization.offload_optimizer.ratio",
-       [&] { CheckOffloadRatio(zero.offload_optimizer().ratio(), diag); }},
       {"zero_optimization.offload_param.device",
        [&] {
          CheckDevice(zero.offload_param().device(),
                      "zero_optimization.offload_param.device", diag);
        }},
       {"zero3.grad_offload", [&] { CheckGradOffload(config.zero3(), diag); }},
+      {"zero3.auto_offload_ratio",
+       [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };
   CheckFieldBounds(config, diag, [&](const std::string& path) {

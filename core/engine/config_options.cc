@@ -85,6 +85,8 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   // The loader has already turned nvme into cpu, with a notice.
   o.offload_optimizer = z.offload_optimizer().device() != "none";
   o.optimizer_pin_memory = z.offload_optimizer().pin_memory();
+  o.offload_ratio = z.offload_optimizer().ratio();
+  o.auto_offload_ratio = c.zero3().auto_offload_ratio();
   o.offload_param = z.offload_param().device() != "none";
   o.param_pin_memory = z.offload_param().pin_memory();
   if (o.offload_param && !o.offload_optimizer) {

@@ -118,14 +118,6 @@ absl::Status Engine::Init(const model::ParamSource& params) {
     numels.push_back(p.numel());
   }
   layout_ = std::make_unique<zero::ShardLayout>(numels, dp_size_, dp_rank_);
-  sub_groups_ = layout_->SubGroups(options_.sub_group_size);
-  std::vector<std::string> names;
-  for (const model::ParamInfo& p : model_->params()) names.push_back(p.name);
-  const std::vector<float> decays = zero::ParamWeightDecays(
-      names, options_.weight_decay, options_.exclude_bias_and_norm_from_decay);
-  for (const zero::ParamRange& g : sub_groups_) {
-    decay_runs_.push_back(zero::DecayRuns(*layout_, decays, g));
-  }
 
   ctx_.rt = &rt_;
   ctx_.dp = dp;
@@ -149,29 +141,6 @@ absl::Status Engine::Init(const model::ParamSource& params) {
     ZR_ASSIGN_OR_RETURN(shard_,
                         AllocateDevice(dev, total * esize, "parameter shard"));
   }
-  if (options_.offload_optimizer) {
-    // As in DeepSpeed, the master and moments are plain host memory: only
-    // buffers that copies touch need pinning.
-    const HostMemoryKind pageable = HostMemoryKind::kPageable;
-    ZR_ASSIGN_OR_RETURN(
-        master_, AllocateHost(rt_, total * 4, pageable, "fp32 master (host)"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_, AllocateHost(rt_, total * 4, pageable,
-                                               "adam exp_avg (host)"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_sq_, AllocateHost(rt_, total * 4, pageable,
-                                                  "adam exp_avg_sq (host)"));
-    if (!options_.offload_param) {
-      ZR_ASSIGN_OR_RETURN(staging_,
-                          AllocateHost(rt_, total * esize,
-                                       PinnedIf(options_.optimizer_pin_memory),
-                                       "parameter write-back staging"));
-    }
-  } else {
-    ZR_ASSIGN_OR_RETURN(master_, AllocateDevice(dev, total * 4, "fp32 master"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_,
-                        AllocateDevice(dev, total * 4, "adam exp_avg"));
-    ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
-                        AllocateDevice(dev, total * 4, "adam exp_avg_sq"));
-  }
   ZR_ASSIGN_OR_RETURN(inputs_, model::InputStager::Create(
                                    rt_, model_->tokens(), "input staging",
                                    "inputs", "inputs H2D"));
@@ -188,28 +157,150 @@ absl::Status Engine::Init(const model::ParamSource& params) {
                       zero::ParamCoordinator::Create(
                           ctx_, model_->modules(),
                           TensorRef::Of(shard_, dtype, 0, layout_->total())));
+  ctx_.host_begin = HostShareBegin();
+  PlanSubGroups();
+  ZR_RETURN_IF_ERROR(AllocateOptimizerState());
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
   return InitParameters(params);
 }
 
+int64_t Engine::HostShareBegin() {
+  const int64_t total = layout_->total();
+  if (!options_.offload_optimizer) return total;
+  if (options_.offload_param) return 0;
+  // The device share's elements: the configured fraction, or (auto) what
+  // fits in the free device memory beside the buffers still to come.
+  int64_t device_elements = std::llround((1 - options_.offload_ratio) * total);
+  if (options_.auto_offload_ratio) {
+    // Master and moments, and the fp32 gradient partition where the reducer
+    // keeps it for the device share only.
+    const bool straight =
+        zero::GradReducer::StraightToHost(options_, options_.dtype);
+    device_elements =
+        std::max<int64_t>(0, AutoDeviceShareBytes() / (straight ? 16 : 12));
+  }
+  // The first parameter boundary that keeps the device share within it.
+  for (int p = 0; p < layout_->num_params(); ++p) {
+    const zero::ParamShard& s = layout_->param(p);
+    if (s.offset + s.partition > device_elements) return s.offset;
+  }
+  return total;
+}
+
+int64_t Engine::AutoDeviceShareBytes() {
+  runtime::Device& dev = rt_.device();
+  const int64_t esize = kernels::DTypeSize(options_.dtype);
+  // Still to come: the gradient reducer's slots and buckets, bounded by two
+  // slots of the largest module's gradients plus the buckets, its fp32
+  // partition when it holds all elements, and a margin
+  // of 5% of the device for allocator slack and what the runtime keeps.
+  int64_t largest_module = 0;
+  for (const model::ModuleInfo& m : model_->modules()) {
+    int64_t elements = 0;
+    for (int p : m.params) elements += layout_->param(p).padded;
+    largest_module = std::max(largest_module, elements);
+  }
+  const int64_t bucket =
+      std::min(options_.reduce_bucket_size, layout_->total());
+  const bool straight =
+      zero::GradReducer::StraightToHost(options_, options_.dtype);
+  const int64_t reserve =
+      2 * largest_module * esize + bucket * (dp_size_ + 1) * esize +
+      (straight ? 0 : layout_->total() * 4) + dev.total_memory_bytes() / 20;
+  return dev.total_memory_bytes() - dev.memory_stats().bytes_in_use - reserve;
+}
+
+void Engine::PlanSubGroups() {
+  // A sub-group across the host share's start becomes two.
+  std::vector<zero::ParamRange> groups;
+  const int64_t hb = ctx_.host_begin;
+  for (const zero::ParamRange& g :
+       layout_->SubGroups(options_.sub_group_size)) {
+    if (g.offset >= hb || g.offset + g.elements <= hb) {
+      groups.push_back(g);
+      continue;
+    }
+    int p = g.first;
+    while (layout_->param(p).offset < hb) ++p;
+    groups.push_back(layout_->Range(g.first, p - 1));
+    groups.push_back(layout_->Range(p, g.last));
+  }
+  sub_groups_ = std::move(groups);
+  std::vector<std::string> names;
+  for (const model::ParamInfo& p : model_->params()) names.push_back(p.name);
+  const std::vector<float> decays = zero::ParamWeightDecays(
+      names, options_.weight_decay, options_.exclude_bias_and_norm_from_decay);
+  for (const zero::ParamRange& g : sub_groups_) {
+    decay_runs_.push_back(zero::DecayRuns(*layout_, decays, g));
+  }
+}
+
+absl::Status Engine::AllocateOptimizerState() {
+  runtime::Device& dev = rt_.device();
+  const int64_t device_n = ctx_.host_begin;
+  const int64_t host_n = ctx_.host_elements();
+  if (device_n > 0) {
+    ZR_ASSIGN_OR_RETURN(master_,
+                        AllocateDevice(dev, device_n * 4, "fp32 master"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_,
+                        AllocateDevice(dev, device_n * 4, "adam exp_avg"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
+                        AllocateDevice(dev, device_n * 4, "adam exp_avg_sq"));
+  }
+  if (host_n == 0) return absl::OkStatus();
+  // As in DeepSpeed, the master and moments are plain host memory: only
+  // buffers that copies touch need pinning.
+  const HostMemoryKind pageable = HostMemoryKind::kPageable;
+  ZR_ASSIGN_OR_RETURN(host_master_, AllocateHost(rt_, host_n * 4, pageable,
+                                                 "fp32 master (host)"));
+  ZR_ASSIGN_OR_RETURN(host_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
+                                                  "adam exp_avg (host)"));
+  ZR_ASSIGN_OR_RETURN(host_exp_avg_sq_, AllocateHost(rt_, host_n * 4, pageable,
+                                                     "adam exp_avg_sq (host)"));
+  if (options_.offload_param) return absl::OkStatus();
+  ZR_ASSIGN_OR_RETURN(
+      staging_, AllocateHost(rt_, host_n * kernels::DTypeSize(options_.dtype),
+                             PinnedIf(options_.optimizer_pin_memory),
+                             "parameter write-back staging"));
+  return absl::OkStatus();
+}
+
 absl::Status Engine::InitParameters(const model::ParamSource& params) {
-  // The initial fp32 master: in place on the host with offload_optimizer,
-  // else in pinned staging that goes to the device.
+  // The initial fp32 master: in place on the host when all of the optimizer
+  // is there, else in pinned staging whose device share goes to the device
+  // and whose host share is copied to the host master.
+  const int64_t hb = ctx_.host_begin;
   runtime::OwnedBuffer temp;
-  if (!options_.offload_optimizer) {
+  if (hb > 0) {
     ZR_ASSIGN_OR_RETURN(
         temp, AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
                            HostMemoryKind::kPinned, "initial master staging"));
   }
-  ZR_RETURN_IF_ERROR(
-      WriteInitialMaster(params, options_.offload_optimizer ? master_ : temp));
-  if (options_.offload_optimizer) return InitHostShards();
-  const absl::Status enqueued = InitDeviceShards(temp);
+  ZR_RETURN_IF_ERROR(WriteInitialMaster(params, hb > 0 ? temp : host_master_));
+  absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
+  if (enqueued.ok() && ctx_.host_elements() > 0) {
+    if (hb > 0) enqueued = CopyHostShare(temp);
+    if (enqueued.ok()) enqueued = InitHostShards();
+  }
   // What was enqueued reads `temp`: done before it is freed, on every path.
   ZR_RETURN_IF_ERROR(compute_->Synchronize());
   ZR_RETURN_IF_ERROR(enqueued);
   return temp.Free();
+}
+
+absl::Status Engine::CopyHostShare(const Buffer& full_master) {
+  const int64_t bytes = ctx_.host_elements() * 4;
+  HostTask copy;
+  copy.label = "host share of the initial master";
+  copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
+  copy.writes = {host_master_.All()};
+  copy.memory_bytes = 2 * bytes;
+  copy.run = [&]() -> absl::Status {
+    std::memcpy(host_master_.data(), copy.reads[0].data(), bytes);
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(copy);
 }
 
 absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
@@ -270,9 +361,9 @@ absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
   // Moments start at zero: host buffers are zero-filled; device ones are
   // filled here.
   const DType dtype = options_.dtype;
-  const int64_t total = layout_->total();
-  ZR_RETURN_IF_ERROR(
-      compute_->Copy(master_.All(), host_master.All(), "master H2D"));
+  const int64_t total = ctx_.host_begin;
+  ZR_RETURN_IF_ERROR(compute_->Copy(
+      master_.All(), host_master.Slice(0, total * 4), "master H2D"));
   for (const runtime::OwnedBuffer* b : {&exp_avg_, &exp_avg_sq_}) {
     ZR_RETURN_IF_ERROR(compute_->Memset(b->All(), 0, "zero adam moments"));
   }
@@ -287,24 +378,26 @@ absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
 
 absl::Status Engine::InitHostShards() {
   const DType dtype = options_.dtype;
-  const int64_t total = layout_->total();
+  const int64_t esize = kernels::DTypeSize(dtype);
+  const int64_t n = ctx_.host_elements();
   const Buffer& target = options_.offload_param ? shard_ : staging_;
   HostTask cast;
   cast.label = "initial working shard";
-  cast.reads = {master_.All()};
-  cast.writes = {target.All()};
-  cast.memory_bytes = total * (4 + kernels::DTypeSize(dtype));
+  cast.reads = {host_master_.All()};
+  cast.writes = {target.Slice(0, n * esize)};
+  cast.memory_bytes = n * (4 + esize);
   cast.threads = HostTaskThreads(options_);
   cast.run = [&]() -> absl::Status {
-    zero::HostCastFromFloat(static_cast<const float*>(master_.data()), dtype,
-                            target.data(), total,
+    zero::HostCastFromFloat(static_cast<const float*>(host_master_.data()),
+                            dtype, target.data(), n,
                             zero::OptimizerThreads(options_.optimizer_threads));
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
   if (options_.offload_param) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(
-      compute_->Copy(shard_.All(), staging_.All(), "initial shard H2D"));
+      compute_->Copy(shard_.Slice(ctx_.host_begin * esize, n * esize),
+                     staging_.All(), "initial shard H2D"));
   return compute_->Synchronize();
 }
 
@@ -469,8 +562,9 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   args.bias_correction = options_.bias_correction;
   args.adamw_mode = options_.adamw_mode;
   args.grad_scale = static_cast<float>(1.0 / combined);
-  ZR_RETURN_IF_ERROR(options_.offload_optimizer ? HostUpdate(args)
-                                                : DeviceUpdate(args));
+  // The device share first: its kernels run while the host updates its own.
+  if (ctx_.host_begin > 0) ZR_RETURN_IF_ERROR(DeviceUpdate(args));
+  if (ctx_.host_elements() > 0) ZR_RETURN_IF_ERROR(HostUpdate(args));
   scaler_.Update(false);
   if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
   ZR_RETURN_IF_ERROR(compute_->Record(*updated_));
@@ -494,8 +588,10 @@ absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
   };
   std::vector<Piece> pieces;
   const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
+  const int64_t hb = ctx_.host_begin;
   for (size_t g = 0; g < sub_groups_.size(); ++g) {
     const zero::ParamRange& r = sub_groups_[g];
+    if (r.offset < hb) continue;  // the device share's
     const int64_t parts = (r.elements + piece_size - 1) / piece_size;
     for (int64_t k = 0; k < parts; ++k) {
       const int64_t begin = r.offset + k * piece_size;
@@ -508,12 +604,13 @@ absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
   }
   for (const Piece& piece : pieces) {
     const int64_t offset = piece.offset;
+    const int64_t at_host = offset - hb;  // in the host share's buffers
     const int64_t n = piece.elements;
-    const runtime::BufferSlice m = master_.Slice(offset * 4, n * 4);
-    const runtime::BufferSlice m1 = exp_avg_.Slice(offset * 4, n * 4);
-    const runtime::BufferSlice m2 = exp_avg_sq_.Slice(offset * 4, n * 4);
-    const runtime::BufferSlice gs = grads.slice.Sub(offset * gsize, n * gsize);
-    const runtime::BufferSlice out = lp.Slice(offset * esize, n * esize);
+    const runtime::BufferSlice m = host_master_.Slice(at_host * 4, n * 4);
+    const runtime::BufferSlice m1 = host_exp_avg_.Slice(at_host * 4, n * 4);
+    const runtime::BufferSlice m2 = host_exp_avg_sq_.Slice(at_host * 4, n * 4);
+    const runtime::BufferSlice gs = grads.slice.Sub(at_host * gsize, n * gsize);
+    const runtime::BufferSlice out = lp.Slice(at_host * esize, n * esize);
     // One pass: the update and the new working copy, which the H2D below
     // (or the next gather, with offload_param) reads.
     HostTask adam;
@@ -556,6 +653,7 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
   const DType dtype = options_.dtype;
   const TensorRef grads = reducer_->device_partition();
   for (size_t g = 0; g < sub_groups_.size(); ++g) {
+    if (sub_groups_[g].offset >= ctx_.host_begin) break;  // the host share
     // One kernel per run of equal weight decay (one unless decay is
     // grouped).
     for (const zero::DecayRun& run : decay_runs_[g]) {
@@ -574,12 +672,13 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
           KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
     }
   }
+  const int64_t n = ctx_.host_begin;
   ops::Cast cast;
-  cast.args.n = layout_->total();
+  cast.args.n = n;
   cast.args.src = DType::kF32;
   cast.args.dst = dtype;
-  cast.src = TensorRef::Of(master_, DType::kF32, 0, layout_->total());
-  cast.dst = TensorRef::Of(shard_, dtype, 0, layout_->total());
+  cast.src = TensorRef::Of(master_, DType::kF32, 0, n);
+  cast.dst = TensorRef::Of(shard_, dtype, 0, n);
   return compute_->Launch(KernelCall(cast, "new working shard"));
 }
 
@@ -598,8 +697,9 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   std::vector<float> out(valid);
   if (valid == 0) return out;
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  const bool on_host = s.offset >= ctx_.host_begin;
   runtime::OwnedBuffer temp;
-  if (!options_.offload_optimizer) {
+  if (!on_host) {
     ZR_ASSIGN_OR_RETURN(temp,
                         AllocateHost(rt_, valid * 4, HostMemoryKind::kPinned,
                                      "master readback"));
@@ -609,9 +709,9 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   }
   HostTask read;
   read.label = "read master";
-  read.reads = {options_.offload_optimizer
-                    ? master_.Slice(s.offset * 4, valid * 4)
-                    : temp.All()};
+  read.reads = {
+      on_host ? host_master_.Slice((s.offset - ctx_.host_begin) * 4, valid * 4)
+              : temp.All()};
   read.run = [&]() -> absl::Status {
     std::memcpy(out.data(), read.reads[0].data(), valid * 4);
     return absl::OkStatus();
@@ -627,41 +727,51 @@ absl::StatusOr<TrainingState> Engine::ExportState() {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  const int64_t bytes = layout_->total() * 4;
+  const int64_t hb = ctx_.host_begin;
+  const int64_t device_bytes = hb * 4;
+  const int64_t host_bytes = ctx_.host_elements() * 4;
   TrainingState state;
   state.steps_done = step_;
   state.adam_steps = adam_step_;
   state.scaler = scaler_.state();
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
-  // The host copies: the offloaded buffers themselves, or pinned staging
-  // filled from the device ones.
-  const runtime::OwnedBuffer* sources[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  // The device share through pinned staging; the host share in place.
+  const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  const runtime::OwnedBuffer* host[] = {&host_master_, &host_exp_avg_,
+                                        &host_exp_avg_sq_};
   runtime::OwnedBuffer temp;
-  std::vector<runtime::BufferSlice> host;
-  for (const runtime::OwnedBuffer* b : sources) {
-    host.push_back(b->Slice(0, bytes));
-  }
-  if (!options_.offload_optimizer) {
+  HostTask read;
+  read.label = "read training state";
+  if (hb > 0) {
     ZR_ASSIGN_OR_RETURN(
-        temp, AllocateHost(rt_, std::max<int64_t>(1, 3 * bytes),
-                           HostMemoryKind::kPinned, "training state readback"));
+        temp, AllocateHost(rt_, 3 * device_bytes, HostMemoryKind::kPinned,
+                           "training state readback"));
     for (int i = 0; i < 3; ++i) {
-      host[i] = temp.Slice(i * bytes, bytes);
-      ZR_RETURN_IF_ERROR(compute_->Copy(host[i], sources[i]->Slice(0, bytes),
-                                        "training state D2H"));
+      ZR_RETURN_IF_ERROR(
+          compute_->Copy(temp.Slice(i * device_bytes, device_bytes),
+                         device[i]->All(), "training state D2H"));
     }
     ZR_RETURN_IF_ERROR(compute_->Synchronize());
+    read.reads.push_back(temp.All());
+  }
+  if (host_bytes > 0) {
+    for (int i = 0; i < 3; ++i) read.reads.push_back(host[i]->All());
   }
   std::vector<float>* outs[] = {&state.master, &state.exp_avg,
                                 &state.exp_avg_sq};
-  HostTask read;
-  read.label = "read training state";
-  read.reads = host;
-  read.memory_bytes = 3 * bytes;
+  read.memory_bytes = 3 * (device_bytes + host_bytes);
   read.run = [&]() -> absl::Status {
     for (int i = 0; i < 3; ++i) {
       outs[i]->resize(layout_->total());
-      std::memcpy(outs[i]->data(), host[i].data(), bytes);
+      char* out = reinterpret_cast<char*>(outs[i]->data());
+      if (hb > 0) {
+        std::memcpy(out,
+                    static_cast<const char*>(temp.data()) + i * device_bytes,
+                    device_bytes);
+      }
+      if (host_bytes > 0) {
+        std::memcpy(out + device_bytes, host[i]->data(), host_bytes);
+      }
     }
     return absl::OkStatus();
   };
@@ -684,23 +794,27 @@ absl::Status Engine::ImportState(const TrainingState& state) {
     }
   }
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
-  if (options_.offload_optimizer) {
+  const int64_t hb = ctx_.host_begin;
+  const int64_t host_bytes = ctx_.host_elements() * 4;
+  if (host_bytes > 0) {
+    const runtime::OwnedBuffer* host[] = {&host_master_, &host_exp_avg_,
+                                          &host_exp_avg_sq_};
+    const std::vector<float>* values[] = {&state.master, &state.exp_avg,
+                                          &state.exp_avg_sq};
     HostTask write;
     write.label = "write training state";
-    write.writes = {master_.Slice(0, total * 4), exp_avg_.Slice(0, total * 4),
-                    exp_avg_sq_.Slice(0, total * 4)};
-    write.memory_bytes = 3 * total * 4;
+    write.writes = {host[0]->All(), host[1]->All(), host[2]->All()};
+    write.memory_bytes = 3 * host_bytes;
     write.run = [&]() -> absl::Status {
-      std::memcpy(master_.data(), state.master.data(), total * 4);
-      std::memcpy(exp_avg_.data(), state.exp_avg.data(), total * 4);
-      std::memcpy(exp_avg_sq_.data(), state.exp_avg_sq.data(), total * 4);
+      for (int i = 0; i < 3; ++i) {
+        std::memcpy(host[i]->data(), values[i]->data() + hb, host_bytes);
+      }
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
     ZR_RETURN_IF_ERROR(InitHostShards());
-  } else {
-    ZR_RETURN_IF_ERROR(ImportDeviceState(state));
   }
+  if (hb > 0) ZR_RETURN_IF_ERROR(ImportDeviceState(state));
   step_ = state.steps_done;
   adam_step_ = state.adam_steps;
   scaler_.Restore(state.scaler);
@@ -708,11 +822,11 @@ absl::Status Engine::ImportState(const TrainingState& state) {
 }
 
 absl::Status Engine::ImportDeviceState(const TrainingState& state) {
-  const int64_t bytes = layout_->total() * 4;
-  ZR_ASSIGN_OR_RETURN(
-      runtime::OwnedBuffer temp,
-      AllocateHost(rt_, std::max<int64_t>(1, 3 * bytes),
-                   HostMemoryKind::kPinned, "training state staging"));
+  const int64_t n = ctx_.host_begin;
+  const int64_t bytes = n * 4;
+  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer temp,
+                      AllocateHost(rt_, 3 * bytes, HostMemoryKind::kPinned,
+                                   "training state staging"));
   const std::vector<float>* values[] = {&state.master, &state.exp_avg,
                                         &state.exp_avg_sq};
   HostTask write;
@@ -730,17 +844,16 @@ absl::Status Engine::ImportDeviceState(const TrainingState& state) {
   const runtime::OwnedBuffer* targets[] = {&master_, &exp_avg_, &exp_avg_sq_};
   absl::Status enqueued;
   for (int i = 0; i < 3 && enqueued.ok(); ++i) {
-    enqueued =
-        compute_->Copy(targets[i]->Slice(0, bytes),
-                       temp.Slice(i * bytes, bytes), "training state H2D");
+    enqueued = compute_->Copy(targets[i]->All(), temp.Slice(i * bytes, bytes),
+                              "training state H2D");
   }
   if (enqueued.ok()) {
     ops::Cast cast;
-    cast.args.n = layout_->total();
+    cast.args.n = n;
     cast.args.src = DType::kF32;
     cast.args.dst = options_.dtype;
-    cast.src = TensorRef::Of(master_, DType::kF32, 0, layout_->total());
-    cast.dst = TensorRef::Of(shard_, options_.dtype, 0, layout_->total());
+    cast.src = TensorRef::Of(master_, DType::kF32, 0, n);
+    cast.dst = TensorRef::Of(shard_, options_.dtype, 0, n);
     enqueued = compute_->Launch(KernelCall(cast, "restored working shard"));
   }
   // What was enqueued reads `temp`: done before it is freed, on every path.

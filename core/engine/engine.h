@@ -10,7 +10,9 @@
 // synchronizing with the reduce stream: grad-offload-before-step), then the
 // update: the global gradient norm, clipping and loss-scale handling, AdamW
 // on the fp32 master shards - on the host per sub-group with
-// offload_optimizer, else on the device - and the new working shards.
+// offload_optimizer, else on the device; with offload_optimizer.ratio below
+// 1 the first parameters' share on the device while the host updates the
+// rest - and the new working shards.
 //
 // Every rank runs the same code; ranks meet only in collectives.
 // The engine owns its buffers and synchronizes the device before they go.
@@ -116,6 +118,14 @@ class Engine : private model::ParamProvider {
   const zero::ShardLayout& layout() const { return *layout_; }
   const zero::ZeroOptions& options() const { return options_; }
   int64_t steps_done() const { return step_; }
+  // The share of this rank's optimizer state updated on the host: 0 without
+  // offload_optimizer, else offload_optimizer.ratio (or auto's choice) as
+  // cut at a parameter boundary.
+  double host_share() const {
+    return layout_->total() == 0
+               ? 0
+               : static_cast<double>(ctx_.host_elements()) / layout_->total();
+  }
   // Where the data stands: the position of the next step's first sample,
   // part of the training state (BatchSource::SetPosition sets it back).
   model::DataPosition data_position() const;
@@ -125,7 +135,19 @@ class Engine : private model::ParamProvider {
          const model::BatchSource* data, runtime::Runtime& rt);
   absl::Status Init(const model::ParamSource& params);
   // The initial master, moments and working shard.
+  // Where the host share of the optimizer starts in the flat layout
+  // (ZeroContext::host_begin), from offload_optimizer and its ratio.
+  int64_t HostShareBegin();
+  // auto_offload_ratio: the device bytes the optimizer's device share may
+  // take (negative when none).
+  int64_t AutoDeviceShareBytes();
+  // The optimizer sub-groups (the one that spans host_begin cut in two) and
+  // their runs of equal weight decay.
+  void PlanSubGroups();
+  absl::Status AllocateOptimizerState();
   absl::Status InitParameters(const model::ParamSource& params);
+  // Copies the host share of a full initial master into host_master_.
+  absl::Status CopyHostShare(const runtime::Buffer& full_master);
   absl::Status WriteInitialMaster(const model::ParamSource& params,
                                   const runtime::Buffer& host_master);
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);
@@ -164,9 +186,13 @@ class Engine : private model::ParamProvider {
 
   // Working shard (model dtype): device, or host with offload_param.
   runtime::OwnedBuffer shard_;
-  // fp32 master and Adam moments: host with offload_optimizer, else device.
+  // fp32 master and Adam moments of the device share, elements
+  // [0, ctx_.host_begin) of the flat layout...
   runtime::OwnedBuffer master_, exp_avg_, exp_avg_sq_;
-  // Host staging of the new working shard for the H2D write-back.
+  // ... and of the host share (offload_optimizer), indexed from
+  // ctx_.host_begin; with the host staging of its new working shard for the
+  // H2D write-back.
+  runtime::OwnedBuffer host_master_, host_exp_avg_, host_exp_avg_sq_;
   runtime::OwnedBuffer staging_;
   // Inputs: pinned host staging and the device copy.
   std::optional<model::InputStager> inputs_;

@@ -255,6 +255,63 @@ TEST(EngineTest, AsyncPinnedOffloadShortensBackwardInVirtualTime) {
   EXPECT_FALSE(absl::StrContains(async.trace, "blocked: pageable copy"));
 }
 
+// The host share of the optimizer on rank 0, with a device of `gib`.
+double HostShare(const zero::ZeroOptions& o, double gib = 64) {
+  sim::SimOptions so;
+  so.profile = sim::TestProfile();
+  so.profile.mutable_gpu()->set_memory_gib(gib);
+  so.world_size = 2;
+  auto world = sim::SimWorld::Create(so);
+  ZR_CHECK_OK(world.status());
+  const model::ModelSpec spec = model::LoadModelSpec("tiny").value();
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  double share = -1;
+  const absl::Status run =
+      (*world)->Run([&](runtime::Runtime& rt) -> absl::Status {
+        ZR_ASSIGN_OR_RETURN(auto e, Engine::Create(spec, o, data.get(), rt));
+        if (rt.rank() == 0) share = e->host_share();
+        return absl::OkStatus();
+      });
+  return run.ok() ? share : -1;
+}
+
+// offload_optimizer.ratio is the host's share, cut at a parameter boundary.
+TEST(EngineTest, OffloadRatioIsTheHostShare) {
+  zero::ZeroOptions o = Small();
+  EXPECT_EQ(HostShare(o), 1.0);
+  o.offload_ratio = 0;
+  EXPECT_EQ(HostShare(o), 0.0);
+  o.offload_ratio = 0.5;
+  const double half = HostShare(o);
+  EXPECT_GT(half, 0.3);
+  EXPECT_LT(half, 0.7);
+  o.offload_optimizer = false;
+  EXPECT_EQ(HostShare(o), 0.0);
+}
+
+// auto keeps on the device what fits there: all of it on a large device,
+// less as the device shrinks, down to none where the device holds little
+// more than the model; every choice leaves room for the engine's buffers.
+TEST(EngineTest, AutoOffloadRatioFollowsFreeDeviceMemory) {
+  zero::ZeroOptions o = Small();
+  o.auto_offload_ratio = true;
+  EXPECT_EQ(HostShare(o, 64), 0.0);
+  std::vector<double> shares;
+  for (double gib = 0.0006; gib < 0.002; gib *= 1.1) {
+    const double share = HostShare(o, gib);
+    if (share >= 0) shares.push_back(share);  // else too small to run at all
+  }
+  ASSERT_GE(shares.size(), 3u);
+  EXPECT_EQ(shares.front(), 1.0);
+  EXPECT_EQ(shares.back(), 0.0);
+  int partial = 0;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    if (i > 0) EXPECT_LE(shares[i], shares[i - 1]);
+    partial += shares[i] > 0 && shares[i] < 1;
+  }
+  EXPECT_GT(partial, 0);
+}
+
 }  // namespace
 }  // namespace engine
 }  // namespace zero3

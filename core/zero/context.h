@@ -30,6 +30,14 @@ struct ZeroContext {
   const ShardLayout* layout = nullptr;
   const ZeroOptions* options = nullptr;
   runtime::DType dtype = runtime::DType::kF32;
+  // The flat-layout elements [0, host_begin) are updated on the device and
+  // [host_begin, layout->total()) on the host: total() without
+  // offload_optimizer, 0 with all of the optimizer offloaded, a parameter
+  // boundary in between (offload_optimizer.ratio).
+  int64_t host_begin = 0;
+
+  // Elements of the host share of the optimizer state.
+  int64_t host_elements() const { return layout->total() - host_begin; }
 
   bool sync(Sync s) const { return options->syncs.enabled(s); }
   int data_parallel_size() const { return layout->data_parallel_size(); }

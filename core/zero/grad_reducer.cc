@@ -89,15 +89,17 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
   // optimizer on the host, each reduced chunk goes to the host as it is, in
   // the model's dtype, which halves the PCIe traffic of fp32 and saves the
   // device partition. The values are the same, so the step is too.
-  direct_to_host_ = ctx_.options->offload_optimizer &&
-                    ctx_.options->accumulation == 1 &&
-                    ctx_.dtype != DType::kF32;
+  direct_to_host_ = StraightToHost(*ctx_.options, ctx_.dtype);
   host_dtype_ = direct_to_host_ ? ctx_.dtype : DType::kF32;
-  if (!direct_to_host_) {
+  // The fp32 partition on the device: all of it where micro-steps
+  // accumulate or the optimizer is on the device, else the device share of
+  // the optimizer's (offload_optimizer.ratio below 1).
+  const int64_t device_elements =
+      direct_to_host_ ? ctx_.host_begin : layout.total();
+  if (device_elements > 0) {
     ZR_ASSIGN_OR_RETURN(
         partition_,
-        AllocateDevice(dev, std::max<int64_t>(1, layout.total()) * 4,
-                       "gradient partition (fp32)"));
+        AllocateDevice(dev, device_elements * 4, "gradient partition (fp32)"));
   }
   // Each rank's sum of squares as [hi, lo] (see ops::SumSquares), and
   // every rank's, gathered: summing them on the host in double keeps the
@@ -111,29 +113,32 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
       norm_host_,
       AllocateHost(*ctx_.rt, 8 * layout.data_parallel_size(),
                    HostMemoryKind::kPinned, "gradient norm squared (host)"));
-  if (ctx_.options->offload_optimizer) {
+  if (ctx_.options->offload_optimizer && ctx_.host_elements() > 0) {
     ZR_ASSIGN_OR_RETURN(
         host_partition_,
-        AllocateHost(*ctx_.rt,
-                     std::max<int64_t>(1, layout.total()) *
-                         kernels::DTypeSize(host_dtype_),
-                     ctx_.options->optimizer_pin_memory
-                         ? HostMemoryKind::kPinned
-                         : HostMemoryKind::kPageable,
-                     absl::StrCat("host gradients (",
-                                  kernels::DTypeName(host_dtype_), ")")));
+        AllocateHost(
+            *ctx_.rt, ctx_.host_elements() * kernels::DTypeSize(host_dtype_),
+            ctx_.options->optimizer_pin_memory ? HostMemoryKind::kPinned
+                                               : HostMemoryKind::kPageable,
+            absl::StrCat("host gradients (", kernels::DTypeName(host_dtype_),
+                         ")")));
   }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
   return absl::OkStatus();
 }
 
+bool GradReducer::StraightToHost(const ZeroOptions& options, DType dtype) {
+  return options.offload_optimizer && options.accumulation == 1 &&
+         dtype != DType::kF32;
+}
+
 TensorRef GradReducer::device_partition() const {
-  ZR_CHECK(!direct_to_host_)
+  ZR_CHECK(partition_.valid())
       << "no device gradient partition: gradients go straight to the host";
-  return TensorRef::Of(partition_, DType::kF32, 0, ctx_.layout->total());
+  return TensorRef::Of(partition_, DType::kF32, 0, partition_.bytes() / 4);
 }
 TensorRef GradReducer::host_partition() const {
-  return TensorRef::Of(host_partition_, host_dtype_, 0, ctx_.layout->total());
+  return TensorRef::Of(host_partition_, host_dtype_, 0, ctx_.host_elements());
 }
 TensorRef GradReducer::host_norm_squared() const {
   return TensorRef::Of(norm_host_, DType::kF32, 0,
@@ -283,6 +288,20 @@ absl::Status GradReducer::Flush(int b) {
   }
   if (direct_to_host_) {
     ZR_CHECK(micro_ == 0 && boundary_) << "direct offload without accumulation";
+    // The device share of the optimizer reads fp32 from the partition.
+    const int64_t device_n =
+        std::min(bucket.elements, ctx_.host_begin - bucket.offset);
+    if (device_n > 0) {
+      ops::Cast cast;
+      cast.args.n = device_n;
+      cast.args.src = ctx_.dtype;
+      cast.args.dst = DType::kF32;
+      cast.src = mine.Elements(0, device_n);
+      cast.dst =
+          TensorRef::Of(partition_, DType::kF32, bucket.offset, device_n);
+      ZR_RETURN_IF_ERROR(
+          s.Launch(KernelCall(cast, absl::StrCat("partition = bucket ", b))));
+    }
     return NormAndOffload(b, mine);
   }
   const TensorRef part =
@@ -320,20 +339,27 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
   ZR_RETURN_IF_ERROR(
       s.Launch(KernelCall(norm, absl::StrCat("norm of bucket ", b))));
 
-  if (!ctx_.options->offload_optimizer) return absl::OkStatus();
+  // The host share of the bucket: [begin, end) of the flat layout.
+  const int64_t begin = std::max(bucket.offset, ctx_.host_begin);
+  const int64_t end = bucket.offset + bucket.elements;
+  if (!ctx_.options->offload_optimizer || begin >= end) {
+    return absl::OkStatus();
+  }
   const TensorRef host =
-      host_partition().Elements(bucket.offset, bucket.elements);
+      host_partition().Elements(begin - ctx_.host_begin, end - begin);
+  const TensorRef src = part.Elements(begin - bucket.offset, end - begin);
   if (ctx_.options->grad_offload == GradOffload::kAsync) {
     ZR_RETURN_IF_ERROR(
-        s.Copy(host.slice, part.slice, absl::StrCat("grad D2H bucket ", b)));
+        s.Copy(host.slice, src.slice, absl::StrCat("grad D2H bucket ", b)));
   } else {
     // DeepSpeed before 2026: fp32_grad.copy_(grad) per parameter, which is a
     // copy followed by a synchronize of the current (reduce) stream.
     for (int p = bucket.last; p >= bucket.first; --p) {
       const ParamShard& ps = layout.param(p);
-      const int64_t at = ps.offset - bucket.offset;
+      if (ps.offset < begin) break;
+      const int64_t at = ps.offset - begin;
       ZR_RETURN_IF_ERROR(s.Copy(host.Elements(at, ps.partition).slice,
-                                part.Elements(at, ps.partition).slice,
+                                src.Elements(at, ps.partition).slice,
                                 absl::StrCat("grad D2H param ", p)));
       ZR_RETURN_IF_ERROR(s.Synchronize());
     }

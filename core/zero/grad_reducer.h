@@ -59,6 +59,12 @@ class GradReducer {
   static absl::StatusOr<std::unique_ptr<GradReducer>> Create(
       const ZeroContext& ctx, const std::vector<model::ModuleInfo>& modules);
 
+  // Whether the reduced gradients of the host share go to the host in the
+  // model's dtype without an fp32 device copy: with offload_optimizer, no
+  // accumulation and a 16-bit dtype. Otherwise the reducer keeps an fp32
+  // partition of all elements on the device.
+  static bool StraightToHost(const ZeroOptions& options, runtime::DType dtype);
+
   // Starts a backward pass; `micro` counts from 0 within the accumulation
   // window; `boundary` is its last micro-step.
   absl::Status BeginBackward(int micro, bool boundary);
@@ -69,11 +75,14 @@ class GradReducer {
   // synchronizes the host with the reduce stream.
   absl::Status EndBackward();
 
-  // fp32 [layout.total()]: the accumulated gradient partition, on the device.
+  // fp32: the accumulated gradient partition, on the device, indexed by
+  // flat-layout offset: [layout.total()], or [ctx.host_begin] when the
+  // reduced gradients of the host share go to the host directly (below).
   runtime::TensorRef device_partition() const;
-  // [layout.total()] in host memory (offload_optimizer only): fp32, or the
-  // model's dtype when there is no accumulation (accumulation == 1), where
-  // the reduced gradients go to the host without a device fp32 copy.
+  // The host share's gradients (offload_optimizer only), [host_elements()]
+  // indexed by flat-layout offset minus ctx.host_begin: fp32, or the model's
+  // dtype when there is no accumulation (accumulation == 1), where the
+  // reduced gradients go to the host without a device fp32 copy.
   runtime::TensorRef host_partition() const;
   // Pinned host memory holding every rank's sum of squares of its gradient
   // partition after the boundary backward: W pairs [hi, lo] of fp32 whose

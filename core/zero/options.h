@@ -72,6 +72,11 @@ struct ZeroOptions {
   int64_t sub_group_size = 1000000000;
 
   bool offload_optimizer = false;
+  // With offload_optimizer: the share of the optimizer state on the host
+  // (offload_optimizer.ratio), or chosen at start-up from the device's free
+  // memory when auto_offload_ratio.
+  double offload_ratio = 1.0;
+  bool auto_offload_ratio = false;
   bool optimizer_pin_memory = true;
   bool offload_param = false;
   bool param_pin_memory = true;

@@ -576,6 +576,17 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     out << "start-up: " << rt.pinned_memory().Summary() << " (rank 0); "
         << "device memory "
         << FormatBytes(rt.device().memory_stats().bytes_in_use) << " in use\n";
+    const zero::ZeroOptions& o = in.options;
+    if (o.offload_optimizer && (o.offload_ratio < 1 || o.auto_offload_ratio)) {
+      out << absl::StrFormat(
+          "optimizer: %.1f%% of the state on the host, the rest on the "
+          "device (offload_optimizer.ratio %s, cut at a parameter "
+          "boundary)\n",
+          100 * e->host_share(),
+          o.auto_offload_ratio
+              ? "\"auto\": what fits in the device's free memory stays there"
+              : absl::StrFormat("%g", o.offload_ratio));
+    }
     results.num_params = e->layout().num_params();
     for (const model::ParamInfo& p : e->model().params()) {
       results.param_names.push_back(p.name);
