@@ -92,7 +92,7 @@ def not_measured(records):
 
 
 def header(records, machine):
-    first = next((r for r in records if r.get("status") == "ok"), records[0] if records else {})
+    first = next((r for r in records if r.get("mbs")), {})
     mbs, seq = first.get("mbs", 4), first.get("seq", 2048)
     lines = []
     if machine:

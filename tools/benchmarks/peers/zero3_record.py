@@ -30,7 +30,8 @@ def read_steps(path):
 
 
 def record(steps, a):
-    rec = {"peer": "zero3", "label": a.label, "model": a.model, "warmup": a.warmup, "steps": len(steps),
+    rec = {"peer": "zero3", "label": a.label, "model": a.model, "mbs": a.mbs, "seq": a.seq,
+           "warmup": a.warmup, "steps": len(steps),
            "variant": a.variant, "rc": a.rc, "wall_s": a.wall_s}
     if a.rc in (124, 137):
         rec["status"] = "timeout"
@@ -58,6 +59,8 @@ def main():
     ap.add_argument("--metrics", required=True, help="the run's --metrics file")
     ap.add_argument("--label", required=True)
     ap.add_argument("--model", required=True)
+    ap.add_argument("--mbs", type=int, default=4, help="the run's micro-batch, for the record")
+    ap.add_argument("--seq", type=int, default=2048, help="the run's sequence length, for the record")
     ap.add_argument("--variant", default="", help="the run's extra zero3 flags, for the record")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rc", type=int, default=0, help="zero3's exit status")
