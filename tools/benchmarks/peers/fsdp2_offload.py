@@ -82,9 +82,9 @@ def main():
         import torch
         import torch.distributed as dist
         import transformers
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         dist.init_process_group("nccl")
         rank, world = dist.get_rank(), dist.get_world_size()
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         rec["env"] = {"torch": torch.__version__, "transformers": transformers.__version__,
                       "gpu": torch.cuda.get_device_name(), "gpus": world, "cpus": os.cpu_count(),
                       "torch_threads": torch.get_num_threads()}
