@@ -252,7 +252,7 @@ for m in ${MODELS//,/ }; do
           --data synthetic --steps "$ZERO3_STEPS" --set bf16.enabled=true \
           --set train_micro_batch_size_per_gpu="$MBS" --metrics "$metrics" $args
         python3 "$HERE/zero3_record.py" --metrics "$metrics" --label "$label" --model "qwen2.5-$m" \
-          --mbs "$MBS" --seq "$SEQ" --variant "$args" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
+          --mbs "$MBS" --seq "$SEQ" --variant "$args" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
         ;;
       fsdp2)
         ck=none

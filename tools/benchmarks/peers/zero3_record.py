@@ -29,6 +29,15 @@ def read_steps(path):
     return steps
 
 
+def last_line(path):
+    """The last non-empty line of zero3's output (its error), or None."""
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, errors="replace") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    return lines[-1][:500] if lines else None
+
+
 def record(steps, a):
     rec = {"peer": "zero3", "label": a.label, "model": a.model, "mbs": a.mbs, "seq": a.seq,
            "warmup": a.warmup, "steps": len(steps),
@@ -39,8 +48,9 @@ def record(steps, a):
         rec["status"] = "error"
     else:
         rec["status"] = "ok" if steps else "error"
+    if rec["status"] != "ok" or not steps:
+        rec["error"] = last_line(a.log) or f"no steps in {a.metrics}"
     if not steps:
-        rec["error"] = f"no steps in {a.metrics}"
         return rec
     times = pc.StepTimes()
     for s in steps:
@@ -64,6 +74,7 @@ def main():
     ap.add_argument("--variant", default="", help="the run's extra zero3 flags, for the record")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rc", type=int, default=0, help="zero3's exit status")
+    ap.add_argument("--log", default=None, help="zero3's output; its last line is the error of a failed run")
     ap.add_argument("--wall-s", type=float, default=None)
     ap.add_argument("--json-out", default=None)
     a = ap.parse_args()
