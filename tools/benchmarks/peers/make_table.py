@@ -8,6 +8,7 @@ order the runs were made, then what was not measured and why.
 
 import argparse
 import json
+import re
 import sys
 
 
@@ -38,6 +39,10 @@ def describe(rec):
             what = "optimizer offloaded, pageable memory, blocking copies"
         else:
             what = "optimizer offloaded (pinned, asynchronous)"
+        ratio = re.search(r"offload_optimizer\.ratio=(\S+)", variant)
+        if ratio:
+            share = ratio.group(1).strip('"')
+            what += f", `ratio: {share}`" if share != "auto" else ', `ratio: "auto"`'
         return f"zero3, {what}"
     if peer == "fsdp2":
         if not rec.get("offload"):

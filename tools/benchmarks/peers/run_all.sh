@@ -39,6 +39,8 @@ WARMUP=2
 VARIANTS='
 zero3-pinned|zero3|1|
 zero3-nooffload|zero3|1|--set zero_optimization.offload_optimizer.device=none
+zero3-ratio0.5|zero3|1|--set zero_optimization.offload_optimizer.ratio=0.5
+zero3-ratioauto|zero3|1|--set zero_optimization.offload_optimizer.ratio=auto
 fsdp2-fused|fsdp2|1|--offload 1 --pin 1 --adamw fused
 ds-pr8207|ds|1|--tree ds_pr8207 --pin true
 ds-head|ds|1|--tree ds_head --pin true
