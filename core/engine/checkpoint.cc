@@ -58,8 +58,9 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 std::string Float64Text(double v) { return absl::StrFormat("%.17g", v); }
 
+// Writes this rank's shard; its size and CRC-32C into `digest`.
 absl::Status WriteShard(Engine& e, runtime::Runtime& rt, const std::string& dir,
-                        const std::string& step_dir) {
+                        const std::string& step_dir, io::FileDigest* digest) {
   ZR_RETURN_IF_ERROR(MakeDirectory(dir));
   const std::string manifest = absl::StrCat(step_dir, "/", kManifestName);
   if (Exists(manifest)) {
@@ -96,7 +97,8 @@ absl::Status WriteShard(Engine& e, runtime::Runtime& rt, const std::string& dir,
     tensors.push_back(t);
   }
   return io::WriteSafetensors(
-      absl::StrCat(step_dir, "/", ShardFileName(rt.rank())), tensors, metadata);
+      absl::StrCat(step_dir, "/", ShardFileName(rt.rank())), tensors, metadata,
+      digest);
 }
 
 CheckpointManifest MakeManifest(const Engine& e, runtime::Runtime& rt,
@@ -171,16 +173,10 @@ absl::Status Retain(const std::string& dir, int keep_last,
 // Rank 0, once every shard is written: the manifest, then `latest`.
 absl::Status Publish(const Engine& e, runtime::Runtime& rt,
                      const SaveOptions& o, const std::string& step_dir,
-                     const std::string& step_name) {
+                     const std::string& step_name,
+                     std::vector<CheckpointFile> files) {
   CheckpointManifest m = MakeManifest(e, rt, o);
-  for (int r = 0; r < rt.world_size(); ++r) {
-    CheckpointFile f;
-    f.rank = r;
-    f.name = ShardFileName(r);
-    ZR_RETURN_IF_ERROR(
-        FileChecksum(absl::StrCat(step_dir, "/", f.name), &f.bytes, &f.crc32c));
-    m.files.push_back(f);
-  }
+  m.files = std::move(files);
   ZR_RETURN_IF_ERROR(WriteFileAtomically(
       absl::StrCat(step_dir, "/", kManifestName), ManifestToJson(m)));
   ZR_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.dir, "/", kLatestName),
@@ -199,46 +195,119 @@ absl::StatusOr<int64_t> MetaInt(const io::SafetensorsFile& f,
                    ": __metadata__ has no integer '", key, "'"));
 }
 
-// The files a rank reads, opened (and checksummed) on first use.
-class ShardFiles {
- public:
-  ShardFiles(const std::string& step_dir, const CheckpointManifest& m)
-      : step_dir_(step_dir), m_(m), files_(m.files.size()) {}
+// A byte range of a shard file and where its floats go.
+struct Extent {
+  int64_t offset = 0;  // in the file
+  int64_t bytes = 0;
+  char* out = nullptr;
+};
 
-  absl::StatusOr<const io::SafetensorsFile*> Get(int rank) {
-    if (files_[rank] == nullptr) {
-      CheckpointManifest one = m_;
-      one.files = {m_.files[rank]};
-      ZR_RETURN_IF_ERROR(VerifyCheckpointFiles(step_dir_, one));
-      ZR_ASSIGN_OR_RETURN(
-          files_[rank], io::SafetensorsFile::Open(
-                            absl::StrCat(step_dir_, "/", m_.files[rank].name)));
-      for (const char* name : kTensors) {
-        const io::TensorEntry* t = files_[rank]->Find(name);
-        if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
-            t->shape != std::vector<int64_t>{m_.partition_elements}) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "checkpoint file ", files_[rank]->path(), ": tensor '", name,
-              "' is missing or not F32 [", m_.partition_elements, "]"));
-        }
+// The shard files a rank reads: each header opened on first use, the
+// ranges wanted from it collected, then each file read once, start to end,
+// its size and CRC-32C checked against the manifest as the ranges are
+// copied out.
+class ShardReader {
+ public:
+  ShardReader(const std::string& step_dir, const CheckpointManifest& m)
+      : step_dir_(step_dir),
+        m_(m),
+        files_(m.files.size()),
+        extents_(m.files.size()) {}
+
+  // Asks for elements [first, first + n) of tensor `tensor` of `rank`'s
+  // shard into `out` (filled by ReadAll).
+  absl::Status Want(int rank, int tensor, int64_t first, int64_t n,
+                    float* out) {
+    ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* f, Open(rank));
+    const io::TensorEntry& t = *f->Find(kTensors[tensor]);
+    extents_[rank].push_back({f->data_offset() + t.begin + first * 4, n * 4,
+                              reinterpret_cast<char*>(out)});
+    return absl::OkStatus();
+  }
+
+  // Reads every file asked for, each once, and checks it.
+  absl::Status ReadAll() {
+    for (size_t r = 0; r < files_.size(); ++r) {
+      if (files_[r] != nullptr) ZR_RETURN_IF_ERROR(ReadOne(r));
+    }
+    return absl::OkStatus();
+  }
+
+  // A file already opened (rank 0's, then read by ReadAll too, when none
+  // is): where the counters, equal in every shard, are read.
+  absl::StatusOr<const io::SafetensorsFile*> AnyOpen() {
+    for (const auto& f : files_) {
+      if (f != nullptr) return f.get();
+    }
+    return Open(0);
+  }
+
+ private:
+  absl::StatusOr<const io::SafetensorsFile*> Open(int rank) {
+    if (files_[rank] != nullptr) return files_[rank].get();
+    struct stat st;
+    if (stat(Path(rank).c_str(), &st) == 0 &&
+        st.st_size != m_.files[rank].bytes) {
+      // Truncated or replaced: said so before the header is parsed.
+      return CheckFileDigest(Path(rank), {st.st_size, m_.files[rank].crc32c},
+                             m_.files[rank]);
+    }
+    absl::StatusOr<std::unique_ptr<io::SafetensorsFile>> opened =
+        io::SafetensorsFile::Open(Path(rank));
+    if (!opened.ok()) {
+      // A damaged header: the checksum names the cause when it differs.
+      const absl::StatusOr<io::FileDigest> digest = ReadFileDigest(Path(rank));
+      if (digest.ok()) {
+        ZR_RETURN_IF_ERROR(
+            CheckFileDigest(Path(rank), *digest, m_.files[rank]));
+      }
+      return opened.status();
+    }
+    files_[rank] = *std::move(opened);
+    for (const char* name : kTensors) {
+      const io::TensorEntry* t = files_[rank]->Find(name);
+      if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
+          t->shape != std::vector<int64_t>{m_.partition_elements}) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "checkpoint file ", files_[rank]->path(), ": tensor '", name,
+            "' is missing or not F32 [", m_.partition_elements, "]"));
       }
     }
     return files_[rank].get();
   }
 
-  // A file already opened (rank 0's when none is): where the counters,
-  // equal in every shard, are read without touching another file.
-  absl::StatusOr<const io::SafetensorsFile*> AnyOpen() {
-    for (const auto& f : files_) {
-      if (f != nullptr) return f.get();
-    }
-    return Get(0);
+  std::string Path(int rank) const {
+    return absl::StrCat(step_dir_, "/", m_.files[rank].name);
   }
 
- private:
+  absl::Status ReadOne(int rank) {
+    std::vector<Extent>& want = extents_[rank];
+    std::sort(want.begin(), want.end(), [](const Extent& a, const Extent& b) {
+      return a.offset < b.offset;
+    });
+    size_t next = 0;  // the first extent not yet wholly copied
+    auto copy = [&](int64_t at, absl::string_view piece) {
+      const int64_t end = at + static_cast<int64_t>(piece.size());
+      for (size_t i = next; i < want.size() && want[i].offset < end; ++i) {
+        const Extent& x = want[i];
+        const int64_t from = std::max(at, x.offset);
+        const int64_t to = std::min(end, x.offset + x.bytes);
+        if (from < to) {
+          std::memcpy(x.out + (from - x.offset), piece.data() + (from - at),
+                      to - from);
+        }
+        if (x.offset + x.bytes <= end && i == next) ++next;
+      }
+    };
+    ZR_ASSIGN_OR_RETURN(const io::FileDigest digest,
+                        ReadFileDigest(Path(rank), copy));
+    return CheckFileDigest(Path(rank), digest, m_.files[rank]);
+  }
+
   const std::string& step_dir_;
   const CheckpointManifest& m_;
   std::vector<std::unique_ptr<io::SafetensorsFile>> files_;
+  std::vector<std::vector<Extent>> extents_;  // by rank
 };
 
 // The step counts and loss scaler of a shard's __metadata__.
@@ -278,7 +347,7 @@ absl::StatusOr<TrainingState> ReadPartitions(const Engine& e,
         absl::StrCat("checkpoint ", step_dir, " has ", m.params.size(),
                      " parameters; the model has ", layout.num_params()));
   }
-  ShardFiles files(step_dir, m);
+  ShardReader files(step_dir, m);
   TrainingState state;
   std::vector<float>* outs[] = {&state.master, &state.exp_avg,
                                 &state.exp_avg_sq};
@@ -298,18 +367,48 @@ absl::StatusOr<TrainingState> ReadPartitions(const Engine& e,
       const int q = static_cast<int>(g / saved.partition);
       const int64_t local = g % saved.partition;
       const int64_t n = std::min(end - g, saved.partition - local);
-      ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* f, files.Get(q));
       for (int i = 0; i < 3; ++i) {
-        ZR_RETURN_IF_ERROR(f->Read(*f->Find(kTensors[i]),
-                                   (saved.offset + local) * 4, n * 4,
-                                   outs[i]->data() + now.offset + (g - begin)));
+        ZR_RETURN_IF_ERROR(
+            files.Want(q, i, saved.offset + local, n,
+                       outs[i]->data() + now.offset + (g - begin)));
       }
       g += n;
     }
   }
   ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* any, files.AnyOpen());
+  ZR_RETURN_IF_ERROR(files.ReadAll());
   ZR_RETURN_IF_ERROR(ReadCounters(*any, m, &state));
   return state;
+}
+
+// Every rank's shard size and CRC-32C, as each computed it while writing:
+// a sum across ranks of 16-bit pieces (exact in fp32), each rank filling
+// its own slots.
+absl::StatusOr<std::vector<CheckpointFile>> GatherDigests(
+    Engine& e, runtime::Runtime& rt, const io::FileDigest& mine) {
+  constexpr int kPieces = 6;  // 4 for the size, 2 for the CRC
+  std::vector<float> slots(kPieces * rt.world_size(), 0.0f);
+  const uint64_t b = static_cast<uint64_t>(mine.bytes);
+  const uint64_t words[kPieces] = {b,       b >> 16,     b >> 32,
+                                   b >> 48, mine.crc32c, mine.crc32c >> 16};
+  for (int i = 0; i < kPieces; ++i) {
+    slots[kPieces * rt.rank() + i] = static_cast<float>(words[i] & 0xffff);
+  }
+  ZR_ASSIGN_OR_RETURN(const std::vector<float> sum,
+                      e.SumAcrossRanks(slots, "checkpoint shard checksums"));
+  std::vector<CheckpointFile> files(rt.world_size());
+  for (int r = 0; r < rt.world_size(); ++r) {
+    uint64_t v[kPieces];
+    for (int i = 0; i < kPieces; ++i) {
+      v[i] = static_cast<uint64_t>(sum[kPieces * r + i]);
+    }
+    files[r].rank = r;
+    files[r].name = ShardFileName(r);
+    files[r].bytes =
+        static_cast<int64_t>(v[0] | v[1] << 16 | v[2] << 32 | v[3] << 48);
+    files[r].crc32c = static_cast<uint32_t>(v[4] | v[5] << 16);
+  }
+  return files;
 }
 
 }  // namespace
@@ -318,7 +417,9 @@ absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
                                            const SaveOptions& options) {
   const std::string step_name = absl::StrCat(kStepPrefix, engine.steps_done());
   const std::string step_dir = absl::StrCat(options.dir, "/", step_name);
-  const absl::Status written = WriteShard(engine, rt, options.dir, step_dir);
+  io::FileDigest digest;
+  const absl::Status written =
+      WriteShard(engine, rt, options.dir, step_dir, &digest);
   ZR_ASSIGN_OR_RETURN(
       const int failed,
       engine.CountRanks(!written.ok(), "checkpoint shards written"));
@@ -329,9 +430,12 @@ absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
         absl::StrCat(failed, " rank(s) could not write their shard of ",
                      step_dir, "; the previous checkpoint stays the latest"));
   }
+  ZR_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files,
+                      GatherDigests(engine, rt, digest));
   const absl::Status published =
-      rt.rank() == 0 ? Publish(engine, rt, options, step_dir, step_name)
-                     : absl::OkStatus();
+      rt.rank() == 0
+          ? Publish(engine, rt, options, step_dir, step_name, std::move(files))
+          : absl::OkStatus();
   ZR_ASSIGN_OR_RETURN(
       const int unpublished,
       engine.CountRanks(!published.ok(), "checkpoint published"));

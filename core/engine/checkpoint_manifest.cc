@@ -290,18 +290,18 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
   return absl::StrCat(dir, "/", name);
 }
 
-absl::Status FileChecksum(const std::string& path, int64_t* bytes,
-                          uint32_t* crc32c) {
+absl::StatusOr<io::FileDigest> ReadFileDigest(
+    const std::string& path,
+    const std::function<void(int64_t, absl::string_view)>& piece) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot read checkpoint file ",
                                             path, ": ", std::strerror(errno)));
   }
-  std::string piece(int64_t{1} << 20, '\0');
-  uint32_t crc = 0;
-  int64_t total = 0;
+  std::string buffer(int64_t{4} << 20, '\0');
+  io::FileDigest digest;
   while (true) {
-    const ssize_t n = read(fd, piece.data(), piece.size());
+    const ssize_t n = read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int e = errno;
@@ -310,12 +310,29 @@ absl::Status FileChecksum(const std::string& path, int64_t* bytes,
                                               path, ": ", std::strerror(e)));
     }
     if (n == 0) break;
-    crc = ExtendCrc32c(crc, absl::string_view(piece.data(), n));
-    total += n;
+    const absl::string_view bytes(buffer.data(), n);
+    digest.crc32c = ExtendCrc32c(digest.crc32c, bytes);
+    if (piece) piece(digest.bytes, bytes);
+    digest.bytes += n;
   }
   close(fd);
-  *bytes = total;
-  *crc32c = crc;
+  return digest;
+}
+
+absl::Status CheckFileDigest(const std::string& path,
+                             const io::FileDigest& digest,
+                             const CheckpointFile& f) {
+  if (digest.bytes != f.bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint file ", path, " has ", digest.bytes,
+        " bytes; the manifest records ", f.bytes, " (truncated or replaced)"));
+  }
+  if (digest.crc32c != f.crc32c) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "checkpoint file %s is corrupted: CRC-32C %08x, the manifest "
+        "records %08x",
+        path, digest.crc32c, f.crc32c));
+  }
   return absl::OkStatus();
 }
 
@@ -323,23 +340,11 @@ absl::Status VerifyCheckpointFiles(const std::string& step_dir,
                                    const CheckpointManifest& manifest) {
   for (const CheckpointFile& f : manifest.files) {
     const std::string path = absl::StrCat(step_dir, "/", f.name);
-    int64_t bytes = 0;
-    uint32_t crc = 0;
-    absl::Status read = FileChecksum(path, &bytes, &crc);
-    if (!read.ok()) return absl::InvalidArgumentError(read.message());
-    if (bytes != f.bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint file ", path, " has ", bytes,
-                       " bytes; the manifest "
-                       "records ",
-                       f.bytes, " (truncated or replaced)"));
+    const absl::StatusOr<io::FileDigest> digest = ReadFileDigest(path);
+    if (!digest.ok()) {
+      return absl::InvalidArgumentError(digest.status().message());
     }
-    if (crc != f.crc32c) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "checkpoint file %s is corrupted: CRC-32C %08x, the manifest "
-          "records %08x",
-          path, crc, f.crc32c));
-    }
+    ZR_RETURN_IF_ERROR(CheckFileDigest(path, *digest, f));
   }
   return absl::OkStatus();
 }

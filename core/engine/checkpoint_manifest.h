@@ -12,6 +12,7 @@
 #define ZERO3_CORE_ENGINE_CHECKPOINT_MANIFEST_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/config/json.h"
+#include "core/io/atomic_file.h"
 #include "core/model/data.h"
 #include "core/model/model_spec.pb.h"
 #include "core/zero/options.h"
@@ -77,9 +79,18 @@ absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir);
 // the one its `latest` file names. NotFound, naming both, when neither.
 absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path);
 
-// The size and CRC-32C of the file at `path`, read in pieces.
-absl::Status FileChecksum(const std::string& path, int64_t* bytes,
-                          uint32_t* crc32c);
+// Reads the file at `path` once, start to end, in pieces, handing each to
+// `piece` (with its offset in the file; may be empty); returns the file's
+// size and CRC-32C. NotFound or Internal naming the file.
+absl::StatusOr<io::FileDigest> ReadFileDigest(
+    const std::string& path,
+    const std::function<void(int64_t, absl::string_view)>& piece = {});
+// `digest` (of the file at `path`) is what `file` records; InvalidArgument
+// naming the file and the difference (size: truncated or replaced; else
+// corrupted).
+absl::Status CheckFileDigest(const std::string& path,
+                             const io::FileDigest& digest,
+                             const CheckpointFile& file);
 // Every shard file of `manifest` (in `step_dir`) exists with its recorded
 // size and checksum; InvalidArgument naming the file and the difference.
 absl::Status VerifyCheckpointFiles(const std::string& step_dir,

@@ -77,7 +77,6 @@ absl::StatusOr<std::optional<ResumePoint>> CheckpointFlags::OpenResume(
                      p.step_dir, " is at step ", p.manifest.step,
                      ": nothing left to train (raise --steps)"));
   }
-  ZR_RETURN_IF_ERROR(engine::VerifyCheckpointFiles(p.step_dir, p.manifest));
   const model::BatchShape shape{options.micro_batch, options.seq,
                                 options.accumulation, world_size};
   if (data.PositionAt(shape, p.manifest.step) != p.manifest.data_position) {
