@@ -17,9 +17,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/engine/checkpoint_fault.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/kernels/dtype.h"
+#include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -58,32 +60,38 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 std::string Float64Text(double v) { return absl::StrFormat("%.17g", v); }
 
-// Writes this rank's shard; its size and CRC-32C into `digest`.
-absl::Status WriteShard(Engine& e, runtime::Runtime& rt, const std::string& dir,
-                        const std::string& step_dir, io::FileDigest* digest) {
+// Makes `dir` and `step_dir`; AlreadyExists when `step_dir` holds a
+// checkpoint (of `step`).
+absl::Status PrepareStepDirectory(const std::string& dir,
+                                  const std::string& step_dir, int64_t step) {
   ZR_RETURN_IF_ERROR(MakeDirectory(dir));
   const std::string manifest = absl::StrCat(step_dir, "/", kManifestName);
   if (Exists(manifest)) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "a checkpoint of step ", e.steps_done(), " exists already (", manifest,
-        "): save into another directory or remove it"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("a checkpoint of step ", step, " exists already (",
+                     manifest, "): save into another directory or remove it"));
   }
-  ZR_RETURN_IF_ERROR(MakeDirectory(step_dir));
-  ZR_ASSIGN_OR_RETURN(TrainingState state, e.ExportState());
-  const model::DataPosition data = e.data_position();
+  return MakeDirectory(step_dir);
+}
+
+// Writes a snapshot as `path` (a shard); its size and CRC-32C into
+// `digest`. Reads only the snapshot.
+absl::Status WriteShardFile(const ShardSnapshot& snap, const std::string& path,
+                            io::FileDigest* digest) {
+  const TrainingState& state = snap.state;
   const io::Metadata metadata = {
       {"format", "zero3-checkpoint-shard"},
       {"format_version", absl::StrCat(kCheckpointFormatVersion)},
-      {"rank", absl::StrCat(rt.rank())},
-      {"world_size", absl::StrCat(rt.world_size())},
+      {"rank", absl::StrCat(snap.rank)},
+      {"world_size", absl::StrCat(snap.world_size)},
       {"steps_done", absl::StrCat(state.steps_done)},
       {"adam_steps", absl::StrCat(state.adam_steps)},
       {"loss_scale", Float64Text(state.scaler.scale)},
       {"loss_scale_cur_hysteresis", absl::StrCat(state.scaler.cur_hysteresis)},
       {"loss_scale_iteration", absl::StrCat(state.scaler.iteration)},
       {"loss_scale_last_overflow", absl::StrCat(state.scaler.last_overflow)},
-      {"data_epoch", absl::StrCat(data.epoch)},
-      {"data_index", absl::StrCat(data.index)},
+      {"data_epoch", absl::StrCat(snap.data.epoch)},
+      {"data_index", absl::StrCat(snap.data.index)},
   };
   const std::vector<float>* values[] = {&state.master, &state.exp_avg,
                                         &state.exp_avg_sq};
@@ -96,9 +104,9 @@ absl::Status WriteShard(Engine& e, runtime::Runtime& rt, const std::string& dir,
                                values[i]->size() * sizeof(float));
     tensors.push_back(t);
   }
-  return io::WriteSafetensors(
-      absl::StrCat(step_dir, "/", ShardFileName(rt.rank())), tensors, metadata,
-      digest);
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_shard", path));
+  ZR_RETURN_IF_ERROR(io::WriteSafetensors(path, tensors, metadata, digest));
+  return CheckpointFaultPoint("after_shard", path);
 }
 
 CheckpointManifest MakeManifest(const Engine& e, runtime::Runtime& rt,
@@ -171,16 +179,18 @@ absl::Status Retain(const std::string& dir, int keep_last,
 }
 
 // Rank 0, once every shard is written: the manifest, then `latest`.
-absl::Status Publish(const Engine& e, runtime::Runtime& rt,
-                     const SaveOptions& o, const std::string& step_dir,
-                     const std::string& step_name,
+absl::Status Publish(CheckpointManifest m, const SaveOptions& o,
+                     const std::string& step_dir, const std::string& step_name,
                      std::vector<CheckpointFile> files) {
-  CheckpointManifest m = MakeManifest(e, rt, o);
   m.files = std::move(files);
-  ZR_RETURN_IF_ERROR(WriteFileAtomically(
-      absl::StrCat(step_dir, "/", kManifestName), ManifestToJson(m)));
-  ZR_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.dir, "/", kLatestName),
-                                         absl::StrCat(step_name, "\n")));
+  const std::string manifest = absl::StrCat(step_dir, "/", kManifestName);
+  const std::string latest = absl::StrCat(o.dir, "/", kLatestName);
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_manifest", manifest));
+  ZR_RETURN_IF_ERROR(WriteFileAtomically(manifest, ManifestToJson(m)));
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_latest", latest));
+  ZR_RETURN_IF_ERROR(
+      WriteFileAtomically(latest, absl::StrCat(step_name, "\n")));
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("after_latest", latest));
   return Retain(o.dir, o.keep_last, step_name);
 }
 
@@ -413,38 +423,102 @@ absl::StatusOr<std::vector<CheckpointFile>> GatherDigests(
 
 }  // namespace
 
-absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
-                                           const SaveOptions& options) {
-  const std::string step_name = absl::StrCat(kStepPrefix, engine.steps_done());
-  const std::string step_dir = absl::StrCat(options.dir, "/", step_name);
-  io::FileDigest digest;
-  const absl::Status written =
-      WriteShard(engine, rt, options.dir, step_dir, &digest);
+CheckpointSaver::CheckpointSaver(Engine& engine, runtime::Runtime& rt,
+                                 SaveOptions options)
+    : engine_(engine), rt_(rt), options_(std::move(options)) {}
+
+CheckpointSaver::~CheckpointSaver() {
+  if (writer_.joinable()) writer_.join();
+}
+
+absl::Status CheckpointSaver::Start() {
+  ZR_CHECK(!in_flight_) << "Finish the save in flight first";
+  Pending p;
+  p.step = engine_.steps_done();
+  p.step_name = absl::StrCat(kStepPrefix, p.step);
+  p.step_dir = absl::StrCat(options_.dir, "/", p.step_name);
+  p.status =
+      PrepareStepDirectory(options_.dir, p.step_dir, engine_.steps_done());
+  if (p.status.ok()) {
+    absl::StatusOr<TrainingState> state = engine_.ExportState();
+    p.status = state.status();
+    if (state.ok()) p.snapshot.state = *std::move(state);
+  }
+  if (p.status.ok()) p.status = CheckpointFaultPoint("snapshot", p.step_dir);
+  p.snapshot.rank = rt_.rank();
+  p.snapshot.world_size = rt_.world_size();
+  p.snapshot.data = engine_.data_position();
+  if (rt_.rank() == 0) p.manifest = MakeManifest(engine_, rt_, options_);
+  pending_ = std::move(p);
+  in_flight_ = true;
+  done_ = false;
+  if (!pending_.status.ok()) {
+    done_ = true;
+    return absl::OkStatus();
+  }
+  auto write = [this] {
+    const std::string path = absl::StrCat(
+        pending_.step_dir, "/", ShardFileName(pending_.snapshot.rank));
+    pending_.status = WriteShardFile(pending_.snapshot, path, &pending_.digest);
+    pending_.snapshot = ShardSnapshot();  // the host copy is not needed now
+    done_ = true;
+  };
+  if (options_.async) {
+    writer_ = std::thread(write);
+  } else {
+    write();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SavedCheckpoint> CheckpointSaver::Poll() {
+  if (!in_flight_) return SavedCheckpoint();
+  ZR_ASSIGN_OR_RETURN(const int written,
+                      engine_.CountRanks(done_, "checkpoint writes done"));
+  if (written < rt_.world_size()) return SavedCheckpoint();
+  return Finish();
+}
+
+absl::StatusOr<SavedCheckpoint> CheckpointSaver::Finish() {
+  if (!in_flight_) return SavedCheckpoint();
+  if (writer_.joinable()) writer_.join();
+  in_flight_ = false;
+  Pending p = std::move(pending_);
   ZR_ASSIGN_OR_RETURN(
       const int failed,
-      engine.CountRanks(!written.ok(), "checkpoint shards written"));
-  if (!written.ok()) return written;
+      engine_.CountRanks(!p.status.ok(), "checkpoint shards written"));
+  if (!p.status.ok()) return p.status;
   if (failed > 0) {
     // Aborted: the failing rank's own error is the root cause.
     return absl::AbortedError(
         absl::StrCat(failed, " rank(s) could not write their shard of ",
-                     step_dir, "; the previous checkpoint stays the latest"));
+                     p.step_dir, "; the previous checkpoint stays the latest"));
   }
   ZR_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files,
-                      GatherDigests(engine, rt, digest));
+                      GatherDigests(engine_, rt_, p.digest));
   const absl::Status published =
-      rt.rank() == 0
-          ? Publish(engine, rt, options, step_dir, step_name, std::move(files))
-          : absl::OkStatus();
+      rt_.rank() == 0 ? Publish(std::move(p.manifest), options_, p.step_dir,
+                                p.step_name, std::move(files))
+                      : absl::OkStatus();
   ZR_ASSIGN_OR_RETURN(
       const int unpublished,
-      engine.CountRanks(!published.ok(), "checkpoint published"));
+      engine_.CountRanks(!published.ok(), "checkpoint published"));
   if (!published.ok()) return published;
   if (unpublished > 0) {
     return absl::AbortedError(
-        absl::StrCat("rank 0 could not publish ", step_dir));
+        absl::StrCat("rank 0 could not publish ", p.step_dir));
   }
-  return step_dir;
+  return SavedCheckpoint{p.step, p.step_dir};
+}
+
+absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
+                                           const SaveOptions& options) {
+  SaveOptions blocking = options;
+  blocking.async = false;
+  CheckpointSaver saver(engine, rt, blocking);
+  ZR_RETURN_IF_ERROR(saver.Start());
+  ZR_ASSIGN_OR_RETURN(SavedCheckpoint saved, saver.Finish());
+  return saved.dir;
 }
 
 absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,

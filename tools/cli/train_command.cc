@@ -213,7 +213,8 @@ class TrainCommand : public Command {
       const Inputs& in, std::ostream& err) const;
   absl::Status OpenMetrics(const runtime::Launcher& launcher, const Inputs& in);
   absl::StatusOr<Results> RunRanks(runtime::Launcher& launcher,
-                                   const Inputs& in, std::ostream& out) const;
+                                   const Inputs& in, std::ostream& out,
+                                   std::ostream& err) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
                       const Results& results, std::ostream& out);
 
@@ -236,10 +237,18 @@ class TrainCommand : public Command {
   // RunRanks: one rank's steps, and one step's results.
   absl::Status RunRank(runtime::Launcher& launcher, const Inputs& in,
                        runtime::Runtime& rt, Results& results,
-                       std::ostream& out) const;
-  // Saves the ranks' state (--save); rank 0 says where.
-  absl::Status SaveCheckpoint(const Inputs& in, engine::Engine& engine,
-                              runtime::Runtime& rt, std::ostream& out) const;
+                       std::ostream& out, std::ostream& err) const;
+  // --save after `steps_done` steps: publishes an asynchronous save whose
+  // writes are done, and starts the save due now (after the one in flight).
+  absl::Status Checkpoint(const Inputs& in, engine::CheckpointSaver& saver,
+                          int64_t steps_done, runtime::Runtime& rt,
+                          std::ostream& out, std::ostream& err) const;
+  // A save's outcome: rank 0 says where it went; a failure ends the run or,
+  // with zero3.checkpoint_on_failure "continue", is a warning.
+  absl::Status Saved(const Inputs& in,
+                     const absl::StatusOr<engine::SavedCheckpoint>& saved,
+                     runtime::Runtime& rt, std::ostream& out,
+                     std::ostream& err) const;
   absl::Status RecordStep(const runtime::Launcher& launcher,
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
@@ -311,7 +320,7 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
   PrintHeader(*launcher, in, out);
-  ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out));
+  ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out, err));
   if (!launcher->leader()) return absl::OkStatus();
   return Report(*launcher, in, results, out);
 }
@@ -555,19 +564,21 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
 }
 
 absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
-    runtime::Launcher& launcher, const Inputs& in, std::ostream& out) const {
+    runtime::Launcher& launcher, const Inputs& in, std::ostream& out,
+    std::ostream& err) const {
   Results results;
   results.rows.resize(steps_);
   for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
   ZR_RETURN_IF_ERROR(launcher.Run([&](runtime::Runtime& rt) {
-    return RunRank(launcher, in, rt, results, out);
+    return RunRank(launcher, in, rt, results, out, err);
   }));
   return results;
 }
 
 absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    const Inputs& in, runtime::Runtime& rt,
-                                   Results& results, std::ostream& out) const {
+                                   Results& results, std::ostream& out,
+                                   std::ostream& err) const {
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e,
                       engine::Engine::Create(in.spec, in.options, in.data.get(),
                                              rt, in.weights.get()));
@@ -585,6 +596,14 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     ZR_RETURN_IF_ERROR(engine::LoadCheckpoint(*e, rt, in.resume->step_dir,
                                               in.resume->manifest));
   }
+  std::unique_ptr<engine::CheckpointSaver> saver;
+  if (checkpoints_.saving()) {
+    engine::SaveOptions o =
+        checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
+                          config::ConfigToJsonValue(in.config));
+    o.async = in.config.zero3().checkpoint_write() == "async";
+    saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
+  }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
@@ -596,8 +615,8 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
     ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
-    if (checkpoints_.SaveDue(s + 1, steps_)) {
-      ZR_RETURN_IF_ERROR(SaveCheckpoint(in, *e, rt, out));
+    if (saver != nullptr) {
+      ZR_RETURN_IF_ERROR(Checkpoint(in, *saver, s + 1, rt, out, err));
     }
   }
   if (rt.rank() == 0) {
@@ -607,19 +626,47 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
   return absl::OkStatus();
 }
 
-absl::Status TrainCommand::SaveCheckpoint(const Inputs& in,
-                                          engine::Engine& engine,
-                                          runtime::Runtime& rt,
-                                          std::ostream& out) const {
-  const engine::SaveOptions o =
-      checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
-                        config::ConfigToJsonValue(in.config));
-  ZR_ASSIGN_OR_RETURN(const std::string step_dir,
-                      engine::SaveCheckpoint(engine, rt, o));
-  if (rt.rank() == 0) {
-    out << "checkpoint: step " << engine.steps_done() << " saved to "
-        << step_dir << "\n";
-    out.flush();
+absl::Status TrainCommand::Checkpoint(const Inputs& in,
+                                      engine::CheckpointSaver& saver,
+                                      int64_t steps_done, runtime::Runtime& rt,
+                                      std::ostream& out,
+                                      std::ostream& err) const {
+  ZR_RETURN_IF_ERROR(Saved(in, saver.Poll(), rt, out, err));
+  if (!checkpoints_.SaveDue(steps_done, steps_)) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
+  ZR_RETURN_IF_ERROR(saver.Start());
+  // The run's last save, and every blocking one, is waited for.
+  if (steps_done == steps_ ||
+      in.config.zero3().checkpoint_write() == "blocking") {
+    ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainCommand::Saved(
+    const Inputs& in, const absl::StatusOr<engine::SavedCheckpoint>& saved,
+    runtime::Runtime& rt, std::ostream& out, std::ostream& err) const {
+  if (saved.ok()) {
+    if (rt.rank() == 0 && !saved->dir.empty()) {
+      out << "checkpoint: step " << saved->step << " saved to " << saved->dir
+          << "\n";
+      out.flush();
+    }
+    return absl::OkStatus();
+  }
+  if (in.config.zero3().checkpoint_on_failure() != "continue") {
+    // A failed save is a failure of the run (exit status 1), whatever the
+    // system's reason; Aborted marks the ranks whose own part succeeded.
+    if (absl::IsAborted(saved.status())) return saved.status();
+    return absl::InternalError(saved.status().message());
+  }
+  // Each rank whose own part failed says why (Aborted: another rank's did).
+  if (!absl::IsAborted(saved.status())) {
+    err << absl::StrCat(
+        "warning: checkpoint not saved: ", saved.status().message(),
+        "; training goes on (zero3.checkpoint_on_failure "
+        "\"continue\")\n");
+    err.flush();
   }
   return absl::OkStatus();
 }
