@@ -348,10 +348,9 @@ absl::Status ReadCounters(const io::SafetensorsFile& f,
 // This rank's partitions under its own layout, read range by range from
 // the shards that hold them: one shard when the ranks are as saved, parts
 // of several when they are not. Padding stays zero.
-absl::StatusOr<TrainingState> ReadPartitions(const Engine& e,
+absl::StatusOr<TrainingState> ReadPartitions(const zero::ShardLayout& layout,
                                              const std::string& step_dir,
                                              const CheckpointManifest& m) {
-  const zero::ShardLayout& layout = e.layout();
   if (static_cast<int>(m.params.size()) != layout.num_params()) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint ", step_dir, " has ", m.params.size(),
@@ -525,7 +524,7 @@ absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,
                             const std::string& step_dir,
                             const CheckpointManifest& manifest) {
   const absl::StatusOr<TrainingState> state =
-      ReadPartitions(engine, step_dir, manifest);
+      ReadPartitions(engine.layout(), step_dir, manifest);
   ZR_ASSIGN_OR_RETURN(const int failed,
                       engine.CountRanks(!state.ok(), "checkpoint shards read"));
   if (!state.ok()) return state.status();
@@ -534,6 +533,32 @@ absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,
         failed, " rank(s) could not read their shard of ", step_dir));
   }
   return engine.ImportState(*state);
+}
+
+absl::StatusOr<WholeState> ReadWholeState(const std::string& step_dir,
+                                          const CheckpointManifest& manifest) {
+  std::vector<int64_t> numels;
+  for (const CheckpointParam& p : manifest.params) numels.push_back(p.numel);
+  const zero::ShardLayout one(numels, 1, 0);
+  ZR_ASSIGN_OR_RETURN(TrainingState flat,
+                      ReadPartitions(one, step_dir, manifest));
+  WholeState whole;
+  const std::vector<float>* from[] = {&flat.master, &flat.exp_avg,
+                                      &flat.exp_avg_sq};
+  std::vector<std::vector<float>>* to[] = {&whole.master, &whole.exp_avg,
+                                           &whole.exp_avg_sq};
+  for (int p = 0; p < one.num_params(); ++p) {
+    const zero::ParamShard& s = one.param(p);
+    for (int i = 0; i < 3; ++i) {
+      to[i]->emplace_back(from[i]->begin() + s.offset,
+                          from[i]->begin() + s.offset + s.numel);
+    }
+  }
+  flat.master.clear();
+  flat.exp_avg.clear();
+  flat.exp_avg_sq.clear();
+  whole.counters = std::move(flat);
+  return whole;
 }
 
 }  // namespace engine

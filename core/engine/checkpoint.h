@@ -34,6 +34,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/config/json.h"
@@ -134,6 +135,20 @@ absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
 absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,
                             const std::string& step_dir,
                             const CheckpointManifest& manifest);
+
+// Every parameter's whole state in a checkpoint, as a run of one rank
+// would hold it: for --check-reference of a resumed run (the reference
+// trainer starts from it).
+struct WholeState {
+  // By parameter, each [numel].
+  std::vector<std::vector<float>> master, exp_avg, exp_avg_sq;
+  TrainingState counters;  // steps and loss scaler; no values
+};
+
+// Reads `step_dir`'s checkpoint (manifest `manifest`) whole, each shard
+// read once and checked (size and CRC-32C).
+absl::StatusOr<WholeState> ReadWholeState(const std::string& step_dir,
+                                          const CheckpointManifest& manifest);
 
 }  // namespace engine
 }  // namespace zero3

@@ -342,8 +342,7 @@ absl::Status TrainCommand::CheckFlags() {
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
   }
-  return checkpoints_.Check(data_mode, check_reference_,
-                            predict_ || profile_ops_);
+  return checkpoints_.Check(data_mode, predict_ || profile_ops_);
 }
 
 // On GPUs the job's ranks are those of the launcher's environment
@@ -839,19 +838,37 @@ absl::Status TrainCommand::PrintOpTimings(
 absl::Status TrainCommand::CheckAgainstReference(
     const runtime::Launcher& launcher, const Inputs& in, const Results& results,
     std::ostream& out) {
+  // A resumed run's reference starts from the checkpoint.
+  std::optional<testing::ReferenceState> start;
+  int64_t first = 0;
+  if (in.resume.has_value()) {
+    ZR_ASSIGN_OR_RETURN(
+        engine::WholeState whole,
+        engine::ReadWholeState(in.resume->step_dir, in.resume->manifest));
+    start.emplace();
+    start->master = std::move(whole.master);
+    start->exp_avg = std::move(whole.exp_avg);
+    start->exp_avg_sq = std::move(whole.exp_avg_sq);
+    start->steps_done = whole.counters.steps_done;
+    start->adam_steps = whole.counters.adam_steps;
+    start->scaler = whole.counters.scaler;
+    first = start->steps_done;
+  }
   std::vector<std::vector<std::vector<float>>> by_step;
   ZR_ASSIGN_OR_RETURN(
       testing::RunResult ref,
       testing::RunReference(in.spec, in.options, static_cast<int>(ranks_),
                             static_cast<int>(steps_), *in.data, in.profile,
-                            &by_step, in.weights.get()));
+                            &by_step, in.weights.get(),
+                            start.has_value() ? &*start : nullptr));
   const double tolerance = in.options.dtype == kernels::DType::kF32
                                ? kFp32Tolerance
                                : kLowPrecisionTolerance;
   const int ranks = launcher.local_ranks();
   double worst = 0;
-  for (int64_t s = 0; s < steps_; ++s) {
+  for (int64_t s = first; s < steps_; ++s) {
     const StepRow& row = results.rows[s];
+    const int64_t k = s - first;  // the reference's step
     std::vector<std::vector<float>> full(results.num_params);
     for (int p = 0; p < results.num_params; ++p) {
       for (int r = 0; r < ranks; ++r) {
@@ -860,15 +877,15 @@ absl::Status TrainCommand::CheckAgainstReference(
       }
     }
     int worst_param = -1;
-    const double dp = testing::ParamDifference(full, by_step[s], &worst_param);
+    const double dp = testing::ParamDifference(full, by_step[k], &worst_param);
     const double loss = row.loss_sum / ranks;
-    const double dl = std::abs(loss - ref.losses[s]) /
-                      std::max(std::abs(ref.losses[s]), 1e-30);
+    const double dl = std::abs(loss - ref.losses[k]) /
+                      std::max(std::abs(ref.losses[k]), 1e-30);
     worst = testing::WorseOf(worst, testing::WorseOf(dp, dl));
     out << absl::StrFormat(
         "check step %d: loss %.6f vs reference %.6f (relative difference "
         "%.2e); parameters max relative difference %.2e%s\n",
-        s + 1, loss, ref.losses[s], dl, dp,
+        s + 1, loss, ref.losses[k], dl, dp,
         worst_param >= 0 && dp > 0
             ? absl::StrCat(" (", results.param_names[worst_param], ")")
             : std::string());
@@ -883,14 +900,15 @@ absl::Status TrainCommand::CheckAgainstReference(
 }
 
 // Rank 0's losses and final master shards from the simulator's data mode
-// on the same configuration and ranks.
-absl::Status SimulateRankZero(const model::ModelSpec& spec,
-                              const zero::ZeroOptions& options,
-                              const model::BatchSource& data,
-                              const sim::HardwareProfile& profile,
-                              const model::ParamSource* weights, int ranks,
-                              int64_t steps, std::vector<double>* losses,
-                              std::vector<std::vector<float>>* shards) {
+// on the same configuration and ranks (from the --resume checkpoint when
+// there is one: the losses of the steps after it).
+absl::Status SimulateRankZero(
+    const model::ModelSpec& spec, const zero::ZeroOptions& options,
+    const model::BatchSource& data, const sim::HardwareProfile& profile,
+    const model::ParamSource* weights,
+    const std::optional<internal::ResumePoint>& resume, int ranks,
+    int64_t steps, std::vector<double>* losses,
+    std::vector<std::vector<float>>* shards) {
   sim::SimOptions so;
   so.profile = profile;
   so.world_size = ranks;
@@ -899,7 +917,11 @@ absl::Status SimulateRankZero(const model::ModelSpec& spec,
   return world->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(
         auto e, engine::Engine::Create(spec, options, &data, rt, weights));
-    for (int64_t s = 0; s < steps; ++s) {
+    if (resume.has_value()) {
+      ZR_RETURN_IF_ERROR(
+          engine::LoadCheckpoint(*e, rt, resume->step_dir, resume->manifest));
+    }
+    for (int64_t s = e->steps_done(); s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
       if (rt.rank() == 0) losses->push_back(stats.loss);
     }
@@ -933,20 +955,22 @@ absl::Status TrainCommand::CheckAgainstSimulator(const Inputs& in,
   std::vector<double> losses;
   std::vector<std::vector<float>> shards;
   ZR_RETURN_IF_ERROR(SimulateRankZero(
-      in.spec, in.options, *in.data, in.profile, in.weights.get(),
+      in.spec, in.options, *in.data, in.profile, in.weights.get(), in.resume,
       static_cast<int>(ranks_), steps_, &losses, &shards));
+  const int64_t first = in.resume ? in.resume->manifest.step : 0;
   const bool fp32 = in.options.dtype == kernels::DType::kF32;
   const double loss_tolerance = fp32 ? 1e-4 : kLowPrecisionTolerance;
   const double param_tolerance = fp32 ? 1e-3 : 1e-2;
   double worst_loss = 0;
-  for (int64_t s = 0; s < steps_; ++s) {
+  for (int64_t s = first; s < steps_; ++s) {
     const double gpu_loss = results.rows[s].rank0.loss;
-    const double d = std::abs(gpu_loss - losses[s]) / std::abs(losses[s]);
+    const double sim_loss = losses[s - first];
+    const double d = std::abs(gpu_loss - sim_loss) / std::abs(sim_loss);
     worst_loss = testing::WorseOf(worst_loss, d);
     out << absl::StrFormat(
         "check step %d: loss %.6f on the GPU, %.6f on the simulator "
         "(relative difference %.2e)\n",
-        s + 1, gpu_loss, losses[s], d);
+        s + 1, gpu_loss, sim_loss, d);
   }
   const double param_diff =
       RelativeDistance(results.rows.back().shards[0], shards);

@@ -33,8 +33,7 @@ void CheckpointFlags::Define(FlagSet& flags) {
                   "counts from the start of training");
 }
 
-absl::Status CheckpointFlags::Check(bool data_mode, bool check_reference,
-                                    bool timed_ops) const {
+absl::Status CheckpointFlags::Check(bool data_mode, bool timed_ops) const {
   if (save_interval_ < 0 || keep_last_ < 0) {
     return absl::InvalidArgumentError(
         "--save-interval and --keep-last must be at least 0");
@@ -49,10 +48,10 @@ absl::Status CheckpointFlags::Check(bool data_mode, bool check_reference,
         saving() ? "--save" : "--resume",
         " needs values: use --mode data (timing mode holds none)"));
   }
-  if (resuming() && (check_reference || timed_ops)) {
+  if (resuming() && timed_ops) {
     return absl::InvalidArgumentError(
-        "--resume does not combine with --check-reference, --predict or "
-        "--profile-ops yet: they compare the run from its start");
+        "--resume does not combine with --predict or --profile-ops yet: they "
+        "compare the run from its start");
   }
   return absl::OkStatus();
 }

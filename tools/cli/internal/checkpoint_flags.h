@@ -45,11 +45,10 @@ class CheckpointFlags {
   // Adds the flags, as one block.
   void Define(FlagSet& flags);
 
-  // The flags' combinations with the run's --mode (data or not),
-  // --check-reference, --predict or --profile-ops (`timed_ops`);
-  // InvalidArgument naming the flag.
-  absl::Status Check(bool data_mode, bool check_reference,
-                     bool timed_ops) const;
+  // The flags' combinations with the run's --mode (data or not), and
+  // --predict or --profile-ops (`timed_ops`); InvalidArgument naming the
+  // flag.
+  absl::Status Check(bool data_mode, bool timed_ops) const;
 
   bool saving() const { return !save_.empty(); }
   bool resuming() const { return !resume_.empty(); }
