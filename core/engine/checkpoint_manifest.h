@@ -32,6 +32,9 @@ namespace engine {
 inline constexpr int kCheckpointFormatVersion = 1;
 inline constexpr char kManifestName[] = "manifest.json";
 inline constexpr char kLatestName[] = "latest";
+// The F32 tensors of every shard, each [partition_elements].
+inline constexpr const char* kShardTensors[] = {"master", "exp_avg",
+                                                "exp_avg_sq"};
 
 // One rank's shard file, relative to the step directory.
 struct CheckpointFile {
