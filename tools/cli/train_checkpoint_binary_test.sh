@@ -106,6 +106,16 @@ grep -q '^step ' "$TMP/out" && fail "a step ran before the collision error"
 expect 0 train --model tiny --ranks 2 --steps 4 --save "$TMP/again" \
   --resume "$TMP/again"
 
+# What saving every 10 steps would cost, async against blocking.
+expect 0 whatif --model tiny --gpus 2 --steps 2 --save-interval 10 \
+  --vary zero3.checkpoint_write=async,blocking
+grep -q '^checkpoint every 10 steps:$' "$TMP/out" ||
+  fail "whatif --save-interval: no checkpoint table"
+for mode in async blocking; do
+  grep -Eq "^checkpoint_write=$mode .* $mode +[0-9.]+ " "$TMP/out" ||
+    fail "whatif --save-interval: no $mode row"
+done
+
 # Flags that need another.
 expect 2 train --steps 2 --save-interval 1
 grep -q -- "--save-interval applies to --save DIR" "$TMP/err" ||
