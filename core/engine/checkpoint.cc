@@ -28,8 +28,6 @@ namespace zero3 {
 namespace engine {
 namespace {
 
-constexpr char kStepPrefix[] = "step_";
-
 absl::Status MakeDirectory(const std::string& path) {
   if (mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) {
     struct stat st;
@@ -128,29 +126,6 @@ CheckpointManifest MakeManifest(const Engine& e, runtime::Runtime& rt,
   return m;
 }
 
-// The complete checkpoints in `dir`, by step, newest first.
-std::vector<std::pair<int64_t, std::string>> CompleteCheckpoints(
-    const std::string& dir) {
-  std::vector<std::pair<int64_t, std::string>> found;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return found;
-  while (const dirent* entry = readdir(d)) {
-    const std::string name = entry->d_name;
-    int64_t step = 0;
-    if (!absl::StartsWith(name, kStepPrefix) ||
-        !absl::SimpleAtoi(name.substr(std::strlen(kStepPrefix)), &step) ||
-        name != absl::StrCat(kStepPrefix, step)) {
-      continue;
-    }
-    if (Exists(absl::StrCat(dir, "/", name, "/", kManifestName))) {
-      found.emplace_back(step, name);
-    }
-  }
-  closedir(d);
-  std::sort(found.rbegin(), found.rend());
-  return found;
-}
-
 // Removes the complete checkpoints beyond the newest `keep_last`, never
 // `current`; each loses its manifest first, so a removal cut short leaves
 // no checkpoint that looks complete.
@@ -237,7 +212,7 @@ absl::Status CheckpointSaver::Start() {
   ZR_CHECK(!in_flight_) << "Finish the save in flight first";
   Pending p;
   p.step = engine_.steps_done();
-  p.step_name = absl::StrCat(kStepPrefix, p.step);
+  p.step_name = absl::StrCat(kStepDirPrefix, p.step);
   p.step_dir = absl::StrCat(options_.dir, "/", p.step_name);
   p.status =
       PrepareStepDirectory(options_.dir, p.step_dir, engine_.steps_done());

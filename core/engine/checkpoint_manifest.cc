@@ -2,10 +2,12 @@
 
 #include "core/engine/checkpoint_manifest.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +15,8 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
@@ -266,6 +270,30 @@ absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir) {
   return ParseManifest(text.str(), path);
 }
 
+std::vector<std::pair<int64_t, std::string>> CompleteCheckpoints(
+    const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return found;
+  while (const dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    int64_t step = 0;
+    if (!absl::StartsWith(name, kStepDirPrefix) ||
+        !absl::SimpleAtoi(name.substr(std::strlen(kStepDirPrefix)), &step) ||
+        name != absl::StrCat(kStepDirPrefix, step)) {
+      continue;
+    }
+    struct stat st;
+    if (stat(absl::StrCat(dir, "/", name, "/", kManifestName).c_str(), &st) ==
+        0) {
+      found.emplace_back(step, name);
+    }
+  }
+  closedir(d);
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
 absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
   std::string dir(absl::StripSuffix(path, "/"));
   if (dir.empty()) dir = "/";
@@ -276,7 +304,18 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
   const std::string latest = absl::StrCat(dir, "/", kLatestName);
   std::ifstream in(latest);
   std::string name;
-  if (!in || !std::getline(in, name) || name.empty()) {
+  const bool has_latest = in && std::getline(in, name) && !name.empty();
+  // A save cut short after its manifest, before `latest`: a newer complete
+  // checkpoint than the one `latest` names.
+  const auto complete = CompleteCheckpoints(dir);
+  int64_t latest_step = -1;
+  if (has_latest && absl::StartsWith(name, kStepDirPrefix)) {
+    absl::SimpleAtoi(name.substr(std::strlen(kStepDirPrefix)), &latest_step);
+  }
+  if (!complete.empty() && complete[0].first > latest_step) {
+    return absl::StrCat(dir, "/", complete[0].second);
+  }
+  if (!has_latest) {
     return absl::NotFoundError(
         absl::StrCat("no checkpoint at ", path, ": neither ", latest, " nor ",
                      dir, "/", kManifestName,

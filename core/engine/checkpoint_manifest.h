@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,7 @@ namespace engine {
 inline constexpr int kCheckpointFormatVersion = 1;
 inline constexpr char kManifestName[] = "manifest.json";
 inline constexpr char kLatestName[] = "latest";
+inline constexpr char kStepDirPrefix[] = "step_";
 // The F32 tensors of every shard, each [partition_elements].
 inline constexpr const char* kShardTensors[] = {"master", "exp_avg",
                                                 "exp_avg_sq"};
@@ -78,8 +80,15 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text,
 // Reads STEP_DIR/manifest.json; NotFound naming it when missing.
 absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir);
 
+// The complete checkpoints in `dir` (step_<N> directories that hold a
+// manifest), newest first: (N, "step_<N>").
+std::vector<std::pair<int64_t, std::string>> CompleteCheckpoints(
+    const std::string& dir);
+
 // The step directory `path` names: itself when it holds a manifest, else
-// the one its `latest` file names. NotFound, naming both, when neither.
+// the one its `latest` file names - or a newer complete checkpoint in it
+// (a save cut short between its manifest and `latest`). NotFound, naming
+// both, when there is none.
 absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path);
 
 // Reads the file at `path` once, start to end, in pieces, handing each to

@@ -15,9 +15,10 @@
 # With two ranks in one process snapshot and the shard points are reached
 # twice per save, the others once. Every run saves at steps 2, 4 and 6;
 # each crash is at the step-4 save (the shard points in the background
-# thread while step 5 trains, or blocking), and `--resume DIR` then trains
-# to step 6 from what `latest` names with the losses, learning rates,
-# gradient norms and loss scales of a run never interrupted, bit for bit.
+# thread while step 5 trains, or blocking), and `--resume DIR --save DIR`
+# then trains to step 6 from the newest complete checkpoint, with the
+# losses, learning rates, gradient norms and loss scales of a run never
+# interrupted, bit for bit.
 set -uo pipefail
 
 source tools/cli_test_lib.sh
@@ -30,13 +31,14 @@ values() {
 RUN=(train --model tiny --ranks 2 --steps 6)
 expect 0 "${RUN[@]}" --metrics "$TMP/straight.jsonl"
 
-# crash FAULT LATEST [FLAGS...]: a run killed at FAULT leaves LATEST as
-# the latest checkpoint; resuming from it finishes as the straight run.
-# $KEEP: flags for the saving run only.
+# crash FAULT LATEST FROM [FLAGS...]: a run killed at FAULT leaves LATEST
+# in `latest`; `--resume DIR --save DIR` continues from step FROM (LATEST,
+# or a newer step whose manifest was written) and finishes as the straight
+# run. $KEEP: flags for the saving run only.
 KEEP=""
 crash() {
-  local fault="$1" latest="$2"
-  shift 2
+  local fault="$1" latest="$2" from="$3"
+  shift 3
   local dir="$TMP/crash_${fault//:/_}$*$KEEP"
   dir="${dir// /_}"
   # shellcheck disable=SC2086
@@ -46,7 +48,11 @@ crash() {
   [ "$got" -eq 137 ] || fail "$fault $*: exit $got, want 137 (SIGKILL)"
   [ "$(cat "$dir/latest")" = "$latest" ] ||
     fail "$fault $*: latest is $(cat "$dir/latest"), want $latest"
-  expect 0 "${RUN[@]}" --resume "$dir" --metrics "$TMP/resumed.jsonl" "$@"
+  expect 0 "${RUN[@]}" --resume "$dir" --save "$dir" --save-interval 2 \
+    --metrics "$TMP/resumed.jsonl" "$@"
+  grep -q "^resuming from $dir/step_$from " "$TMP/out" ||
+    fail "$fault $*: did not resume from step_$from"
+  [ "$(cat "$dir/latest")" = step_6 ] || fail "$fault $*: latest is not step_6"
   local n
   n=$(wc -l <"$TMP/resumed.jsonl")
   [ "$n" -ge 2 ] || fail "$fault $*: resumed only $n steps"
@@ -55,16 +61,16 @@ crash() {
     fail "$fault $*: the resumed steps differ from the straight run's"
 }
 
-crash snapshot:3 step_2
-crash before_shard:3 step_2
-crash after_shard:3 step_2
-crash after_shard:4 step_2
-crash before_manifest:2 step_2
-crash before_latest:2 step_2
-crash after_latest:2 step_4
-KEEP="--keep-last 1" crash after_latest:2 step_4
-crash before_shard:3 step_2 --set zero3.checkpoint_write=blocking
-crash before_latest:2 step_2 --set zero3.checkpoint_write=blocking
+crash snapshot:3 step_2 2
+crash before_shard:3 step_2 2
+crash after_shard:3 step_2 2
+crash after_shard:4 step_2 2
+crash before_manifest:2 step_2 2
+crash before_latest:2 step_2 4
+crash after_latest:2 step_4 4
+KEEP="--keep-last 1" crash after_latest:2 step_4 4
+crash before_shard:3 step_2 2 --set zero3.checkpoint_write=blocking
+crash before_latest:2 step_2 4 --set zero3.checkpoint_write=blocking
 
 # A failed write (no space left, permission denied, a directory gone):
 # the run stops naming the path and the system's reason, and `latest`
