@@ -115,6 +115,10 @@ for mode in async blocking; do
   grep -Eq "^checkpoint_write=$mode .* $mode +[0-9.]+ " "$TMP/out" ||
     fail "whatif --save-interval: no $mode row"
 done
+expect 0 whatif --model tiny --gpus 2 --steps 2 --save-interval 10 \
+  --format json
+grep -q '"checkpoint_interval": 10, "checkpoint_async": 1, "checkpoint_snapshot_ms": ' \
+  "$TMP/out" || fail "whatif --save-interval: no checkpoint figures in JSON"
 
 # Flags that need another.
 expect 2 train --steps 2 --save-interval 1

@@ -709,6 +709,22 @@ std::string FormatTable(const ScenarioResult& r) {
   return out;
 }
 
+// A variant's checkpoint figures by name, as JSON and CSV carry them; none
+// without save_interval.
+std::vector<std::pair<std::string, double>> CheckpointFigures(
+    const VariantResult& v) {
+  if (!v.checkpoint.has_value()) return {};
+  const CheckpointCost& c = *v.checkpoint;
+  return {{"checkpoint_interval", c.interval},
+          {"checkpoint_async", v.checkpoint_async ? 1 : 0},
+          {"checkpoint_snapshot_ms", c.snapshot_ms},
+          {"checkpoint_write_ms", c.write_ms},
+          {"checkpoint_stall_ms", c.stall_ms},
+          {"checkpoint_slowdown_ms", c.slowdown_ms},
+          {"checkpoint_per_step_ms", c.per_step_ms},
+          {"checkpoint_overhead", c.overhead}};
+}
+
 std::string FormatJson(const ScenarioResult& r) {
   std::string out = absl::StrCat(
       "{\n  \"scenario\": ", config::QuoteJsonString(r.name),
@@ -728,6 +744,13 @@ std::string FormatJson(const ScenarioResult& r) {
       absl::StrAppend(&out, ", \"", n, "\": ",
                       config::FormatJsonDouble(*MetricValue(v.metrics, n)));
     }
+    for (const auto& [n, value] : CheckpointFigures(v)) {
+      // The interval and the async flag are counts, written as such.
+      const bool count = value == std::floor(value) && std::abs(value) < 1e9;
+      absl::StrAppend(&out, ", \"", n, "\": ",
+                      count ? absl::StrCat(static_cast<int64_t>(value))
+                            : config::FormatJsonDouble(value));
+    }
     absl::StrAppend(&out, "}");
   }
   absl::StrAppend(&out, "\n  ]\n}\n");
@@ -741,6 +764,11 @@ std::string FormatCsv(const ScenarioResult& r) {
     for (const auto& [k, v] : r.variants[0].settings) header.push_back(k);
   }
   for (const std::string& n : MetricNames()) header.push_back(n);
+  if (!r.variants.empty()) {
+    for (const auto& [n, v] : CheckpointFigures(r.variants[0])) {
+      header.push_back(n);
+    }
+  }
   header.push_back("baseline");
   absl::StrAppend(&out, absl::StrJoin(header, ","), "\n");
   for (size_t i = 0; i < r.variants.size(); ++i) {
@@ -749,6 +777,9 @@ std::string FormatCsv(const ScenarioResult& r) {
     for (const std::string& n : MetricNames()) {
       row.push_back(
           absl::StrFormat("%.6g", *MetricValue(r.variants[i].metrics, n)));
+    }
+    for (const auto& [n, v] : CheckpointFigures(r.variants[i])) {
+      row.push_back(absl::StrFormat("%.6g", v));
     }
     row.push_back(static_cast<int>(i) == r.baseline ? "1" : "0");
     absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
