@@ -25,8 +25,9 @@
 //
 // LoadCheckpoint is SaveCheckpoint's inverse, called by every rank on a
 // fresh engine before its first step; the engine may have another number of
-// ranks than the saving run (each rank reads just the ranges of its
-// partitions from the shards that hold them). Thread-compatible.
+// ranks than the saving run (each rank reads the shards that hold its
+// partitions, each once, checking them; checkpoint_load.cc).
+// Thread-compatible.
 
 #ifndef ZERO3_CORE_ENGINE_CHECKPOINT_H_
 #define ZERO3_CORE_ENGINE_CHECKPOINT_H_
