@@ -69,7 +69,7 @@ absl::StatusOr<RunResult> RunReference(
     int steps, const model::BatchSource& data,
     const sim::HardwareProfile& profile,
     std::vector<std::vector<std::vector<float>>>* params_by_step,
-    const model::ParamSource* params) {
+    const model::ParamSource* params, const ReferenceState* resume) {
   sim::SimOptions o;
   o.profile = profile;
   o.world_size = 1;
@@ -79,7 +79,12 @@ absl::StatusOr<RunResult> RunReference(
   ZR_RETURN_IF_ERROR(simulated->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(auto t, ReferenceTrainer::Create(spec, options, world,
                                                          &data, rt, params));
-    for (int s = 0; s < steps; ++s) {
+    int first = 0;
+    if (resume != nullptr) {
+      ZR_RETURN_IF_ERROR(t->Resume(*resume));
+      first = static_cast<int>(resume->steps_done);
+    }
+    for (int s = first; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(ReferenceStep step, t->Step());
       result.losses.push_back(step.loss);
       result.skipped.push_back(step.skipped);

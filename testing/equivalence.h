@@ -18,6 +18,7 @@
 #include "core/model/param_source.h"
 #include "core/zero/options.h"
 #include "sim/simulator.h"
+#include "testing/reference_trainer.h"
 
 namespace zero3 {
 namespace testing {
@@ -42,14 +43,16 @@ absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
                                   const model::ParamSource* params = nullptr);
 
 // The reference trainer on the global batch of `world` ranks, starting from
-// `params` (null: the seeded initialization). With `params_by_step`, also
-// every parameter after every step.
+// `params` (null: the seeded initialization) or, with `resume`, from that
+// state (its steps_done counts towards `steps`). With `params_by_step`,
+// also every parameter after every step it takes.
 absl::StatusOr<RunResult> RunReference(
     const model::ModelSpec& spec, const zero::ZeroOptions& options, int world,
     int steps, const model::BatchSource& data,
     const sim::HardwareProfile& profile,
     std::vector<std::vector<std::vector<float>>>* params_by_step = nullptr,
-    const model::ParamSource* params = nullptr);
+    const model::ParamSource* params = nullptr,
+    const ReferenceState* resume = nullptr);
 
 // The larger of two differences, NaN if either is NaN: a comparison that
 // produced NaN is the worst result, never one that passes.

@@ -103,6 +103,27 @@ absl::Status ReferenceTrainer::Init(const model::ParamSource& source) {
   return UploadParams();
 }
 
+absl::Status ReferenceTrainer::Resume(const ReferenceState& state) {
+  for (const auto* tensors :
+       {&state.master, &state.exp_avg, &state.exp_avg_sq}) {
+    bool fits = tensors->size() == master_.size();
+    for (size_t p = 0; fits && p < master_.size(); ++p) {
+      fits = (*tensors)[p].size() == master_[p].size();
+    }
+    if (!fits) {
+      return absl::InvalidArgumentError(
+          "the reference cannot resume from a state of another model");
+    }
+  }
+  master_ = state.master;
+  m_ = state.exp_avg;
+  v_ = state.exp_avg_sq;
+  batch_step_ = state.steps_done;
+  step_ = state.adam_steps;
+  scaler_.Restore(state.scaler);
+  return UploadParams();
+}
+
 // Host work here is plain code on host buffers the reference has
 // synchronized; each access still goes through a HostTask so that the race
 // detector sees the reference obey the same rules as the engine.

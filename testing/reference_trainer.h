@@ -20,6 +20,7 @@
 #ifndef ZERO3_TESTING_REFERENCE_TRAINER_H_
 #define ZERO3_TESTING_REFERENCE_TRAINER_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -45,6 +46,15 @@ struct ReferenceStep {
   double lr = 0;         // the learning rate of the update (0 if skipped)
 };
 
+// A state to continue from (a checkpoint's, engine::ReadWholeState).
+struct ReferenceState {
+  // By parameter, each [numel]: the fp32 master and AdamW's moments.
+  std::vector<std::vector<float>> master, exp_avg, exp_avg_sq;
+  int64_t steps_done = 0;  // steps taken, skipped ones too: the next batch
+  int64_t adam_steps = 0;  // applied steps (AdamW's t; the schedule's)
+  zero::LossScaler::State scaler;
+};
+
 class ReferenceTrainer : private model::ParamProvider {
  public:
   // Uses the model, batch, precision, clipping and AdamW settings of
@@ -58,6 +68,9 @@ class ReferenceTrainer : private model::ParamProvider {
   ~ReferenceTrainer() override;
 
   absl::StatusOr<ReferenceStep> Step();
+  // Continues from `state` (of this model: every tensor its parameter's
+  // numel): master, moments, step counts and loss scaler. Call before Step.
+  absl::Status Resume(const ReferenceState& state);
 
   // The fp32 master of each parameter, [numel].
   const std::vector<float>& master(int param) const { return master_[param]; }

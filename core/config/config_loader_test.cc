@@ -128,7 +128,9 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "grad_offload": "async",
     "optimizer_threads": 0,
     "weight_decay_exclude_bias_and_norm": false,
-    "auto_offload_ratio": false
+    "auto_offload_ratio": false,
+    "checkpoint_write": "async",
+    "checkpoint_on_failure": "stop"
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -626,6 +628,11 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
        1,
        {"zero3.grad_offload (line 1, column 28): must be \"async\" or "
         "\"blocking\", found \"asynch\"; did you mean \"async\"?"}},
+      {"bad checkpoint_on_failure",
+       R"({"zero3": {"checkpoint_on_failure": "warn"}})",
+       1,
+       {"zero3.checkpoint_on_failure (line 1, column 37): must be \"stop\" "
+        "or \"continue\", found \"warn\""}},
       {"bad device",
        R"({"zero_optimization": {"offload_optimizer": {"device": "CPU"}}})",
        1,

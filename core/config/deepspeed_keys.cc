@@ -29,8 +29,9 @@ constexpr absl::string_view kCheckpointSection =
     "DeepSpeed's checkpoint options do not apply: zero3 train saves with "
     "--save and resumes with --resume (docs/checkpoints.md); ignored";
 constexpr absl::string_view kAsyncCheckpointing =
-    "asynchronous checkpoint engines are not implemented; ignored: zero3 "
-    "train --save writes its checkpoints synchronously";
+    "these checkpoint engines are not implemented; ignored: zero3 train "
+    "--save writes asynchronously itself (zero3.checkpoint_write, "
+    "docs/checkpoints.md)";
 constexpr absl::string_view kReshardCheckpoint =
     "ignored: a checkpoint always resumes on another number of ranks, "
     "micro-batch or accumulation that keeps the global batch "

@@ -117,13 +117,15 @@ void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
               "to 1 or turn offload_param off");
 }
 
-void CheckGradOffload(const Zero3& zero3, Diagnostics* diag) {
-  const std::string& mode = zero3.grad_offload();
-  if (mode == "async" || mode == "blocking") return;
+// A string key that takes one of two values.
+void CheckChoice(const std::string& value, const std::string& first,
+                 const std::string& second, const std::string& key,
+                 Diagnostics* diag) {
+  if (value == first || value == second) return;
   diag->Check(
-      false, "zero3.grad_offload",
-      absl::StrCat("must be \"async\" or \"blocking\", found ", Quote(mode),
-                   DidYouMean(mode, {"async", "blocking"})));
+      false, key,
+      absl::StrCat("must be ", Quote(first), " or ", Quote(second), ", found ",
+                   Quote(value), DidYouMean(value, {first, second})));
 }
 
 // The scheduler's type, its parameters against the type, and the values
@@ -211,7 +213,21 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
          CheckDevice(zero.offload_param().device(),
                      "zero_optimization.offload_param.device", diag);
        }},
-      {"zero3.grad_offload", [&] { CheckGradOffload(config.zero3(), diag); }},
+      {"zero3.grad_offload",
+       [&] {
+         CheckChoice(config.zero3().grad_offload(), "async", "blocking",
+                     "zero3.grad_offload", diag);
+       }},
+      {"zero3.checkpoint_write",
+       [&] {
+         CheckChoice(config.zero3().checkpoint_write(), "async", "blocking",
+                     "zero3.checkpoint_write", diag);
+       }},
+      {"zero3.checkpoint_on_failure",
+       [&] {
+         CheckChoice(config.zero3().checkpoint_on_failure(), "stop", "continue",
+                     "zero3.checkpoint_on_failure", diag);
+       }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},

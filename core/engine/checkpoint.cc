@@ -17,17 +17,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/engine/checkpoint_fault.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/kernels/dtype.h"
+#include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace engine {
 namespace {
-
-constexpr char kStepPrefix[] = "step_";
-constexpr const char* kTensors[] = {"master", "exp_avg", "exp_avg_sq"};
 
 absl::Status MakeDirectory(const std::string& path) {
   if (mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) {
@@ -58,45 +57,53 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 std::string Float64Text(double v) { return absl::StrFormat("%.17g", v); }
 
-absl::Status WriteShard(Engine& e, runtime::Runtime& rt, const std::string& dir,
-                        const std::string& step_dir) {
+// Makes `dir` and `step_dir`; AlreadyExists when `step_dir` holds a
+// checkpoint (of `step`).
+absl::Status PrepareStepDirectory(const std::string& dir,
+                                  const std::string& step_dir, int64_t step) {
   ZR_RETURN_IF_ERROR(MakeDirectory(dir));
   const std::string manifest = absl::StrCat(step_dir, "/", kManifestName);
   if (Exists(manifest)) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "a checkpoint of step ", e.steps_done(), " exists already (", manifest,
-        "): save into another directory or remove it"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("a checkpoint of step ", step, " exists already (",
+                     manifest, "): save into another directory or remove it"));
   }
-  ZR_RETURN_IF_ERROR(MakeDirectory(step_dir));
-  ZR_ASSIGN_OR_RETURN(TrainingState state, e.ExportState());
-  const model::DataPosition data = e.data_position();
+  return MakeDirectory(step_dir);
+}
+
+// Writes a snapshot as `path` (a shard); its size and CRC-32C into
+// `digest`. Reads only the snapshot.
+absl::Status WriteShardFile(const ShardSnapshot& snap, const std::string& path,
+                            io::FileDigest* digest) {
+  const TrainingState& state = snap.state;
   const io::Metadata metadata = {
       {"format", "zero3-checkpoint-shard"},
       {"format_version", absl::StrCat(kCheckpointFormatVersion)},
-      {"rank", absl::StrCat(rt.rank())},
-      {"world_size", absl::StrCat(rt.world_size())},
+      {"rank", absl::StrCat(snap.rank)},
+      {"world_size", absl::StrCat(snap.world_size)},
       {"steps_done", absl::StrCat(state.steps_done)},
       {"adam_steps", absl::StrCat(state.adam_steps)},
       {"loss_scale", Float64Text(state.scaler.scale)},
       {"loss_scale_cur_hysteresis", absl::StrCat(state.scaler.cur_hysteresis)},
       {"loss_scale_iteration", absl::StrCat(state.scaler.iteration)},
       {"loss_scale_last_overflow", absl::StrCat(state.scaler.last_overflow)},
-      {"data_epoch", absl::StrCat(data.epoch)},
-      {"data_index", absl::StrCat(data.index)},
+      {"data_epoch", absl::StrCat(snap.data.epoch)},
+      {"data_index", absl::StrCat(snap.data.index)},
   };
   const std::vector<float>* values[] = {&state.master, &state.exp_avg,
                                         &state.exp_avg_sq};
   std::vector<io::TensorToWrite> tensors;
   for (int i = 0; i < 3; ++i) {
     io::TensorToWrite t;
-    t.name = kTensors[i];
+    t.name = kShardTensors[i];
     t.shape = {static_cast<int64_t>(values[i]->size())};
     t.data = absl::string_view(reinterpret_cast<const char*>(values[i]->data()),
                                values[i]->size() * sizeof(float));
     tensors.push_back(t);
   }
-  return io::WriteSafetensors(
-      absl::StrCat(step_dir, "/", ShardFileName(rt.rank())), tensors, metadata);
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_shard", path));
+  ZR_RETURN_IF_ERROR(io::WriteSafetensors(path, tensors, metadata, digest));
+  return CheckpointFaultPoint("after_shard", path);
 }
 
 CheckpointManifest MakeManifest(const Engine& e, runtime::Runtime& rt,
@@ -117,29 +124,6 @@ CheckpointManifest MakeManifest(const Engine& e, runtime::Runtime& rt,
   m.data_position = e.data_position();
   m.config = o.config;
   return m;
-}
-
-// The complete checkpoints in `dir`, by step, newest first.
-std::vector<std::pair<int64_t, std::string>> CompleteCheckpoints(
-    const std::string& dir) {
-  std::vector<std::pair<int64_t, std::string>> found;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return found;
-  while (const dirent* entry = readdir(d)) {
-    const std::string name = entry->d_name;
-    int64_t step = 0;
-    if (!absl::StartsWith(name, kStepPrefix) ||
-        !absl::SimpleAtoi(name.substr(std::strlen(kStepPrefix)), &step) ||
-        name != absl::StrCat(kStepPrefix, step)) {
-      continue;
-    }
-    if (Exists(absl::StrCat(dir, "/", name, "/", kManifestName))) {
-      found.emplace_back(step, name);
-    }
-  }
-  closedir(d);
-  std::sort(found.rbegin(), found.rend());
-  return found;
 }
 
 // Removes the complete checkpoints beyond the newest `keep_last`, never
@@ -169,193 +153,149 @@ absl::Status Retain(const std::string& dir, int keep_last,
 }
 
 // Rank 0, once every shard is written: the manifest, then `latest`.
-absl::Status Publish(const Engine& e, runtime::Runtime& rt,
-                     const SaveOptions& o, const std::string& step_dir,
-                     const std::string& step_name) {
-  CheckpointManifest m = MakeManifest(e, rt, o);
-  for (int r = 0; r < rt.world_size(); ++r) {
-    CheckpointFile f;
-    f.rank = r;
-    f.name = ShardFileName(r);
-    ZR_RETURN_IF_ERROR(
-        FileChecksum(absl::StrCat(step_dir, "/", f.name), &f.bytes, &f.crc32c));
-    m.files.push_back(f);
-  }
-  ZR_RETURN_IF_ERROR(WriteFileAtomically(
-      absl::StrCat(step_dir, "/", kManifestName), ManifestToJson(m)));
-  ZR_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.dir, "/", kLatestName),
-                                         absl::StrCat(step_name, "\n")));
+absl::Status Publish(CheckpointManifest m, const SaveOptions& o,
+                     const std::string& step_dir, const std::string& step_name,
+                     std::vector<CheckpointFile> files) {
+  m.files = std::move(files);
+  const std::string manifest = absl::StrCat(step_dir, "/", kManifestName);
+  const std::string latest = absl::StrCat(o.dir, "/", kLatestName);
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_manifest", manifest));
+  ZR_RETURN_IF_ERROR(WriteFileAtomically(manifest, ManifestToJson(m)));
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_latest", latest));
+  ZR_RETURN_IF_ERROR(
+      WriteFileAtomically(latest, absl::StrCat(step_name, "\n")));
+  ZR_RETURN_IF_ERROR(CheckpointFaultPoint("after_latest", latest));
   return Retain(o.dir, o.keep_last, step_name);
 }
 
-absl::StatusOr<int64_t> MetaInt(const io::SafetensorsFile& f,
-                                absl::string_view key) {
-  for (const auto& [k, v] : f.metadata()) {
-    int64_t out = 0;
-    if (k == key && absl::SimpleAtoi(v, &out)) return out;
+// Every rank's shard size and CRC-32C, as each computed it while writing:
+// a sum across ranks of 16-bit pieces (exact in fp32), each rank filling
+// its own slots.
+absl::StatusOr<std::vector<CheckpointFile>> GatherDigests(
+    Engine& e, runtime::Runtime& rt, const io::FileDigest& mine) {
+  constexpr int kPieces = 6;  // 4 for the size, 2 for the CRC
+  std::vector<float> slots(kPieces * rt.world_size(), 0.0f);
+  const uint64_t b = static_cast<uint64_t>(mine.bytes);
+  const uint64_t words[kPieces] = {b,       b >> 16,     b >> 32,
+                                   b >> 48, mine.crc32c, mine.crc32c >> 16};
+  for (int i = 0; i < kPieces; ++i) {
+    slots[kPieces * rt.rank() + i] = static_cast<float>(words[i] & 0xffff);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("checkpoint file ", f.path(),
-                   ": __metadata__ has no integer '", key, "'"));
-}
-
-// The files a rank reads, opened (and checksummed) on first use.
-class ShardFiles {
- public:
-  ShardFiles(const std::string& step_dir, const CheckpointManifest& m)
-      : step_dir_(step_dir), m_(m), files_(m.files.size()) {}
-
-  absl::StatusOr<const io::SafetensorsFile*> Get(int rank) {
-    if (files_[rank] == nullptr) {
-      CheckpointManifest one = m_;
-      one.files = {m_.files[rank]};
-      ZR_RETURN_IF_ERROR(VerifyCheckpointFiles(step_dir_, one));
-      ZR_ASSIGN_OR_RETURN(
-          files_[rank], io::SafetensorsFile::Open(
-                            absl::StrCat(step_dir_, "/", m_.files[rank].name)));
-      for (const char* name : kTensors) {
-        const io::TensorEntry* t = files_[rank]->Find(name);
-        if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
-            t->shape != std::vector<int64_t>{m_.partition_elements}) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "checkpoint file ", files_[rank]->path(), ": tensor '", name,
-              "' is missing or not F32 [", m_.partition_elements, "]"));
-        }
-      }
+  ZR_ASSIGN_OR_RETURN(const std::vector<float> sum,
+                      e.SumAcrossRanks(slots, "checkpoint shard checksums"));
+  std::vector<CheckpointFile> files(rt.world_size());
+  for (int r = 0; r < rt.world_size(); ++r) {
+    uint64_t v[kPieces];
+    for (int i = 0; i < kPieces; ++i) {
+      v[i] = static_cast<uint64_t>(sum[kPieces * r + i]);
     }
-    return files_[rank].get();
+    files[r].rank = r;
+    files[r].name = ShardFileName(r);
+    files[r].bytes =
+        static_cast<int64_t>(v[0] | v[1] << 16 | v[2] << 32 | v[3] << 48);
+    files[r].crc32c = static_cast<uint32_t>(v[4] | v[5] << 16);
   }
-
-  // A file already opened (rank 0's when none is): where the counters,
-  // equal in every shard, are read without touching another file.
-  absl::StatusOr<const io::SafetensorsFile*> AnyOpen() {
-    for (const auto& f : files_) {
-      if (f != nullptr) return f.get();
-    }
-    return Get(0);
-  }
-
- private:
-  const std::string& step_dir_;
-  const CheckpointManifest& m_;
-  std::vector<std::unique_ptr<io::SafetensorsFile>> files_;
-};
-
-// The step counts and loss scaler of a shard's __metadata__.
-absl::Status ReadCounters(const io::SafetensorsFile& f,
-                          const CheckpointManifest& m, TrainingState* state) {
-  ZR_ASSIGN_OR_RETURN(state->steps_done, MetaInt(f, "steps_done"));
-  ZR_ASSIGN_OR_RETURN(state->adam_steps, MetaInt(f, "adam_steps"));
-  ZR_ASSIGN_OR_RETURN(const int64_t hysteresis,
-                      MetaInt(f, "loss_scale_cur_hysteresis"));
-  state->scaler.cur_hysteresis = static_cast<int>(hysteresis);
-  ZR_ASSIGN_OR_RETURN(state->scaler.iteration,
-                      MetaInt(f, "loss_scale_iteration"));
-  ZR_ASSIGN_OR_RETURN(state->scaler.last_overflow,
-                      MetaInt(f, "loss_scale_last_overflow"));
-  bool has_scale = false;
-  for (const auto& [k, v] : f.metadata()) {
-    if (k == "loss_scale")
-      has_scale = absl::SimpleAtod(v, &state->scaler.scale);
-  }
-  if (!has_scale || state->steps_done != m.step) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint file ", f.path(), ": no loss_scale, or steps_done ",
-        state->steps_done, " differs from the manifest's step ", m.step));
-  }
-  return absl::OkStatus();
-}
-
-// This rank's partitions under its own layout, read range by range from
-// the shards that hold them: one shard when the ranks are as saved, parts
-// of several when they are not. Padding stays zero.
-absl::StatusOr<TrainingState> ReadPartitions(const Engine& e,
-                                             const std::string& step_dir,
-                                             const CheckpointManifest& m) {
-  const zero::ShardLayout& layout = e.layout();
-  if (static_cast<int>(m.params.size()) != layout.num_params()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("checkpoint ", step_dir, " has ", m.params.size(),
-                     " parameters; the model has ", layout.num_params()));
-  }
-  ShardFiles files(step_dir, m);
-  TrainingState state;
-  std::vector<float>* outs[] = {&state.master, &state.exp_avg,
-                                &state.exp_avg_sq};
-  for (std::vector<float>* out : outs) out->assign(layout.total(), 0.0f);
-  for (int p = 0; p < layout.num_params(); ++p) {
-    const zero::ParamShard& now = layout.param(p);
-    const CheckpointParam& saved = m.params[p];
-    if (saved.numel != now.numel || saved.partition <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", step_dir, ": parameter ", saved.name,
-                       " has ", saved.numel, " elements (partition ",
-                       saved.partition, "); the model's has ", now.numel));
-    }
-    const int64_t begin = layout.rank() * now.partition;
-    const int64_t end = begin + layout.ValidElements(p);
-    for (int64_t g = begin; g < end;) {
-      const int q = static_cast<int>(g / saved.partition);
-      const int64_t local = g % saved.partition;
-      const int64_t n = std::min(end - g, saved.partition - local);
-      ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* f, files.Get(q));
-      for (int i = 0; i < 3; ++i) {
-        ZR_RETURN_IF_ERROR(f->Read(*f->Find(kTensors[i]),
-                                   (saved.offset + local) * 4, n * 4,
-                                   outs[i]->data() + now.offset + (g - begin)));
-      }
-      g += n;
-    }
-  }
-  ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* any, files.AnyOpen());
-  ZR_RETURN_IF_ERROR(ReadCounters(*any, m, &state));
-  return state;
+  return files;
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
-                                           const SaveOptions& options) {
-  const std::string step_name = absl::StrCat(kStepPrefix, engine.steps_done());
-  const std::string step_dir = absl::StrCat(options.dir, "/", step_name);
-  const absl::Status written = WriteShard(engine, rt, options.dir, step_dir);
+CheckpointSaver::CheckpointSaver(Engine& engine, runtime::Runtime& rt,
+                                 SaveOptions options)
+    : engine_(engine), rt_(rt), options_(std::move(options)) {}
+
+CheckpointSaver::~CheckpointSaver() {
+  if (writer_.joinable()) writer_.join();
+}
+
+absl::Status CheckpointSaver::Start() {
+  ZR_CHECK(!in_flight_) << "Finish the save in flight first";
+  Pending p;
+  p.step = engine_.steps_done();
+  p.step_name = absl::StrCat(kStepDirPrefix, p.step);
+  p.step_dir = absl::StrCat(options_.dir, "/", p.step_name);
+  p.status =
+      PrepareStepDirectory(options_.dir, p.step_dir, engine_.steps_done());
+  if (p.status.ok()) {
+    absl::StatusOr<TrainingState> state = engine_.ExportState();
+    p.status = state.status();
+    if (state.ok()) p.snapshot.state = *std::move(state);
+  }
+  if (p.status.ok()) p.status = CheckpointFaultPoint("snapshot", p.step_dir);
+  p.snapshot.rank = rt_.rank();
+  p.snapshot.world_size = rt_.world_size();
+  p.snapshot.data = engine_.data_position();
+  if (rt_.rank() == 0) p.manifest = MakeManifest(engine_, rt_, options_);
+  pending_ = std::move(p);
+  in_flight_ = true;
+  done_ = false;
+  if (!pending_.status.ok()) {
+    done_ = true;
+    return absl::OkStatus();
+  }
+  auto write = [this] {
+    const std::string path = absl::StrCat(
+        pending_.step_dir, "/", ShardFileName(pending_.snapshot.rank));
+    pending_.status = WriteShardFile(pending_.snapshot, path, &pending_.digest);
+    pending_.snapshot = ShardSnapshot();  // the host copy is not needed now
+    done_ = true;
+  };
+  if (options_.async) {
+    writer_ = std::thread(write);
+  } else {
+    write();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SavedCheckpoint> CheckpointSaver::Poll() {
+  if (!in_flight_) return SavedCheckpoint();
+  ZR_ASSIGN_OR_RETURN(const int written,
+                      engine_.CountRanks(done_, "checkpoint writes done"));
+  if (written < rt_.world_size()) return SavedCheckpoint();
+  return Finish();
+}
+
+absl::StatusOr<SavedCheckpoint> CheckpointSaver::Finish() {
+  if (!in_flight_) return SavedCheckpoint();
+  if (writer_.joinable()) writer_.join();
+  in_flight_ = false;
+  Pending p = std::move(pending_);
   ZR_ASSIGN_OR_RETURN(
       const int failed,
-      engine.CountRanks(!written.ok(), "checkpoint shards written"));
-  if (!written.ok()) return written;
+      engine_.CountRanks(!p.status.ok(), "checkpoint shards written"));
+  if (!p.status.ok()) return p.status;
   if (failed > 0) {
     // Aborted: the failing rank's own error is the root cause.
     return absl::AbortedError(
         absl::StrCat(failed, " rank(s) could not write their shard of ",
-                     step_dir, "; the previous checkpoint stays the latest"));
+                     p.step_dir, "; the previous checkpoint stays the latest"));
   }
+  ZR_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files,
+                      GatherDigests(engine_, rt_, p.digest));
   const absl::Status published =
-      rt.rank() == 0 ? Publish(engine, rt, options, step_dir, step_name)
-                     : absl::OkStatus();
+      rt_.rank() == 0 ? Publish(std::move(p.manifest), options_, p.step_dir,
+                                p.step_name, std::move(files))
+                      : absl::OkStatus();
   ZR_ASSIGN_OR_RETURN(
       const int unpublished,
-      engine.CountRanks(!published.ok(), "checkpoint published"));
+      engine_.CountRanks(!published.ok(), "checkpoint published"));
   if (!published.ok()) return published;
   if (unpublished > 0) {
     return absl::AbortedError(
-        absl::StrCat("rank 0 could not publish ", step_dir));
+        absl::StrCat("rank 0 could not publish ", p.step_dir));
   }
-  return step_dir;
+  return SavedCheckpoint{p.step, p.step_dir};
 }
 
-absl::Status LoadCheckpoint(Engine& engine, runtime::Runtime& rt,
-                            const std::string& step_dir,
-                            const CheckpointManifest& manifest) {
-  const absl::StatusOr<TrainingState> state =
-      ReadPartitions(engine, step_dir, manifest);
-  ZR_ASSIGN_OR_RETURN(const int failed,
-                      engine.CountRanks(!state.ok(), "checkpoint shards read"));
-  if (!state.ok()) return state.status();
-  if (failed > 0) {
-    return absl::AbortedError(absl::StrCat(
-        failed, " rank(s) could not read their shard of ", step_dir));
-  }
-  return engine.ImportState(*state);
+absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,
+                                           const SaveOptions& options) {
+  SaveOptions blocking = options;
+  blocking.async = false;
+  CheckpointSaver saver(engine, rt, blocking);
+  ZR_RETURN_IF_ERROR(saver.Start());
+  ZR_ASSIGN_OR_RETURN(SavedCheckpoint saved, saver.Finish());
+  return saved.dir;
 }
 
 }  // namespace engine

@@ -2,10 +2,12 @@
 
 #include "core/engine/checkpoint_manifest.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +15,8 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
@@ -266,6 +270,30 @@ absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir) {
   return ParseManifest(text.str(), path);
 }
 
+std::vector<std::pair<int64_t, std::string>> CompleteCheckpoints(
+    const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return found;
+  while (const dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    int64_t step = 0;
+    if (!absl::StartsWith(name, kStepDirPrefix) ||
+        !absl::SimpleAtoi(name.substr(std::strlen(kStepDirPrefix)), &step) ||
+        name != absl::StrCat(kStepDirPrefix, step)) {
+      continue;
+    }
+    struct stat st;
+    if (stat(absl::StrCat(dir, "/", name, "/", kManifestName).c_str(), &st) ==
+        0) {
+      found.emplace_back(step, name);
+    }
+  }
+  closedir(d);
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
 absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
   std::string dir(absl::StripSuffix(path, "/"));
   if (dir.empty()) dir = "/";
@@ -276,7 +304,18 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
   const std::string latest = absl::StrCat(dir, "/", kLatestName);
   std::ifstream in(latest);
   std::string name;
-  if (!in || !std::getline(in, name) || name.empty()) {
+  const bool has_latest = in && std::getline(in, name) && !name.empty();
+  // A save cut short after its manifest, before `latest`: a newer complete
+  // checkpoint than the one `latest` names.
+  const auto complete = CompleteCheckpoints(dir);
+  int64_t latest_step = -1;
+  if (has_latest && absl::StartsWith(name, kStepDirPrefix)) {
+    absl::SimpleAtoi(name.substr(std::strlen(kStepDirPrefix)), &latest_step);
+  }
+  if (!complete.empty() && complete[0].first > latest_step) {
+    return absl::StrCat(dir, "/", complete[0].second);
+  }
+  if (!has_latest) {
     return absl::NotFoundError(
         absl::StrCat("no checkpoint at ", path, ": neither ", latest, " nor ",
                      dir, "/", kManifestName,
@@ -290,18 +329,18 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
   return absl::StrCat(dir, "/", name);
 }
 
-absl::Status FileChecksum(const std::string& path, int64_t* bytes,
-                          uint32_t* crc32c) {
+absl::StatusOr<io::FileDigest> ReadFileDigest(
+    const std::string& path,
+    const std::function<void(int64_t, absl::string_view)>& piece) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot read checkpoint file ",
                                             path, ": ", std::strerror(errno)));
   }
-  std::string piece(int64_t{1} << 20, '\0');
-  uint32_t crc = 0;
-  int64_t total = 0;
+  std::string buffer(int64_t{4} << 20, '\0');
+  io::FileDigest digest;
   while (true) {
-    const ssize_t n = read(fd, piece.data(), piece.size());
+    const ssize_t n = read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int e = errno;
@@ -310,12 +349,29 @@ absl::Status FileChecksum(const std::string& path, int64_t* bytes,
                                               path, ": ", std::strerror(e)));
     }
     if (n == 0) break;
-    crc = ExtendCrc32c(crc, absl::string_view(piece.data(), n));
-    total += n;
+    const absl::string_view bytes(buffer.data(), n);
+    digest.crc32c = ExtendCrc32c(digest.crc32c, bytes);
+    if (piece) piece(digest.bytes, bytes);
+    digest.bytes += n;
   }
   close(fd);
-  *bytes = total;
-  *crc32c = crc;
+  return digest;
+}
+
+absl::Status CheckFileDigest(const std::string& path,
+                             const io::FileDigest& digest,
+                             const CheckpointFile& f) {
+  if (digest.bytes != f.bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint file ", path, " has ", digest.bytes,
+        " bytes; the manifest records ", f.bytes, " (truncated or replaced)"));
+  }
+  if (digest.crc32c != f.crc32c) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "checkpoint file %s is corrupted: CRC-32C %08x, the manifest "
+        "records %08x",
+        path, digest.crc32c, f.crc32c));
+  }
   return absl::OkStatus();
 }
 
@@ -323,23 +379,11 @@ absl::Status VerifyCheckpointFiles(const std::string& step_dir,
                                    const CheckpointManifest& manifest) {
   for (const CheckpointFile& f : manifest.files) {
     const std::string path = absl::StrCat(step_dir, "/", f.name);
-    int64_t bytes = 0;
-    uint32_t crc = 0;
-    absl::Status read = FileChecksum(path, &bytes, &crc);
-    if (!read.ok()) return absl::InvalidArgumentError(read.message());
-    if (bytes != f.bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint file ", path, " has ", bytes,
-                       " bytes; the manifest "
-                       "records ",
-                       f.bytes, " (truncated or replaced)"));
+    const absl::StatusOr<io::FileDigest> digest = ReadFileDigest(path);
+    if (!digest.ok()) {
+      return absl::InvalidArgumentError(digest.status().message());
     }
-    if (crc != f.crc32c) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "checkpoint file %s is corrupted: CRC-32C %08x, the manifest "
-          "records %08x",
-          path, crc, f.crc32c));
-    }
+    ZR_RETURN_IF_ERROR(CheckFileDigest(path, *digest, f));
   }
   return absl::OkStatus();
 }

@@ -12,13 +12,16 @@
 #define ZERO3_CORE_ENGINE_CHECKPOINT_MANIFEST_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/config/json.h"
+#include "core/io/atomic_file.h"
 #include "core/model/data.h"
 #include "core/model/model_spec.pb.h"
 #include "core/zero/options.h"
@@ -30,6 +33,10 @@ namespace engine {
 inline constexpr int kCheckpointFormatVersion = 1;
 inline constexpr char kManifestName[] = "manifest.json";
 inline constexpr char kLatestName[] = "latest";
+inline constexpr char kStepDirPrefix[] = "step_";
+// The F32 tensors of every shard, each [partition_elements].
+inline constexpr const char* kShardTensors[] = {"master", "exp_avg",
+                                                "exp_avg_sq"};
 
 // One rank's shard file, relative to the step directory.
 struct CheckpointFile {
@@ -73,13 +80,29 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text,
 // Reads STEP_DIR/manifest.json; NotFound naming it when missing.
 absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir);
 
+// The complete checkpoints in `dir` (step_<N> directories that hold a
+// manifest), newest first: (N, "step_<N>").
+std::vector<std::pair<int64_t, std::string>> CompleteCheckpoints(
+    const std::string& dir);
+
 // The step directory `path` names: itself when it holds a manifest, else
-// the one its `latest` file names. NotFound, naming both, when neither.
+// the one its `latest` file names - or a newer complete checkpoint in it
+// (a save cut short between its manifest and `latest`). NotFound, naming
+// both, when there is none.
 absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path);
 
-// The size and CRC-32C of the file at `path`, read in pieces.
-absl::Status FileChecksum(const std::string& path, int64_t* bytes,
-                          uint32_t* crc32c);
+// Reads the file at `path` once, start to end, in pieces, handing each to
+// `piece` (with its offset in the file; may be empty); returns the file's
+// size and CRC-32C. NotFound or Internal naming the file.
+absl::StatusOr<io::FileDigest> ReadFileDigest(
+    const std::string& path,
+    const std::function<void(int64_t, absl::string_view)>& piece = {});
+// `digest` (of the file at `path`) is what `file` records; InvalidArgument
+// naming the file and the difference (size: truncated or replaced; else
+// corrupted).
+absl::Status CheckFileDigest(const std::string& path,
+                             const io::FileDigest& digest,
+                             const CheckpointFile& file);
 // Every shard file of `manifest` (in `step_dir`) exists with its recorded
 // size and checksum; InvalidArgument naming the file and the difference.
 absl::Status VerifyCheckpointFiles(const std::string& step_dir,

@@ -863,41 +863,50 @@ absl::Status Engine::ImportDeviceState(const TrainingState& state) {
 }
 
 absl::StatusOr<int> Engine::CountRanks(bool flag, const std::string& label) {
+  ZR_ASSIGN_OR_RETURN(const std::vector<float> sum,
+                      SumAcrossRanks({flag ? 1.0f : 0.0f}, label));
+  return static_cast<int>(sum[0]);
+}
+
+absl::StatusOr<std::vector<float>> Engine::SumAcrossRanks(
+    const std::vector<float>& values, const std::string& label) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  const int64_t n = static_cast<int64_t>(values.size());
+  const int64_t bytes = 4 * std::max<int64_t>(n, 1);
   ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer host,
-                      AllocateHost(rt_, 8, HostMemoryKind::kPinned,
+                      AllocateHost(rt_, 2 * bytes, HostMemoryKind::kPinned,
                                    absl::StrCat(label, " (host)")));
   ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer device,
-                      AllocateDevice(rt_.device(), 8, label));
+                      AllocateDevice(rt_.device(), 2 * bytes, label));
   HostTask put;
-  put.label = absl::StrCat(label, ": this rank's flag");
-  put.writes = {host.Slice(0, 4)};
+  put.label = absl::StrCat(label, ": this rank's values");
+  put.writes = {host.Slice(0, bytes)};
   put.run = [&]() -> absl::Status {
-    *host.Slice(0, 4).As<float>() = flag ? 1.0f : 0.0f;
+    std::memcpy(host.Slice(0, bytes).data(), values.data(), 4 * n);
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(put));
   ZR_RETURN_IF_ERROR(
-      compute_->Copy(device.Slice(0, 4), host.Slice(0, 4), "flag H2D"));
+      compute_->Copy(device.Slice(0, bytes), host.Slice(0, bytes), "sum H2D"));
   ZR_RETURN_IF_ERROR(
-      rt_.world().AllReduce(*compute_, TensorRef::Of(device, DType::kF32, 0, 1),
-                            TensorRef::Of(device, DType::kF32, 1, 1),
+      rt_.world().AllReduce(*compute_, TensorRef::Of(device, DType::kF32, 0, n),
+                            TensorRef::Of(device, DType::kF32, n, n),
                             runtime::ReduceOp::kSum, label));
-  ZR_RETURN_IF_ERROR(
-      compute_->Copy(host.Slice(4, 4), device.Slice(4, 4), "count D2H"));
+  ZR_RETURN_IF_ERROR(compute_->Copy(host.Slice(bytes, bytes),
+                                    device.Slice(bytes, bytes), "sum D2H"));
   ZR_RETURN_IF_ERROR(compute_->Synchronize());
-  float count = 0;
+  std::vector<float> sum(n);
   HostTask get;
-  get.label = absl::StrCat(label, ": count");
-  get.reads = {host.Slice(4, 4)};
+  get.label = absl::StrCat(label, ": sums");
+  get.reads = {host.Slice(bytes, bytes)};
   get.run = [&]() -> absl::Status {
-    count = *host.Slice(4, 4).As<float>();
+    std::memcpy(sum.data(), host.Slice(bytes, bytes).data(), 4 * n);
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(get));
-  return static_cast<int>(count);
+  return sum;
 }
 
 }  // namespace engine

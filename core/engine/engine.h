@@ -113,6 +113,11 @@ class Engine : private model::ParamProvider {
   // whether each did its part of a multi-rank action, e.g. a checkpoint's
   // shard writes. Data mode only.
   absl::StatusOr<int> CountRanks(bool flag, const std::string& label);
+  // The element-wise sum over all ranks of `values` (the same length on
+  // every rank; a collective, in fp32: integers up to 2^24 stay exact).
+  // Data mode only.
+  absl::StatusOr<std::vector<float>> SumAcrossRanks(
+      const std::vector<float>& values, const std::string& label);
 
   const model::Transformer& model() const { return *model_; }
   const zero::ShardLayout& layout() const { return *layout_; }

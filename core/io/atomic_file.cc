@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/crc32c.h"
 
 namespace zero3 {
 namespace io {
@@ -54,6 +55,8 @@ absl::Status AtomicFile::Write(absl::string_view bytes) {
     return absl::FailedPreconditionError(
         absl::StrCat("write to ", path_, " after it was committed"));
   }
+  digest_.bytes += static_cast<int64_t>(bytes.size());
+  digest_.crc32c = ExtendCrc32c(digest_.crc32c, bytes);
   while (!bytes.empty()) {
     const ssize_t n = write(fd_, bytes.data(), bytes.size());
     if (n < 0) {

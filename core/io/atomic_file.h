@@ -12,12 +12,14 @@
 // stays on one file system). Commit flushes it to disk (fsync), renames it
 // over `path` and flushes the directory. Destroying an AtomicFile that was
 // not committed removes the temporary file: an error at any point leaves
-// `path` as it was. Errors name the file and the system's reason.
-// Not thread-safe.
+// `path` as it was. Errors name the file and the system's reason. The
+// size and CRC-32C of the bytes written are kept as they pass, so a caller
+// that records a checksum need not read the file back. Not thread-safe.
 
 #ifndef ZERO3_CORE_IO_ATOMIC_FILE_H_
 #define ZERO3_CORE_IO_ATOMIC_FILE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -27,6 +29,12 @@
 
 namespace zero3 {
 namespace io {
+
+// What a written file holds: its size and CRC-32C (core/util/crc32c.h).
+struct FileDigest {
+  int64_t bytes = 0;
+  uint32_t crc32c = 0;
+};
 
 class AtomicFile {
  public:
@@ -44,6 +52,8 @@ class AtomicFile {
   absl::Status Commit();
 
   const std::string& path() const { return path_; }
+  // The bytes written so far.
+  const FileDigest& digest() const { return digest_; }
 
  private:
   AtomicFile(std::string path, std::string temp, int fd)
@@ -53,6 +63,7 @@ class AtomicFile {
   std::string temp_;
   int fd_;
   bool committed_ = false;
+  FileDigest digest_;
 };
 
 }  // namespace io

@@ -298,7 +298,7 @@ absl::Status SafetensorsFile::Read(const TensorEntry& tensor, int64_t offset,
 
 absl::Status WriteSafetensors(const std::string& path,
                               const std::vector<TensorToWrite>& tensors,
-                              const Metadata& metadata) {
+                              const Metadata& metadata, FileDigest* digest) {
   std::vector<const TensorToWrite*> order;
   for (const TensorToWrite& t : tensors) order.push_back(&t);
   std::sort(order.begin(), order.end(),
@@ -356,6 +356,7 @@ absl::Status WriteSafetensors(const std::string& path,
   ZR_RETURN_IF_ERROR(file->Write(length));
   ZR_RETURN_IF_ERROR(file->Write(json));
   for (const TensorToWrite* t : order) ZR_RETURN_IF_ERROR(file->Write(t->data));
+  if (digest != nullptr) *digest = file->digest();
   return file->Commit();
 }
 

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/io/atomic_file.h"
 
 namespace zero3 {
 namespace io {
@@ -134,10 +135,12 @@ struct TensorToWrite {
 // Writes `tensors` (names unique, not "__metadata__") and `metadata` to
 // `path` atomically. Tensors are laid out by element size, largest first,
 // then by name, so every tensor is aligned to its element size; the header
-// is padded with spaces to a multiple of 8 bytes.
+// is padded with spaces to a multiple of 8 bytes. `digest`, when given,
+// receives the file's size and CRC-32C, computed as it is written.
 absl::Status WriteSafetensors(const std::string& path,
                               const std::vector<TensorToWrite>& tensors,
-                              const Metadata& metadata = {});
+                              const Metadata& metadata = {},
+                              FileDigest* digest = nullptr);
 
 }  // namespace io
 }  // namespace zero3

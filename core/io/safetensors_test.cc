@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/crc32c.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -99,6 +100,22 @@ TEST(SafetensorsTest, FailedWriteLeavesTargetUntouched) {
   std::ifstream f(path);
   std::string contents((std::istreambuf_iterator<char>(f)), {});
   EXPECT_EQ(contents, "old");
+}
+
+TEST(SafetensorsTest, DigestIsTheWrittenFiles) {
+  const std::vector<float> a = {1.5f, -2.0f, 3.25f};
+  const std::vector<TensorToWrite> tensors = {
+      {"a",
+       TensorDType::kF32,
+       {3},
+       absl::string_view(reinterpret_cast<const char*>(a.data()), 12)}};
+  const std::string path = TempPath("digest.safetensors");
+  FileDigest digest;
+  ASSERT_OK(WriteSafetensors(path, tensors, {{"k", "v"}}, &digest));
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_EQ(digest.bytes, static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(digest.crc32c, Crc32c(bytes));
 }
 
 TEST(SafetensorsTest, ReadsTransformersFile) {

@@ -32,6 +32,17 @@ grep -q '^step 4/6 ' "$TMP/out" || fail "the first step is not 4/6"
 [ "$(values "$TMP/a.jsonl" | tail -3)" = "$(values "$TMP/b.jsonl")" ] ||
   fail "steps 4-6 differ: $(values "$TMP/a.jsonl" | tail -3) vs $(values "$TMP/b.jsonl")"
 
+# --check-reference of a resumed run: the reference starts from the
+# checkpoint, so steps 4-6 compare as in the run that was never stopped.
+expect 0 train --model tiny --ranks 2 --steps 6 --check-reference
+grep '^check step [4-6]:' "$TMP/out" >"$TMP/check_straight"
+expect 0 train --model tiny --ranks 2 --steps 6 --resume "$TMP/ckpt" \
+  --check-reference
+grep -q '^check-reference: .*: OK$' "$TMP/out" || fail "resumed check not OK"
+[ "$(grep -c '^check step' "$TMP/out")" -eq 3 ] || fail "want 3 check lines"
+diff <(grep '^check step' "$TMP/out") "$TMP/check_straight" >/dev/null ||
+  fail "resumed check lines differ from the straight run's"
+
 # The same checkpoint on 4 ranks with half the micro-batch (the same global
 # batch): each loss within 1e-5 of the 2-rank run's.
 expect 0 train --model tiny --ranks 4 --micro-batch 2 --steps 6 \
@@ -94,6 +105,20 @@ grep -q "would save step 2 but .*step_2/manifest.json exists already" \
 grep -q '^step ' "$TMP/out" && fail "a step ran before the collision error"
 expect 0 train --model tiny --ranks 2 --steps 4 --save "$TMP/again" \
   --resume "$TMP/again"
+
+# What saving every 10 steps would cost, async against blocking.
+expect 0 whatif --model tiny --gpus 2 --steps 2 --save-interval 10 \
+  --vary zero3.checkpoint_write=async,blocking
+grep -q '^checkpoint every 10 steps:$' "$TMP/out" ||
+  fail "whatif --save-interval: no checkpoint table"
+for mode in async blocking; do
+  grep -Eq "^checkpoint_write=$mode .* $mode +[0-9.]+ " "$TMP/out" ||
+    fail "whatif --save-interval: no $mode row"
+done
+expect 0 whatif --model tiny --gpus 2 --steps 2 --save-interval 10 \
+  --format json
+grep -q '"checkpoint_interval": 10, "checkpoint_async": 1, "checkpoint_snapshot_ms": ' \
+  "$TMP/out" || fail "whatif --save-interval: no checkpoint figures in JSON"
 
 # Flags that need another.
 expect 2 train --steps 2 --save-interval 1

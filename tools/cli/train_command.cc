@@ -213,7 +213,8 @@ class TrainCommand : public Command {
       const Inputs& in, std::ostream& err) const;
   absl::Status OpenMetrics(const runtime::Launcher& launcher, const Inputs& in);
   absl::StatusOr<Results> RunRanks(runtime::Launcher& launcher,
-                                   const Inputs& in, std::ostream& out) const;
+                                   const Inputs& in, std::ostream& out,
+                                   std::ostream& err) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
                       const Results& results, std::ostream& out);
 
@@ -236,10 +237,18 @@ class TrainCommand : public Command {
   // RunRanks: one rank's steps, and one step's results.
   absl::Status RunRank(runtime::Launcher& launcher, const Inputs& in,
                        runtime::Runtime& rt, Results& results,
-                       std::ostream& out) const;
-  // Saves the ranks' state (--save); rank 0 says where.
-  absl::Status SaveCheckpoint(const Inputs& in, engine::Engine& engine,
-                              runtime::Runtime& rt, std::ostream& out) const;
+                       std::ostream& out, std::ostream& err) const;
+  // --save after `steps_done` steps: publishes an asynchronous save whose
+  // writes are done, and starts the save due now (after the one in flight).
+  absl::Status Checkpoint(const Inputs& in, engine::CheckpointSaver& saver,
+                          int64_t steps_done, runtime::Runtime& rt,
+                          std::ostream& out, std::ostream& err) const;
+  // A save's outcome: rank 0 says where it went; a failure ends the run or,
+  // with zero3.checkpoint_on_failure "continue", is a warning.
+  absl::Status Saved(const Inputs& in,
+                     const absl::StatusOr<engine::SavedCheckpoint>& saved,
+                     runtime::Runtime& rt, std::ostream& out,
+                     std::ostream& err) const;
   absl::Status RecordStep(const runtime::Launcher& launcher,
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
@@ -311,7 +320,7 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
   PrintHeader(*launcher, in, out);
-  ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out));
+  ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out, err));
   if (!launcher->leader()) return absl::OkStatus();
   return Report(*launcher, in, results, out);
 }
@@ -333,8 +342,7 @@ absl::Status TrainCommand::CheckFlags() {
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
   }
-  return checkpoints_.Check(data_mode, check_reference_,
-                            predict_ || profile_ops_);
+  return checkpoints_.Check(data_mode, predict_ || profile_ops_);
 }
 
 // On GPUs the job's ranks are those of the launcher's environment
@@ -556,19 +564,21 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
 }
 
 absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
-    runtime::Launcher& launcher, const Inputs& in, std::ostream& out) const {
+    runtime::Launcher& launcher, const Inputs& in, std::ostream& out,
+    std::ostream& err) const {
   Results results;
   results.rows.resize(steps_);
   for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
   ZR_RETURN_IF_ERROR(launcher.Run([&](runtime::Runtime& rt) {
-    return RunRank(launcher, in, rt, results, out);
+    return RunRank(launcher, in, rt, results, out, err);
   }));
   return results;
 }
 
 absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    const Inputs& in, runtime::Runtime& rt,
-                                   Results& results, std::ostream& out) const {
+                                   Results& results, std::ostream& out,
+                                   std::ostream& err) const {
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e,
                       engine::Engine::Create(in.spec, in.options, in.data.get(),
                                              rt, in.weights.get()));
@@ -597,6 +607,14 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     ZR_RETURN_IF_ERROR(engine::LoadCheckpoint(*e, rt, in.resume->step_dir,
                                               in.resume->manifest));
   }
+  std::unique_ptr<engine::CheckpointSaver> saver;
+  if (checkpoints_.saving()) {
+    engine::SaveOptions o =
+        checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
+                          config::ConfigToJsonValue(in.config));
+    o.async = in.config.zero3().checkpoint_write() == "async";
+    saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
+  }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
@@ -608,8 +626,8 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
     ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
-    if (checkpoints_.SaveDue(s + 1, steps_)) {
-      ZR_RETURN_IF_ERROR(SaveCheckpoint(in, *e, rt, out));
+    if (saver != nullptr) {
+      ZR_RETURN_IF_ERROR(Checkpoint(in, *saver, s + 1, rt, out, err));
     }
   }
   if (rt.rank() == 0) {
@@ -619,19 +637,47 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
   return absl::OkStatus();
 }
 
-absl::Status TrainCommand::SaveCheckpoint(const Inputs& in,
-                                          engine::Engine& engine,
-                                          runtime::Runtime& rt,
-                                          std::ostream& out) const {
-  const engine::SaveOptions o =
-      checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
-                        config::ConfigToJsonValue(in.config));
-  ZR_ASSIGN_OR_RETURN(const std::string step_dir,
-                      engine::SaveCheckpoint(engine, rt, o));
-  if (rt.rank() == 0) {
-    out << "checkpoint: step " << engine.steps_done() << " saved to "
-        << step_dir << "\n";
-    out.flush();
+absl::Status TrainCommand::Checkpoint(const Inputs& in,
+                                      engine::CheckpointSaver& saver,
+                                      int64_t steps_done, runtime::Runtime& rt,
+                                      std::ostream& out,
+                                      std::ostream& err) const {
+  ZR_RETURN_IF_ERROR(Saved(in, saver.Poll(), rt, out, err));
+  if (!checkpoints_.SaveDue(steps_done, steps_)) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
+  ZR_RETURN_IF_ERROR(saver.Start());
+  // The run's last save, and every blocking one, is waited for.
+  if (steps_done == steps_ ||
+      in.config.zero3().checkpoint_write() == "blocking") {
+    ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainCommand::Saved(
+    const Inputs& in, const absl::StatusOr<engine::SavedCheckpoint>& saved,
+    runtime::Runtime& rt, std::ostream& out, std::ostream& err) const {
+  if (saved.ok()) {
+    if (rt.rank() == 0 && !saved->dir.empty()) {
+      out << "checkpoint: step " << saved->step << " saved to " << saved->dir
+          << "\n";
+      out.flush();
+    }
+    return absl::OkStatus();
+  }
+  if (in.config.zero3().checkpoint_on_failure() != "continue") {
+    // A failed save is a failure of the run (exit status 1), whatever the
+    // system's reason; Aborted marks the ranks whose own part succeeded.
+    if (absl::IsAborted(saved.status())) return saved.status();
+    return absl::InternalError(saved.status().message());
+  }
+  // Each rank whose own part failed says why (Aborted: another rank's did).
+  if (!absl::IsAborted(saved.status())) {
+    err << absl::StrCat(
+        "warning: checkpoint not saved: ", saved.status().message(),
+        "; training goes on (zero3.checkpoint_on_failure "
+        "\"continue\")\n");
+    err.flush();
   }
   return absl::OkStatus();
 }
@@ -804,19 +850,37 @@ absl::Status TrainCommand::PrintOpTimings(
 absl::Status TrainCommand::CheckAgainstReference(
     const runtime::Launcher& launcher, const Inputs& in, const Results& results,
     std::ostream& out) {
+  // A resumed run's reference starts from the checkpoint.
+  std::optional<testing::ReferenceState> start;
+  int64_t first = 0;
+  if (in.resume.has_value()) {
+    ZR_ASSIGN_OR_RETURN(
+        engine::WholeState whole,
+        engine::ReadWholeState(in.resume->step_dir, in.resume->manifest));
+    start.emplace();
+    start->master = std::move(whole.master);
+    start->exp_avg = std::move(whole.exp_avg);
+    start->exp_avg_sq = std::move(whole.exp_avg_sq);
+    start->steps_done = whole.counters.steps_done;
+    start->adam_steps = whole.counters.adam_steps;
+    start->scaler = whole.counters.scaler;
+    first = start->steps_done;
+  }
   std::vector<std::vector<std::vector<float>>> by_step;
   ZR_ASSIGN_OR_RETURN(
       testing::RunResult ref,
       testing::RunReference(in.spec, in.options, static_cast<int>(ranks_),
                             static_cast<int>(steps_), *in.data, in.profile,
-                            &by_step, in.weights.get()));
+                            &by_step, in.weights.get(),
+                            start.has_value() ? &*start : nullptr));
   const double tolerance = in.options.dtype == kernels::DType::kF32
                                ? kFp32Tolerance
                                : kLowPrecisionTolerance;
   const int ranks = launcher.local_ranks();
   double worst = 0;
-  for (int64_t s = 0; s < steps_; ++s) {
+  for (int64_t s = first; s < steps_; ++s) {
     const StepRow& row = results.rows[s];
+    const int64_t k = s - first;  // the reference's step
     std::vector<std::vector<float>> full(results.num_params);
     for (int p = 0; p < results.num_params; ++p) {
       for (int r = 0; r < ranks; ++r) {
@@ -825,15 +889,15 @@ absl::Status TrainCommand::CheckAgainstReference(
       }
     }
     int worst_param = -1;
-    const double dp = testing::ParamDifference(full, by_step[s], &worst_param);
+    const double dp = testing::ParamDifference(full, by_step[k], &worst_param);
     const double loss = row.loss_sum / ranks;
-    const double dl = std::abs(loss - ref.losses[s]) /
-                      std::max(std::abs(ref.losses[s]), 1e-30);
+    const double dl = std::abs(loss - ref.losses[k]) /
+                      std::max(std::abs(ref.losses[k]), 1e-30);
     worst = testing::WorseOf(worst, testing::WorseOf(dp, dl));
     out << absl::StrFormat(
         "check step %d: loss %.6f vs reference %.6f (relative difference "
         "%.2e); parameters max relative difference %.2e%s\n",
-        s + 1, loss, ref.losses[s], dl, dp,
+        s + 1, loss, ref.losses[k], dl, dp,
         worst_param >= 0 && dp > 0
             ? absl::StrCat(" (", results.param_names[worst_param], ")")
             : std::string());
@@ -848,14 +912,15 @@ absl::Status TrainCommand::CheckAgainstReference(
 }
 
 // Rank 0's losses and final master shards from the simulator's data mode
-// on the same configuration and ranks.
-absl::Status SimulateRankZero(const model::ModelSpec& spec,
-                              const zero::ZeroOptions& options,
-                              const model::BatchSource& data,
-                              const sim::HardwareProfile& profile,
-                              const model::ParamSource* weights, int ranks,
-                              int64_t steps, std::vector<double>* losses,
-                              std::vector<std::vector<float>>* shards) {
+// on the same configuration and ranks (from the --resume checkpoint when
+// there is one: the losses of the steps after it).
+absl::Status SimulateRankZero(
+    const model::ModelSpec& spec, const zero::ZeroOptions& options,
+    const model::BatchSource& data, const sim::HardwareProfile& profile,
+    const model::ParamSource* weights,
+    const std::optional<internal::ResumePoint>& resume, int ranks,
+    int64_t steps, std::vector<double>* losses,
+    std::vector<std::vector<float>>* shards) {
   sim::SimOptions so;
   so.profile = profile;
   so.world_size = ranks;
@@ -864,7 +929,11 @@ absl::Status SimulateRankZero(const model::ModelSpec& spec,
   return world->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(
         auto e, engine::Engine::Create(spec, options, &data, rt, weights));
-    for (int64_t s = 0; s < steps; ++s) {
+    if (resume.has_value()) {
+      ZR_RETURN_IF_ERROR(
+          engine::LoadCheckpoint(*e, rt, resume->step_dir, resume->manifest));
+    }
+    for (int64_t s = e->steps_done(); s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
       if (rt.rank() == 0) losses->push_back(stats.loss);
     }
@@ -898,20 +967,22 @@ absl::Status TrainCommand::CheckAgainstSimulator(const Inputs& in,
   std::vector<double> losses;
   std::vector<std::vector<float>> shards;
   ZR_RETURN_IF_ERROR(SimulateRankZero(
-      in.spec, in.options, *in.data, in.profile, in.weights.get(),
+      in.spec, in.options, *in.data, in.profile, in.weights.get(), in.resume,
       static_cast<int>(ranks_), steps_, &losses, &shards));
+  const int64_t first = in.resume ? in.resume->manifest.step : 0;
   const bool fp32 = in.options.dtype == kernels::DType::kF32;
   const double loss_tolerance = fp32 ? 1e-4 : kLowPrecisionTolerance;
   const double param_tolerance = fp32 ? 1e-3 : 1e-2;
   double worst_loss = 0;
-  for (int64_t s = 0; s < steps_; ++s) {
+  for (int64_t s = first; s < steps_; ++s) {
     const double gpu_loss = results.rows[s].rank0.loss;
-    const double d = std::abs(gpu_loss - losses[s]) / std::abs(losses[s]);
+    const double sim_loss = losses[s - first];
+    const double d = std::abs(gpu_loss - sim_loss) / std::abs(sim_loss);
     worst_loss = testing::WorseOf(worst_loss, d);
     out << absl::StrFormat(
         "check step %d: loss %.6f on the GPU, %.6f on the simulator "
         "(relative difference %.2e)\n",
-        s + 1, gpu_loss, losses[s], d);
+        s + 1, gpu_loss, sim_loss, d);
   }
   const double param_diff =
       RelativeDistance(results.rows.back().shards[0], shards);

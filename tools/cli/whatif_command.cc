@@ -195,6 +195,10 @@ class WhatifCommand : public Command {
     flags.AddInt(
         "steps", &steps_, "N",
         "steps simulated per variant (the last is reported); default 3");
+    flags.AddInt("save-interval", &save_interval_, "N",
+                 "also estimate saving a checkpoint every N steps "
+                 "(zero3.checkpoint_write: async or blocking; "
+                 "docs/checkpoints.md)");
     flags.AddString("format", &format_, "table|json", "output format");
     flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
     flags.AddString("trace-dir", &trace_dir_, "DIR",
@@ -250,6 +254,9 @@ class WhatifCommand : public Command {
     if (accumulation_ != 0)
       scenario.set_accumulation(static_cast<int>(accumulation_));
     if (steps_ != 0) scenario.set_steps(static_cast<int>(steps_));
+    if (save_interval_ != 0) {
+      scenario.set_save_interval(static_cast<int>(save_interval_));
+    }
     if (!config_.empty()) {
       scenario.set_config(ResolveUserPath(config_));
       run.base_dir.clear();
@@ -315,6 +322,7 @@ class WhatifCommand : public Command {
   std::string hardware_, model_, config_, baseline_;
   int64_t gpus_ = 0, tp_ = 0, micro_batch_ = 0, seq_ = 0, accumulation_ = 0,
           steps_ = 0;
+  int64_t save_interval_ = 0;
   std::vector<std::string> set_, vary_;
   std::string format_ = "table";
   std::string csv_, trace_dir_, plot_;

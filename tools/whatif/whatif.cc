@@ -20,6 +20,7 @@
 #include "core/kernels/op_cost.h"
 #include "core/model/data.h"
 #include "core/model/presets.h"
+#include "core/model/transformer.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/key_value.h"
 #include "core/util/proto_path.h"
@@ -223,6 +224,7 @@ struct Resolved {
   sim::HardwareProfile profile;
   model::ModelSpec spec;
   zero::ZeroOptions options;
+  bool checkpoint_async = true;  // zero3.checkpoint_write
   std::vector<std::string> notices;
 };
 
@@ -260,6 +262,7 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
                         config::LoadConfigFile(path, load));
     ZR_ASSIGN_OR_RETURN(r.options,
                         engine::OptionsFromConfig(c.config, v.seq, 0));
+    r.checkpoint_async = c.config.zero3().checkpoint_write() == "async";
     r.notices = c.notices;
     r.notices.insert(r.notices.end(), c.warnings.begin(), c.warnings.end());
   } else {
@@ -273,6 +276,7 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
     ZR_ASSIGN_OR_RETURN(config::LoadedConfig c, config::DefaultConfig(load));
     ZR_ASSIGN_OR_RETURN(r.options,
                         engine::OptionsFromConfig(c.config, v.seq, 0));
+    r.checkpoint_async = c.config.zero3().checkpoint_write() == "async";
     r.notices = c.notices;
   }
   r.options.tensor_parallel = static_cast<int>(v.tp);
@@ -334,6 +338,23 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   input.traces = run.traces;
   ZR_ASSIGN_OR_RETURN(VariantResult out, SimulateStep(input));
   out.settings = v.settings;
+  if (s.save_interval() > 0) {
+    CheckpointCostInput c;
+    c.profile = r.profile;
+    const int gpus = static_cast<int>(v.gpus);
+    for (const model::ParamInfo& p : model::ModelParams(r.spec)) {
+      c.bytes_per_rank += 12 * ((p.numel() + gpus - 1) / gpus);
+    }
+    c.ranks_per_node =
+        std::max(1, std::min(gpus, r.profile.fabric().gpus_per_node()));
+    c.offload = r.options.offload_optimizer;
+    c.async = r.checkpoint_async;
+    c.interval = s.save_interval();
+    c.step_ms = out.metrics.total_ms;
+    c.host_optimizer_ms = c.offload ? out.metrics.step_ms : 0;
+    out.checkpoint = EstimateCheckpointCost(c);
+    out.checkpoint_async = c.async;
+  }
   return out;
 }
 
@@ -600,6 +621,36 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
   return out;
 }
 
+// The checkpoint costs of the variants that have them (save_interval).
+void AppendCheckpointTable(const ScenarioResult& r,
+                           const std::vector<std::string>& labels, size_t width,
+                           std::string* out) {
+  if (r.variants.empty() || !r.variants[0].checkpoint.has_value()) return;
+  absl::StrAppend(out, "\ncheckpoint every ",
+                  r.variants[0].checkpoint->interval, " steps:\n");
+  absl::StrAppend(out,
+                  absl::StrFormat("%-*s %9s %10s %10s %10s %10s %9s\n", width,
+                                  "variant", "mode", "snapshot", "shard ms",
+                                  "stall ms", "slower ms", "per step"));
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    const std::optional<CheckpointCost>& c = r.variants[i].checkpoint;
+    if (!c.has_value()) continue;
+    absl::StrAppend(
+        out,
+        absl::StrFormat("%-*s %9s %10.1f %10.1f %10.1f %10.1f %8.2f%%\n", width,
+                        labels[i],
+                        r.variants[i].checkpoint_async ? "async" : "blocking",
+                        c->snapshot_ms, c->write_ms, c->stall_ms,
+                        c->slowdown_ms, 100 * c->overhead));
+  }
+  absl::StrAppend(
+      out,
+      "snapshot: copies to host memory (the step stops); shard: the write to "
+      "storage (host.storage_write_gbps_per_node); stall: the loop waits, "
+      "per save; slower: longer steps while an async write runs, per save; "
+      "per step: (stall + slower) / interval over the step total.\n");
+}
+
 std::string FormatTable(const ScenarioResult& r) {
   const bool short_keys = ShortKeysAreUnique(r);
   std::vector<std::string> labels;
@@ -655,7 +706,24 @@ std::string FormatTable(const ScenarioResult& r) {
       "\ncopy*/comm*: time a host-device copy / a collective ran while "
       "no kernel did; blocked: host thread blocked; times of rank 0's "
       "last simulated step.\n");
+  AppendCheckpointTable(r, labels, width, &out);
   return out;
+}
+
+// A variant's checkpoint figures by name, as JSON and CSV carry them; none
+// without save_interval.
+std::vector<std::pair<std::string, double>> CheckpointFigures(
+    const VariantResult& v) {
+  if (!v.checkpoint.has_value()) return {};
+  const CheckpointCost& c = *v.checkpoint;
+  return {{"checkpoint_interval", c.interval},
+          {"checkpoint_async", v.checkpoint_async ? 1 : 0},
+          {"checkpoint_snapshot_ms", c.snapshot_ms},
+          {"checkpoint_write_ms", c.write_ms},
+          {"checkpoint_stall_ms", c.stall_ms},
+          {"checkpoint_slowdown_ms", c.slowdown_ms},
+          {"checkpoint_per_step_ms", c.per_step_ms},
+          {"checkpoint_overhead", c.overhead}};
 }
 
 std::string FormatJson(const ScenarioResult& r) {
@@ -677,6 +745,13 @@ std::string FormatJson(const ScenarioResult& r) {
       absl::StrAppend(&out, ", \"", n, "\": ",
                       config::FormatJsonDouble(*MetricValue(v.metrics, n)));
     }
+    for (const auto& [n, value] : CheckpointFigures(v)) {
+      // The interval and the async flag are counts, written as such.
+      const bool count = value == std::floor(value) && std::abs(value) < 1e9;
+      absl::StrAppend(&out, ", \"", n, "\": ",
+                      count ? absl::StrCat(static_cast<int64_t>(value))
+                            : config::FormatJsonDouble(value));
+    }
     absl::StrAppend(&out, "}");
   }
   absl::StrAppend(&out, "\n  ]\n}\n");
@@ -690,6 +765,11 @@ std::string FormatCsv(const ScenarioResult& r) {
     for (const auto& [k, v] : r.variants[0].settings) header.push_back(k);
   }
   for (const std::string& n : MetricNames()) header.push_back(n);
+  if (!r.variants.empty()) {
+    for (const auto& [n, v] : CheckpointFigures(r.variants[0])) {
+      header.push_back(n);
+    }
+  }
   header.push_back("baseline");
   absl::StrAppend(&out, absl::StrJoin(header, ","), "\n");
   for (size_t i = 0; i < r.variants.size(); ++i) {
@@ -698,6 +778,9 @@ std::string FormatCsv(const ScenarioResult& r) {
     for (const std::string& n : MetricNames()) {
       row.push_back(
           absl::StrFormat("%.6g", *MetricValue(r.variants[i].metrics, n)));
+    }
+    for (const auto& [n, v] : CheckpointFigures(r.variants[i])) {
+      row.push_back(absl::StrFormat("%.6g", v));
     }
     row.push_back(static_cast<int>(i) == r.baseline ? "1" : "0");
     absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");

@@ -20,6 +20,7 @@
 #define ZERO3_TOOLS_WHATIF_WHATIF_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "core/runtime/op_timing.h"
 #include "core/zero/options.h"
 #include "sim/profile.pb.h"
+#include "tools/whatif/checkpoint_cost.h"
 #include "tools/whatif/scenario.pb.h"
 
 namespace zero3 {
@@ -54,6 +56,9 @@ struct VariantResult {
   // Rank 0's stream operations that started in the last step, when
   // StepInput::op_timings asked for them.
   std::vector<runtime::OpTiming> ops;
+  // With the scenario's save_interval: what saving costs.
+  std::optional<CheckpointCost> checkpoint;
+  bool checkpoint_async = true;
 };
 
 struct ScenarioResult {

@@ -33,8 +33,7 @@ void CheckpointFlags::Define(FlagSet& flags) {
                   "counts from the start of training");
 }
 
-absl::Status CheckpointFlags::Check(bool data_mode, bool check_reference,
-                                    bool timed_ops) const {
+absl::Status CheckpointFlags::Check(bool data_mode, bool timed_ops) const {
   if (save_interval_ < 0 || keep_last_ < 0) {
     return absl::InvalidArgumentError(
         "--save-interval and --keep-last must be at least 0");
@@ -49,10 +48,10 @@ absl::Status CheckpointFlags::Check(bool data_mode, bool check_reference,
         saving() ? "--save" : "--resume",
         " needs values: use --mode data (timing mode holds none)"));
   }
-  if (resuming() && (check_reference || timed_ops)) {
+  if (resuming() && timed_ops) {
     return absl::InvalidArgumentError(
-        "--resume does not combine with --check-reference, --predict or "
-        "--profile-ops yet: they compare the run from its start");
+        "--resume does not combine with --predict or --profile-ops yet: they "
+        "compare the run from its start");
   }
   return absl::OkStatus();
 }
@@ -77,7 +76,6 @@ absl::StatusOr<std::optional<ResumePoint>> CheckpointFlags::OpenResume(
                      p.step_dir, " is at step ", p.manifest.step,
                      ": nothing left to train (raise --steps)"));
   }
-  ZR_RETURN_IF_ERROR(engine::VerifyCheckpointFiles(p.step_dir, p.manifest));
   const model::BatchShape shape{options.micro_batch, options.seq,
                                 options.accumulation, world_size};
   if (data.PositionAt(shape, p.manifest.step) != p.manifest.data_position) {

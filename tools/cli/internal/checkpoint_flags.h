@@ -45,19 +45,18 @@ class CheckpointFlags {
   // Adds the flags, as one block.
   void Define(FlagSet& flags);
 
-  // The flags' combinations with the run's --mode (data or not),
-  // --check-reference, --predict or --profile-ops (`timed_ops`);
-  // InvalidArgument naming the flag.
-  absl::Status Check(bool data_mode, bool check_reference,
-                     bool timed_ops) const;
+  // The flags' combinations with the run's --mode (data or not), and
+  // --predict or --profile-ops (`timed_ops`); InvalidArgument naming the
+  // flag.
+  absl::Status Check(bool data_mode, bool timed_ops) const;
 
   bool saving() const { return !save_.empty(); }
   bool resuming() const { return !resume_.empty(); }
 
-  // The --resume checkpoint (paths resolved with `resolve`), checked
-  // against the run (model, world size, batch shape), every shard's size
-  // and checksum verified, and `data` set to its position. nullopt without
-  // --resume.
+  // The --resume checkpoint (paths resolved with `resolve`), its manifest
+  // checked against the run (model, world size, batch shape), and `data`
+  // set to its position. The shards are checked by the ranks that read
+  // them (engine::LoadCheckpoint). nullopt without --resume.
   absl::StatusOr<std::optional<ResumePoint>> OpenResume(
       const std::string& resolved_path, const model::ModelSpec& spec,
       const zero::ZeroOptions& options, int world_size, int64_t steps,
