@@ -150,6 +150,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   runtime_options.world_size = re->world_size;
   runtime_options.nccl_id = std::move(id);
   runtime_options.max_pinned_bytes = options.max_pinned_bytes;
+  runtime_options.pinned_fallback = options.pinned_fallback;
   return RunOneRank(
       runtime_options, options,
       absl::StrCat("local rank ", re->local_rank, ", from ", re->source), fn);
@@ -175,6 +176,7 @@ absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
     o.world_size = ranks;
     o.nccl_id = id;
     o.max_pinned_bytes = options.max_pinned_bytes;
+    o.pinned_fallback = options.pinned_fallback;
     return o;
   };
   if (ranks == 1) return RunOneRank(options_for(0), options, "", fn);

@@ -54,6 +54,8 @@ struct CudaRankOptions {
   // Limit on pinned host memory per rank, 0 for none
   // (zero3.max_pinned_bytes).
   int64_t max_pinned_bytes = 0;
+  // A refused pinned allocation becomes pageable (zero3.pinned_fallback).
+  bool pinned_fallback = false;
   // Where the rank variables are read; the process environment when unset.
   EnvLookup env;
   // Where to say which rank runs on which GPU (one line per rank, written

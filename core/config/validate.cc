@@ -116,6 +116,15 @@ void CheckGradOffload(const Zero3& zero3, Diagnostics* diag) {
                    DidYouMean(mode, {"async", "blocking"})));
 }
 
+void CheckPinnedFallback(const Zero3& zero3, Diagnostics* diag) {
+  const std::string& mode = zero3.pinned_fallback();
+  if (mode == "error" || mode == "pageable") return;
+  diag->Check(
+      false, "zero3.pinned_fallback",
+      absl::StrCat("must be \"error\" or \"pageable\", found ", Quote(mode),
+                   DidYouMean(mode, {"error", "pageable"})));
+}
+
 // The scheduler's type, its parameters against the type, and the values
 // DeepSpeed checks or warns about.
 void CheckScheduler(const Config& config, Diagnostics* diag) {
@@ -204,6 +213,8 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
                      "zero_optimization.offload_param.device", diag);
        }},
       {"zero3.grad_offload", [&] { CheckGradOffload(config.zero3(), diag); }},
+      {"zero3.pinned_fallback",
+       [&] { CheckPinnedFallback(config.zero3(), diag); }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };
   CheckFieldBounds(config, diag, [&](const std::string& path) {

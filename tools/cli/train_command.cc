@@ -36,11 +36,13 @@
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
 #include "tools/cli/internal/launcher_factory.h"
+#include "tools/cli/internal/memory_plan.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
 #include "tools/cli/internal/metrics/output_file.h"
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
+#include "tools/preflight/memory_check.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -144,6 +146,13 @@ class TrainCommand : public Command {
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
                     "docs/metrics.md)");
     checkpoints_.Define(flags);
+    flags.AddBool("dry-run", &dry_run_,
+                  "print the memory each rank and this node will need, and "
+                  "what is available, then exit without training");
+    flags.AddString("max-pinned-bytes", &max_pinned_bytes_, "N",
+                    "pinned host memory one rank may hold "
+                    "(zero3.max_pinned_bytes; default: half of this node's "
+                    "host memory shared by its ranks)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -160,7 +169,8 @@ class TrainCommand : public Command {
     if (!status.ok()) {
       err << "error: " << status.message() << "\n";
       return status.code() == absl::StatusCode::kInvalidArgument ||
-                     status.code() == absl::StatusCode::kNotFound
+                     status.code() == absl::StatusCode::kNotFound ||
+                     status.code() == absl::StatusCode::kResourceExhausted
                  ? kExitUsage
                  : kExitFailure;
     }
@@ -179,6 +189,8 @@ class TrainCommand : public Command {
     sim::HardwareProfile profile;
     // --resume's checkpoint, checked; nullopt without --resume.
     std::optional<internal::ResumePoint> resume;
+    // The memory preflight: the estimate, what is available, the budget.
+    internal::MemoryPlan memory;
   };
 
   // Per-step results, gathered from the ranks as they finish each step.
@@ -209,6 +221,7 @@ class TrainCommand : public Command {
   absl::Status Train(std::ostream& out, std::ostream& err);
   absl::Status CheckFlags();
   absl::StatusOr<Inputs> LoadInputs(std::ostream& err) const;
+  absl::StatusOr<internal::MemoryPlan> PlanMemory(const Inputs& in) const;
   absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeBackend(
       const Inputs& in, std::ostream& err) const;
   absl::Status OpenMetrics(const runtime::Launcher& launcher, const Inputs& in);
@@ -282,6 +295,8 @@ class TrainCommand : public Command {
   bool symmetric_ = false;
   bool predict_ = false;
   bool profile_ops_ = false;
+  bool dry_run_ = false;
+  std::string max_pinned_bytes_;
   std::string metrics_;
   internal::AutoFlags auto_flags_;
   internal::CheckpointFlags checkpoints_;
@@ -307,6 +322,17 @@ std::string NameOrPath(const std::string& name,
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_RETURN_IF_ERROR(CheckFlags());
   ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
+  ZR_ASSIGN_OR_RETURN(in.memory, PlanMemory(in));
+  if (dry_run_) {
+    out << preflight::FormatEstimate(in.memory.estimate, in.memory.available,
+                                     in.memory.shape);
+    const absl::Status fits = in.memory.Check();
+    out << (fits.ok() ? std::string("fits: the run can start")
+                      : absl::StrCat("does not fit: ", fits.message()))
+        << "\n";
+    return absl::OkStatus();
+  }
+  ZR_RETURN_IF_ERROR(in.memory.Check());
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
@@ -395,6 +421,20 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   return in;
 }
 
+absl::StatusOr<internal::MemoryPlan> TrainCommand::PlanMemory(
+    const Inputs& in) const {
+  internal::PlanInput p;
+  p.spec = in.spec;
+  p.options = in.options;
+  p.config = in.config;
+  p.profile = in.profile;
+  p.gpu = backend_ == "cuda";
+  p.data_mode = mode_ == "data";
+  p.world_size = ranks_;
+  p.env = cuda::ProcessEnv();
+  return internal::PlanMemory(p);
+}
+
 absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
     const model::ModelSpec& spec, std::ostream& err,
     config::Config* resolved) const {
@@ -402,6 +442,11 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   load.world_size = ranks_;
   ZR_ASSIGN_OR_RETURN(load.auto_values,
                       auto_flags_.Values(spec.hidden_size(), steps_));
+  std::vector<std::string> overrides = overrides_;
+  if (!max_pinned_bytes_.empty()) {
+    overrides.push_back(
+        absl::StrCat("zero3.max_pinned_bytes=", max_pinned_bytes_));
+  }
   absl::StatusOr<config::LoadedConfig> loaded;
   if (config_.empty()) {
     load.overrides = {"zero_optimization.stage=3",
@@ -409,11 +454,11 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
     if (!auto_flags_.has_micro_batch()) {
       load.overrides.push_back("train_micro_batch_size_per_gpu=4");
     }
-    load.overrides.insert(load.overrides.end(), overrides_.begin(),
-                          overrides_.end());
+    load.overrides.insert(load.overrides.end(), overrides.begin(),
+                          overrides.end());
     loaded = config::DefaultConfig(load);
   } else {
-    load.overrides = overrides_;
+    load.overrides = overrides;
     loaded = config::LoadConfigFile(ResolveUserPath(config_), load);
   }
   if (!loaded.ok()) return loaded.status();
@@ -480,6 +525,16 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   o.sim.symmetric = symmetric_;
   if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
   o.cuda.rank.log = &err;
+  o.sim.max_pinned_bytes = o.cuda.rank.max_pinned_bytes =
+      in.memory.max_pinned_bytes;
+  o.sim.pinned_fallback = o.cuda.rank.pinned_fallback =
+      in.memory.pinned_fallback;
+  // CUDA's pinning is not bound by RLIMIT_MEMLOCK; a low one is worth a
+  // line where real memory is pinned.
+  const std::string memlock =
+      preflight::MemlockNote(in.memory.estimate, in.memory.available);
+  if (backend_ == "cuda" && !memlock.empty())
+    err << "notice: " << memlock << "\n";
   return internal::MakeLauncher(backend_, o);
 }
 
@@ -568,6 +623,7 @@ absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
 absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    const Inputs& in, runtime::Runtime& rt,
                                    Results& results, std::ostream& out) const {
+  ZR_RETURN_IF_ERROR(in.memory.CheckDeviceOnRank(rt.device()));
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e,
                       engine::Engine::Create(in.spec, in.options, in.data.get(),
                                              rt, in.weights.get()));
