@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -91,6 +92,12 @@ int VisibleCudaDevices();
 
 // Whether this build has the CUDA backend.
 bool CudaBackendBuilt();
+
+// What `zero3 --version` says of the backend, one line each: the CUDA
+// runtime it was built with, the driver found, each library the backend
+// loads (where from, its version) or why it is not found, and the GPUs
+// visible. Loads the libraries (cuda_libraries.h); never fails.
+std::vector<std::string> DescribeCudaBackend();
 
 }  // namespace cuda
 }  // namespace zero3
