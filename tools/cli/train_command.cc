@@ -273,6 +273,9 @@ class TrainCommand : public Command {
                                      std::ostream& out);
   absl::Status CheckAgainstSimulator(const Inputs& in, const Results& results,
                                      std::ostream& out);
+  // --backend cuda: the measured memory peaks beside the preflight's.
+  void PrintMemoryAgainstEstimate(const Inputs& in, const Results& results,
+                                  std::ostream& out) const;
 
   std::string backend_ = "sim";
   std::string model_ = "tiny";
@@ -759,6 +762,7 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
       << results.pinned.allocations << " allocations; device memory peak "
       << FormatBytes(results.device.peak_bytes_in_use) << " (activations "
       << FormatBytes(results.activation_bytes) << ") (rank 0)\n";
+  if (backend_ == "cuda") PrintMemoryAgainstEstimate(in, results, out);
   ZR_ASSIGN_OR_RETURN(const int problems, launcher.Report(out));
   if (problems > 0) exit_code_ = kExitFailure;
   std::vector<runtime::OpTiming> predicted_ops;
@@ -773,6 +777,27 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
   // unsharded reference; a GPU run, against the simulator.
   return backend_ == "cuda" ? CheckAgainstSimulator(in, results, out)
                             : CheckAgainstReference(launcher, in, results, out);
+}
+
+// The preflight's estimate beside what the GPU run measured (the caching
+// allocator's peak of bytes requested, the quantity estimated).
+void TrainCommand::PrintMemoryAgainstEstimate(const Inputs& in,
+                                              const Results& results,
+                                              std::ostream& out) const {
+  auto error = [](int64_t estimate, int64_t measured) {
+    return measured > 0
+               ? absl::StrFormat("%+.1f%%",
+                                 100.0 * (estimate - measured) / measured)
+               : std::string("-");
+  };
+  const preflight::MemoryEstimate& e = in.memory.estimate;
+  const int64_t device = results.device.peak_bytes_in_use;
+  const int64_t pinned = results.pinned.peak_bytes;
+  out << "memory against the estimate (rank 0): device peak "
+      << FormatBytes(device) << ", estimated " << FormatBytes(e.device_bytes)
+      << " (" << error(e.device_bytes, device) << "); pinned peak "
+      << FormatBytes(pinned) << ", estimated " << FormatBytes(e.pinned_bytes)
+      << " (" << error(e.pinned_bytes, pinned) << ")\n";
 }
 
 absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
