@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/cuda_rank.h"
+#include "tools/cli/build_info.h"
 
 #ifndef ZERO3_BUILD_MODE
 #define ZERO3_BUILD_MODE "unknown"
@@ -18,6 +19,8 @@ const char* Zero3Version() { return "0.1.0"; }
 
 std::string VersionReport() {
   std::string out = absl::StrCat("zero3 ", Zero3Version(), "\n");
+  const std::string commit = ZERO3_GIT_COMMIT;
+  if (!commit.empty()) absl::StrAppend(&out, "git commit: ", commit, "\n");
   absl::StrAppend(&out, "build: ", ZERO3_BUILD_MODE,
 #ifdef NDEBUG
                   " (NDEBUG)",
