@@ -68,6 +68,32 @@ TEST(PinnedFallbackTest, OverTheBudgetBecomesPageable) {
               IsOk());
 }
 
+// A copy into the fallback buffer takes the pageable path: the host waits
+// for it, as it does not for a copy into pinned memory.
+TEST(PinnedFallbackTest, TheFallbackBufferCopiesAtPageableRates) {
+  auto world = MakeWorld(/*fallback=*/true);
+  ASSERT_THAT(world->Run([](runtime::Runtime& rt) -> absl::Status {
+    auto stream = rt.device().CreateStream("s").value();
+    auto device = runtime::AllocateDevice(rt.device(), 4096, "d").value();
+    auto pinned =
+        runtime::AllocateHost(rt, 4096, runtime::HostMemoryKind::kPinned, "p")
+            .value();
+    auto fallback =
+        runtime::AllocateHost(rt, 4096, runtime::HostMemoryKind::kPinned, "f")
+            .value();
+    EXPECT_EQ(fallback.space(), runtime::MemorySpace::kPageableHost);
+    const int64_t t0 = rt.NowNanos();
+    EXPECT_TRUE(stream->Copy(pinned.All(), device.All(), "to pinned").ok());
+    const int64_t pinned_host_ns = rt.NowNanos() - t0;
+    const int64_t t1 = rt.NowNanos();
+    EXPECT_TRUE(stream->Copy(fallback.All(), device.All(), "to fallback").ok());
+    const int64_t fallback_host_ns = rt.NowNanos() - t1;
+    EXPECT_GT(fallback_host_ns, pinned_host_ns);
+    return rt.device().Synchronize();
+  }),
+              IsOk());
+}
+
 }  // namespace
 }  // namespace sim
 }  // namespace zero3
