@@ -77,6 +77,7 @@ SimWorld::Impl::Impl(SimOptions options, CostModel cost)
   context_.jitter = options_.jitter;
   context_.seed = options_.seed;
   context_.max_pinned_bytes = options_.max_pinned_bytes;
+  context_.pinned_fallback = options_.pinned_fallback;
 
   const int n = options_.symmetric ? 1 : options_.world_size;
   scheduler_ = std::make_unique<Scheduler>(

@@ -81,6 +81,8 @@ struct SimOptions {
   bool symmetric = false;
   // Per-rank limit on pinned host memory; 0 for none.
   int64_t max_pinned_bytes = 0;
+  // A refused pinned allocation becomes pageable (zero3.pinned_fallback).
+  bool pinned_fallback = false;
 };
 
 // ActivityInterval, a rank's busy time by kind of work: sim/activity.h.

@@ -15,6 +15,7 @@
 #include "tools/cli/export_command.h"
 #include "tools/cli/launch_command.h"
 #include "tools/cli/train_command.h"
+#include "tools/cli/version.h"
 #include "tools/cli/whatif_command.h"
 
 int main(int argc, char** argv) {
@@ -29,6 +30,10 @@ int main(int argc, char** argv) {
   commands.push_back(zero3::cli::NewExportCommand());
 
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "--version") {
+    std::cout << zero3::cli::VersionReport();
+    return zero3::cli::kExitOk;
+  }
   return zero3::cli::RunCommandLine("zero3", commands, args, std::cout,
                                     std::cerr);
 }

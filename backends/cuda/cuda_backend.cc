@@ -369,6 +369,16 @@ absl::Status CudaDevice::Synchronize() {
   return absl::OkStatus();
 }
 
+int64_t CudaDevice::free_memory_bytes() const {
+  size_t free = 0;
+  size_t total = 0;
+  if (cudaSetDevice(ordinal_) != cudaSuccess ||
+      cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    return runtime::Device::free_memory_bytes();
+  }
+  return static_cast<int64_t>(free);
+}
+
 runtime::MemoryStats CudaDevice::memory_stats() const {
   const CachingAllocator::Stats& s = allocator_.stats();
   runtime::MemoryStats stats;
@@ -550,8 +560,11 @@ absl::Status CudaDevice::WaitFence(uint64_t fence) {
 // ---------------------------------------------------------------------------
 // CudaRuntime
 
-CudaRuntime::CudaRuntime(int rank, int world_size, int64_t max_pinned_bytes)
-    : rank_(rank), world_size_(world_size), pinned_(max_pinned_bytes) {}
+CudaRuntime::CudaRuntime(int rank, int world_size, int64_t max_pinned_bytes,
+                         bool pinned_fallback)
+    : rank_(rank),
+      world_size_(world_size),
+      pinned_(max_pinned_bytes, pinned_fallback) {}
 
 absl::StatusOr<std::unique_ptr<CudaRuntime>> CudaRuntime::Create(
     CudaRuntimeOptions options) {
@@ -571,8 +584,9 @@ absl::StatusOr<std::unique_ptr<CudaRuntime>> CudaRuntime::Create(
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<KernelLauncher> launcher,
                       make_launcher(options.device));
 
-  std::unique_ptr<CudaRuntime> rt(new CudaRuntime(
-      options.rank, options.world_size, options.max_pinned_bytes));
+  std::unique_ptr<CudaRuntime> rt(
+      new CudaRuntime(options.rank, options.world_size,
+                      options.max_pinned_bytes, options.pinned_fallback));
   rt->device_.reset(new CudaDevice(options.device, prop.name,
                                    static_cast<int64_t>(prop.totalGlobalMem),
                                    std::move(launcher)));
@@ -661,9 +675,10 @@ absl::StatusOr<Buffer> CudaRuntime::AllocateHost(int64_t bytes,
           CudaStatus(error, "cudaHostAlloc"),
           absl::StrCat("pinning ", runtime::FormatBytes(bytes), " for ", label,
                        " (", pinned_.Summary(),
-                       "); with too little host RAM to pin, set pin_memory: "
-                       "false in zero_optimization.offload_optimizer / "
-                       "offload_param"));
+                       "); with too little host RAM to pin, lower "
+                       "zero3.max_pinned_bytes, set zero3.pinned_fallback: "
+                       "pageable, or set pin_memory: false in "
+                       "zero_optimization.offload_optimizer / offload_param"));
     }
     // cudaHostAlloc does not clear the memory; the interface promises zeros.
     std::memset(ptr, 0, size);

@@ -146,6 +146,9 @@ class CudaDevice final : public runtime::Device {
   // cudaDeviceSynchronize: every stream of this device, NCCL's included.
   absl::Status Synchronize() override;
   runtime::MemoryStats memory_stats() const override;
+  // cudaMemGetInfo's free memory of this device (total less in use when
+  // the query fails).
+  int64_t free_memory_bytes() const override;
 
   // An event that records timestamps, for CudaEvent::ElapsedMillis.
   absl::StatusOr<std::unique_ptr<runtime::Event>> CreateTimedEvent() override;
@@ -269,6 +272,8 @@ struct CudaRuntimeOptions {
   std::string nccl_id;
   // Limit on pinned host memory, 0 for none (zero3.max_pinned_bytes).
   int64_t max_pinned_bytes = 0;
+  // A refused pinned allocation becomes pageable (zero3.pinned_fallback).
+  bool pinned_fallback = false;
   // Makes the kernel launcher; NewDefaultKernelLauncher when unset.
   KernelLauncherFactory make_launcher;
 };
@@ -318,7 +323,8 @@ class CudaRuntime final : public runtime::Runtime {
     int64_t mapped_bytes;  // kMmap: the length passed to mmap
   };
 
-  CudaRuntime(int rank, int world_size, int64_t max_pinned_bytes);
+  CudaRuntime(int rank, int world_size, int64_t max_pinned_bytes,
+              bool pinned_fallback);
   absl::Status ReleaseHost(const HostAllocation& allocation);
   absl::Status ReleaseMemory();
 

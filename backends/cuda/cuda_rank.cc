@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_libraries.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/nccl_communicator.h"
 #include "backends/cuda/rendezvous.h"
@@ -101,6 +102,46 @@ int VisibleCudaDevices() {
 
 bool CudaBackendBuilt() { return true; }
 
+namespace {
+
+// "13.0" from 13000; "12.8" from 12080.
+std::string CudaVersionText(int v) {
+  return absl::StrCat(v / 1000, ".", (v % 1000) / 10);
+}
+
+}  // namespace
+
+std::vector<std::string> DescribeCudaBackend() {
+  std::vector<std::string> lines = {
+      absl::StrCat("CUDA backend: built with the CUDA runtime ",
+                   CudaVersionText(CUDART_VERSION), " (linked statically)")};
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
+    lines.push_back(
+        absl::StrCat("CUDA driver: supports CUDA ", CudaVersionText(driver)));
+  } else {
+    (void)cudaGetLastError();
+    lines.push_back("CUDA driver: not found (libcuda.so.1)");
+  }
+  std::vector<std::string> libraries = DescribeCudaLibraries();
+  if (LoadCudaLibraries().ok()) {
+    int major = 0, minor = 0, patch = 0, nccl = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
+      absl::StrAppend(&libraries[1], ", version ", major, ".", minor, ".",
+                      patch);
+    }
+    if (ncclGetVersion(&nccl) == ncclSuccess) {
+      absl::StrAppend(&libraries[2], ", version ", nccl / 10000, ".",
+                      (nccl / 100) % 100, ".", nccl % 100);
+    }
+  }
+  lines.insert(lines.end(), libraries.begin(), libraries.end());
+  lines.push_back(absl::StrCat("GPUs visible: ", VisibleCudaDevices()));
+  return lines;
+}
+
 absl::Status RunCudaRank(const runtime::RankFunction& fn) {
   return RunCudaRank(CudaRankOptions(), fn);
 }
@@ -110,6 +151,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   const EnvLookup env = options.env ? options.env : ProcessEnv();
   absl::StatusOr<RankEnvironment> re = ReadRankEnvironment(env);
   if (!re.ok()) return Annotate(re.status(), "cuda backend");
+  ZR_RETURN_IF_ERROR(LoadCudaLibraries());
   DefaultNvlsOff();
 
   int count = 0;
@@ -150,6 +192,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   runtime_options.world_size = re->world_size;
   runtime_options.nccl_id = std::move(id);
   runtime_options.max_pinned_bytes = options.max_pinned_bytes;
+  runtime_options.pinned_fallback = options.pinned_fallback;
   return RunOneRank(
       runtime_options, options,
       absl::StrCat("local rank ", re->local_rank, ", from ", re->source), fn);
@@ -160,6 +203,7 @@ absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
   if (ranks < 1) {
     return absl::InvalidArgumentError("need at least one rank");
   }
+  ZR_RETURN_IF_ERROR(LoadCudaLibraries());
   DefaultNvlsOff();
   const int count = VisibleCudaDevices();
   if (count < ranks) {
@@ -175,6 +219,7 @@ absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
     o.world_size = ranks;
     o.nccl_id = id;
     o.max_pinned_bytes = options.max_pinned_bytes;
+    o.pinned_fallback = options.pinned_fallback;
     return o;
   };
   if (ranks == 1) return RunOneRank(options_for(0), options, "", fn);

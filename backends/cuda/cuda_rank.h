@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,6 +55,8 @@ struct CudaRankOptions {
   // Limit on pinned host memory per rank, 0 for none
   // (zero3.max_pinned_bytes).
   int64_t max_pinned_bytes = 0;
+  // A refused pinned allocation becomes pageable (zero3.pinned_fallback).
+  bool pinned_fallback = false;
   // Where the rank variables are read; the process environment when unset.
   EnvLookup env;
   // Where to say which rank runs on which GPU (one line per rank, written
@@ -89,6 +92,12 @@ int VisibleCudaDevices();
 
 // Whether this build has the CUDA backend.
 bool CudaBackendBuilt();
+
+// What `zero3 --version` says of the backend, one line each: the CUDA
+// runtime it was built with, the driver found, each library the backend
+// loads (where from, its version) or why it is not found, and the GPUs
+// visible. Loads the libraries (cuda_libraries.h); never fails.
+std::vector<std::string> DescribeCudaBackend();
 
 }  // namespace cuda
 }  // namespace zero3

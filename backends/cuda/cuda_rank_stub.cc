@@ -40,5 +40,9 @@ int VisibleCudaDevices() { return 0; }
 
 bool CudaBackendBuilt() { return false; }
 
+std::vector<std::string> DescribeCudaBackend() {
+  return {"CUDA backend: not in this build (built without the CUDA toolkit)"};
+}
+
 }  // namespace cuda
 }  // namespace zero3

@@ -25,13 +25,12 @@
 #ifndef ZERO3_BACKENDS_CUDA_CUDA_STATUS_H_
 #define ZERO3_BACKENDS_CUDA_CUDA_STATUS_H_
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <nccl.h>
 
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "backends/cuda/cuda_dynload.h"
 
 namespace zero3 {
 namespace cuda {

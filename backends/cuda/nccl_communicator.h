@@ -25,14 +25,13 @@
 #ifndef ZERO3_BACKENDS_CUDA_NCCL_COMMUNICATOR_H_
 #define ZERO3_BACKENDS_CUDA_NCCL_COMMUNICATOR_H_
 
-#include <nccl.h>
-
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "backends/cuda/cuda_dynload.h"
 #include "core/runtime/communicator.h"
 
 namespace zero3 {

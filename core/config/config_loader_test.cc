@@ -130,7 +130,9 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "weight_decay_exclude_bias_and_norm": false,
     "auto_offload_ratio": false,
     "checkpoint_write": "async",
-    "checkpoint_on_failure": "stop"
+    "checkpoint_on_failure": "stop",
+    "max_pinned_bytes": 0,
+    "pinned_fallback": "error"
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -448,11 +450,14 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        {"zero3.grad_offload: \"async\" with offload_optimizer.pin_memory "
         "false"}},
       {"our own section",
-       R"({"zero3": {"grad_offload": "blocking", "optimizer_threads": 8}})",
+       R"({"zero3": {"grad_offload": "blocking", "optimizer_threads": 8,
+           "max_pinned_bytes": 1073741824, "pinned_fallback": "pageable"}})",
        1,
        [](const Config& c) {
          EXPECT_EQ(c.zero3().grad_offload(), "blocking");
          EXPECT_EQ(c.zero3().optimizer_threads(), 8);
+         EXPECT_EQ(c.zero3().max_pinned_bytes(), int64_t{1} << 30);
+         EXPECT_EQ(c.zero3().pinned_fallback(), "pageable");
        },
        {}},
       {"null sections and overlap_comm mean absent",
@@ -633,6 +638,15 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
        1,
        {"zero3.checkpoint_on_failure (line 1, column 37): must be \"stop\" "
         "or \"continue\", found \"warn\""}},
+      {"negative pinned budget",
+       R"({"zero3": {"max_pinned_bytes": -1}})",
+       1,
+       {"zero3.max_pinned_bytes (line 1, column 32): must be >= 0"}},
+      {"bad pinned fallback",
+       R"({"zero3": {"pinned_fallback": "pagable"}})",
+       1,
+       {"zero3.pinned_fallback (line 1, column 31): must be \"error\" or "
+        "\"pageable\", found \"pagable\"; did you mean \"pageable\"?"}},
       {"bad device",
        R"({"zero_optimization": {"offload_optimizer": {"device": "CPU"}}})",
        1,

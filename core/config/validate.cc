@@ -230,6 +230,11 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
+      {"zero3.pinned_fallback",
+       [&] {
+         CheckChoice(config.zero3().pinned_fallback(), "error", "pageable",
+                     "zero3.pinned_fallback", diag);
+       }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };
   CheckFieldBounds(config, diag, [&](const std::string& path) {

@@ -208,7 +208,7 @@ int64_t Engine::AutoDeviceShareBytes() {
   const int64_t reserve =
       2 * largest_module * esize + bucket * (dp_size_ + 1) * esize +
       (straight ? 0 : layout_->total() * 4) + dev.total_memory_bytes() / 20;
-  return dev.total_memory_bytes() - dev.memory_stats().bytes_in_use - reserve;
+  return dev.free_memory_bytes() - reserve;
 }
 
 void Engine::PlanSubGroups() {

@@ -61,6 +61,13 @@ class Device {
   virtual absl::Status Synchronize() = 0;
 
   virtual MemoryStats memory_stats() const = 0;
+
+  // Device memory a new allocation can still get, as the backend sees it
+  // (on GPUs the driver's free memory, which the CUDA context and other
+  // processes have already reduced); by default total less in use.
+  virtual int64_t free_memory_bytes() const {
+    return total_memory_bytes() - memory_stats().bytes_in_use;
+  }
 };
 
 }  // namespace runtime

@@ -2,6 +2,8 @@
 
 #include "core/runtime/owned_buffer.h"
 
+#include <iostream>
+#include <mutex>  // NOLINT: std::call_once
 #include <utility>
 
 #include "core/util/status_macros.h"
@@ -36,6 +38,21 @@ Buffer OwnedBuffer::Release() {
   return buffer;
 }
 
+namespace {
+
+// One line per process, whichever rank is refused first.
+void WarnPinnedFallbackOnce(const absl::Status& refused) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::cerr << "warning: pinned host memory refused, allocating pageable "
+                 "memory instead (zero3.pinned_fallback: pageable; copies "
+                 "from it are slower): "
+              << refused.message() << "\n";
+  });
+}
+
+}  // namespace
+
 absl::StatusOr<OwnedBuffer> AllocateDevice(Device& device, int64_t bytes,
                                            absl::string_view label) {
   ZR_ASSIGN_OR_RETURN(const Buffer buffer, device.Allocate(bytes, label));
@@ -45,8 +62,16 @@ absl::StatusOr<OwnedBuffer> AllocateDevice(Device& device, int64_t bytes,
 absl::StatusOr<OwnedBuffer> AllocateHost(Runtime& rt, int64_t bytes,
                                          HostMemoryKind kind,
                                          absl::string_view label) {
-  ZR_ASSIGN_OR_RETURN(const Buffer buffer, rt.AllocateHost(bytes, kind, label));
-  return OwnedBuffer(rt, buffer);
+  absl::StatusOr<Buffer> buffer = rt.AllocateHost(bytes, kind, label);
+  PinnedMemoryTracker& pinned = rt.pinned_memory();
+  if (!buffer.ok() && kind == HostMemoryKind::kPinned &&
+      pinned.fallback_to_pageable()) {
+    WarnPinnedFallbackOnce(buffer.status());
+    buffer = rt.AllocateHost(bytes, HostMemoryKind::kPageable, label);
+    if (buffer.ok()) pinned.RecordFallback(bytes);
+  }
+  if (!buffer.ok()) return buffer.status();
+  return OwnedBuffer(rt, *buffer);
 }
 
 }  // namespace runtime

@@ -82,7 +82,10 @@ class OwnedBuffer {
 absl::StatusOr<OwnedBuffer> AllocateDevice(Device& device, int64_t bytes,
                                            absl::string_view label);
 
-// Host memory of `bytes`, zero-filled, as Runtime::AllocateHost.
+// Host memory of `bytes`, zero-filled, as Runtime::AllocateHost. Where a
+// pinned allocation fails and rt's PinnedMemoryTracker allows the pageable
+// fallback, the memory is pageable instead (the buffer's space says so); the
+// first such fallback of the process writes one warning line to stderr.
 absl::StatusOr<OwnedBuffer> AllocateHost(Runtime& rt, int64_t bytes,
                                          HostMemoryKind kind,
                                          absl::string_view label);

@@ -20,7 +20,8 @@ absl::Status PinnedMemoryTracker::Allocate(int64_t bytes,
         "pinning ", FormatBytes(bytes), " for ", label, " would exceed the ",
         FormatBytes(limit_bytes_), " pinned-memory limit (",
         FormatBytes(stats_.bytes_in_use),
-        " already pinned); raise zero3.max_pinned_bytes, or set "
+        " already pinned); raise zero3.max_pinned_bytes "
+        "(--max-pinned-bytes), set zero3.pinned_fallback: pageable, or set "
         "pin_memory: false in zero_optimization.offload_optimizer / "
         "offload_param to use pageable memory (slower, blocking copies)"));
   }
@@ -39,6 +40,12 @@ void PinnedMemoryTracker::Free(int64_t bytes) {
   --stats_.allocations;
 }
 
+void PinnedMemoryTracker::RecordFallback(int64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  ++stats_.fallback_allocations;
+  stats_.fallback_bytes += bytes;
+}
+
 PinnedMemoryStats PinnedMemoryTracker::stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;
@@ -46,9 +53,14 @@ PinnedMemoryStats PinnedMemoryTracker::stats() const {
 
 std::string PinnedMemoryTracker::Summary() const {
   const PinnedMemoryStats s = stats();
-  return absl::StrCat("pinned host memory: ", FormatBytes(s.bytes_in_use),
-                      " in use, peak ", FormatBytes(s.peak_bytes), ", ",
-                      s.allocations, " allocations");
+  std::string summary = absl::StrCat(
+      "pinned host memory: ", FormatBytes(s.bytes_in_use), " in use, peak ",
+      FormatBytes(s.peak_bytes), ", ", s.allocations, " allocations");
+  if (s.fallback_allocations > 0) {
+    absl::StrAppend(&summary, " (", FormatBytes(s.fallback_bytes),
+                    " pageable instead)");
+  }
+  return summary;
 }
 
 int64_t MemlockLimitBytes() {

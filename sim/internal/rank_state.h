@@ -54,6 +54,7 @@ struct WorldContext {
   double jitter = 0.0;
   uint64_t seed = 0;
   int64_t max_pinned_bytes = 0;
+  bool pinned_fallback = false;
 
   Trace trace;
   std::atomic<uint64_t> next_buffer_id{0};

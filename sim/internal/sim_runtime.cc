@@ -160,7 +160,7 @@ SimRuntime::SimRuntime(WorldContext* world, CollectiveRendezvous* collectives,
       state_(world, rank),
       device_(&state_),
       world_comm_(&state_, collectives, 0, rank, world->world_size),
-      pinned_(world->max_pinned_bytes) {}
+      pinned_(world->max_pinned_bytes, world->pinned_fallback) {}
 
 absl::StatusOr<Buffer> SimRuntime::AllocateHost(int64_t bytes,
                                                 HostMemoryKind kind,

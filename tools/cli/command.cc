@@ -35,7 +35,10 @@ std::string TopLevelHelp(absl::string_view program,
   absl::StrAppend(&out, "  help", std::string(width - 4 + 2, ' '),
                   "describe a command: help COMMAND\n");
   absl::StrAppend(&out, "\nRun '", program,
-                  " COMMAND --help' for a command's arguments and flags.\n");
+                  " COMMAND --help' for a command's arguments and flags,\n'",
+                  program,
+                  " --version' for the version, the build and the CUDA "
+                  "libraries found.\n");
   return out;
 }
 

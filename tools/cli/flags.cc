@@ -65,8 +65,22 @@ void FlagSet::Add(Flag flag) {
 const FlagSet::Flag* FlagSet::Find(absl::string_view name) const {
   for (const Flag& flag : flags_) {
     if (flag.name == name) return &flag;
+    for (const std::string& alias : flag.aliases) {
+      if (alias == name) return &flag;
+    }
   }
   return nullptr;
+}
+
+void FlagSet::AddAlias(absl::string_view name, absl::string_view alias) {
+  ZR_CHECK(Find(alias) == nullptr) << "flag declared twice: " << alias;
+  for (Flag& flag : flags_) {
+    if (flag.name != name) continue;
+    flag.aliases.emplace_back(alias);
+    absl::StrAppend(&flag.help, " (also --", alias, ")");
+    return;
+  }
+  ZR_CHECK(false) << "alias of an undeclared flag: " << name;
 }
 
 void FlagSet::AddString(absl::string_view name, std::string* value,

@@ -64,6 +64,10 @@ class FlagSet {
   void AddRepeated(absl::string_view name, std::vector<std::string>* values,
                    absl::string_view value_name, absl::string_view help);
 
+  // Another spelling of the declared flag `name` (torchrun's
+  // "nproc_per_node" for "nproc-per-node"); help shows it beside the flag.
+  void AddAlias(absl::string_view name, absl::string_view alias);
+
   // A positional argument, for the usage line, the help text and the count
   // check in Parse(). Required positionals come before optional ones.
   void AddPositional(absl::string_view name, absl::string_view help,
@@ -99,6 +103,7 @@ class FlagSet {
     std::string default_text;
     bool is_bool = false;
     bool repeated = false;
+    std::vector<std::string> aliases;
     // Stores a value; returns an error message, or "" on success.
     std::function<std::string(absl::string_view)> set;
   };

@@ -58,6 +58,15 @@ TEST(FlagSetTest, ParsesEveryForm) {
   EXPECT_FALSE(f.flags.help_requested());
 }
 
+TEST(FlagSetTest, AnAliasSetsItsFlagAndShowsInHelp) {
+  Fixture f;
+  f.flags.AddAlias("world-size", "world_size");
+  const std::vector<std::string> args = {"in.json", "--world_size", "4"};
+  ASSERT_THAT(f.flags.Parse(args), IsOk());
+  EXPECT_EQ(f.count, 4);
+  EXPECT_THAT(f.flags.Help(), HasSubstr("(also --world_size)"));
+}
+
 TEST(FlagSetTest, BooleansTakeValuesOnlyAfterEquals) {
   Fixture f;
   ASSERT_THAT(f.flags.Parse({"--verbose=true", "--pin=false", "in"}), IsOk());

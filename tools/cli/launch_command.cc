@@ -23,10 +23,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "backends/cuda/cuda_rank.h"
 #include "backends/cuda/rendezvous.h"
 #include "tools/cli/internal/cpu_binding.h"
 
@@ -157,16 +159,16 @@ std::string ResolveProgram(const std::string& name) {
   return name;
 }
 
-// The launcher's environment with the rank variables set.
-std::vector<std::string> RankEnvironment(int rank, int nprocs,
-                                         const std::string& addr, int port) {
+// The launcher's environment with the variables of local rank `local` set.
+std::vector<std::string> RankEnvironment(const LaunchOptions& o, int local,
+                                         int port) {
   const std::vector<std::pair<std::string, std::string>> vars = {
-      {"RANK", absl::StrCat(rank)},
-      {"LOCAL_RANK", absl::StrCat(rank)},
-      {"WORLD_SIZE", absl::StrCat(nprocs)},
-      {"LOCAL_WORLD_SIZE", absl::StrCat(nprocs)},
-      {"GROUP_RANK", "0"},
-      {"MASTER_ADDR", addr},
+      {"RANK", absl::StrCat(o.node_rank * o.nprocs + local)},
+      {"LOCAL_RANK", absl::StrCat(local)},
+      {"WORLD_SIZE", absl::StrCat(o.nnodes * o.nprocs)},
+      {"LOCAL_WORLD_SIZE", absl::StrCat(o.nprocs)},
+      {"GROUP_RANK", absl::StrCat(o.node_rank)},
+      {"MASTER_ADDR", o.master_addr},
       {"MASTER_PORT", absl::StrCat(port)},
   };
   std::vector<std::string> env;
@@ -253,8 +255,7 @@ absl::Status Supervisor::Start(int port) {
     err_.flush();
   }
   for (int r = 0; r < options_.nprocs; ++r) {
-    std::vector<std::string> env =
-        RankEnvironment(r, options_.nprocs, options_.master_addr, port);
+    std::vector<std::string> env = RankEnvironment(options_, r, port);
     std::vector<char*> envp;
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -311,7 +312,7 @@ absl::Status Supervisor::Start(int port) {
     setpgid(pid, pid);
     children_.emplace_back();
     Child& c = children_.back();
-    c.exit.rank = r;
+    c.exit.rank = options_.node_rank * options_.nprocs + r;
     c.exit.pid = pid;
     CloseFd(out->write);
     CloseFd(err->write);
@@ -516,7 +517,8 @@ LaunchResult Supervisor::TakeResult() {
     m = absl::StrCat("zero3 launch: stopped by ",
                      SignalName(result_.forwarded_signal), "\n");
   } else if (result_.failed_rank >= 0) {
-    const Child& c = children_[result_.failed_rank];
+    const Child& c =
+        children_[result_.failed_rank - options_.node_rank * options_.nprocs];
     result_.exit_code =
         c.exit.signaled || !c.exit.start_error.empty() ? 1 : c.exit.code;
     if (result_.exit_code == 0) result_.exit_code = 1;
@@ -566,6 +568,12 @@ absl::StatusOr<LaunchResult> LaunchLocal(const LaunchOptions& options,
   if (options.nprocs < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "zero3 launch: need at least one process, got ", options.nprocs));
+  }
+  if (options.nnodes < 1 || options.node_rank < 0 ||
+      options.node_rank >= options.nnodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("zero3 launch: node rank ", options.node_rank,
+                     " is not one of ", options.nnodes, " nodes"));
   }
   if (options.master_port < 0 || options.master_port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -636,16 +644,35 @@ class LaunchCommand : public Command {
            "signal), the others are stopped (SIGTERM, then SIGKILL after "
            "--stop-timeout) and the launcher exits with that process's exit "
            "code (1 if it was killed by a signal), naming the rank and "
-           "quoting the end of its stderr. For several nodes, start zero3 "
-           "with srun or mpirun instead (docs/gpu.md).";
+           "quoting the end of its stderr. torchrun's spellings are "
+           "accepted (--nproc_per_node, --master_port, --standalone, ...). "
+           "For several nodes, run one launcher per node with --nnodes, "
+           "--node-rank, --master-addr (node 0's address) and "
+           "--master-port, e.g. from srun; or start every rank with srun "
+           "or mpirun (docs/gpu.md).";
   }
 
   void DefineFlags(FlagSet& flags) override {
-    flags.AddInt("nproc-per-node", &nprocs_, "N",
-                 "processes to start, one per GPU");
+    flags.AddString("nproc-per-node", &nprocs_, "N|gpu",
+                    "processes to start on this node, one per GPU; gpu: one "
+                    "per visible GPU");
+    flags.AddAlias("nproc-per-node", "nproc_per_node");
+    flags.AddInt("nnodes", &nnodes_, "N",
+                 "nodes of the job, each running zero3 launch");
+    flags.AddInt("node-rank", &node_rank_, "R",
+                 "this node's index, 0..nnodes-1 (node 0 runs rank 0)");
+    flags.AddAlias("node-rank", "node_rank");
+    flags.AddString("master-addr", &master_addr_, "HOST",
+                    "the address of node 0, where rank 0 hands the NCCL id "
+                    "to the others (needed with --nnodes above 1)");
+    flags.AddAlias("master-addr", "master_addr");
     flags.AddInt("master-port", &master_port_, "PORT",
                  "TCP port on which rank 0 hands the NCCL id to the others; "
-                 "0 picks a free one");
+                 "0 picks a free one (one node only)");
+    flags.AddAlias("master-port", "master_port");
+    flags.AddBool("standalone", &standalone_,
+                  "one node, a free port on this host (torchrun's "
+                  "--standalone; the default)");
     flags.AddDouble("stop-timeout", &stop_timeout_, "SECONDS",
                     "how long stopped processes get to exit before SIGKILL");
     flags.AddBool("prefix", &prefix_,
@@ -672,14 +699,18 @@ class LaunchCommand : public Command {
       err << "zero3 launch: the command to launch cannot be launch itself\n";
       return kExitUsage;
     }
-    if (nprocs_ < 1 || nprocs_ > 1024) {
-      err << "zero3 launch: --nproc-per-node must be between 1 and 1024, got "
-          << nprocs_ << "\n";
+    const absl::StatusOr<int> nprocs = ProcessesPerNode();
+    if (!nprocs.ok()) {
+      err << "zero3 launch: " << nprocs.status().message() << "\n";
       return kExitUsage;
     }
     if (master_port_ < 0 || master_port_ > 65535) {
       err << "zero3 launch: --master-port must be a TCP port (or 0), got "
           << master_port_ << "\n";
+      return kExitUsage;
+    }
+    if (const absl::Status nodes = CheckNodes(); !nodes.ok()) {
+      err << "zero3 launch: " << nodes.message() << "\n";
       return kExitUsage;
     }
     if (!(stop_timeout_ >= 0)) {
@@ -696,7 +727,10 @@ class LaunchCommand : public Command {
     LaunchOptions options;
     options.argv.push_back(std::string(self, static_cast<size_t>(n)));
     options.argv.insert(options.argv.end(), command_.begin(), command_.end());
-    options.nprocs = static_cast<int>(nprocs_);
+    options.nprocs = *nprocs;
+    options.nnodes = static_cast<int>(nnodes_);
+    options.node_rank = static_cast<int>(node_rank_);
+    if (!master_addr_.empty()) options.master_addr = master_addr_;
     options.master_port = static_cast<int>(master_port_);
     options.prefix_output = prefix_;
     options.bind_cpus = bind_cpus_;
@@ -709,9 +743,16 @@ class LaunchCommand : public Command {
       }
       options.master_port = *port;
     }
-    err << "zero3 launch: " << nprocs_
-        << (nprocs_ == 1 ? " process" : " processes") << " of 'zero3 "
-        << absl::StrJoin(command_, " ")
+    err << "zero3 launch: " << options.nprocs
+        << (options.nprocs == 1 ? " process" : " processes")
+        << (options.nnodes > 1
+                ? absl::StrCat(
+                      " (ranks ", options.node_rank * options.nprocs, "-",
+                      (options.node_rank + 1) * options.nprocs - 1, " of ",
+                      options.nnodes * options.nprocs, ", node ",
+                      options.node_rank, " of ", options.nnodes, ")")
+                : std::string())
+        << " of 'zero3 " << absl::StrJoin(command_, " ")
         << "', MASTER_ADDR=" << options.master_addr
         << " MASTER_PORT=" << options.master_port << "\n";
     err.flush();
@@ -726,7 +767,55 @@ class LaunchCommand : public Command {
   }
 
  private:
-  int64_t nprocs_ = 1;
+  // --nproc-per-node: a count in [1, 1024], or gpu (every visible GPU).
+  absl::StatusOr<int> ProcessesPerNode() const {
+    if (nprocs_ == "gpu") {
+      const int gpus = cuda::VisibleCudaDevices();
+      if (gpus < 1) {
+        return absl::InvalidArgumentError(
+            "--nproc-per-node gpu: no GPU is visible here (nvidia-smi; "
+            "CUDA_VISIBLE_DEVICES)");
+      }
+      return gpus;
+    }
+    int n = 0;
+    if (!absl::SimpleAtoi(nprocs_, &n) || n < 1 || n > 1024) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--nproc-per-node must be between 1 and 1024, or gpu, got '", nprocs_,
+          "'"));
+    }
+    return n;
+  }
+
+  // --nnodes, --node-rank, --master-addr/--master-port and --standalone
+  // together.
+  absl::Status CheckNodes() const {
+    if (nnodes_ < 1 || nnodes_ > 4096) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--nnodes must be between 1 and 4096, got ", nnodes_));
+    }
+    if (node_rank_ < 0 || node_rank_ >= nnodes_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--node-rank must be in [0, ", nnodes_ - 1, "], got ", node_rank_));
+    }
+    if (nnodes_ == 1) return absl::OkStatus();
+    if (standalone_) {
+      return absl::InvalidArgumentError(
+          "--standalone is one node: drop it, or --nnodes");
+    }
+    if (master_addr_.empty() || master_port_ == 0) {
+      return absl::InvalidArgumentError(
+          "with --nnodes above 1 every node needs --master-addr (node 0's "
+          "address) and the same --master-port");
+    }
+    return absl::OkStatus();
+  }
+
+  std::string nprocs_ = "1";
+  int64_t nnodes_ = 1;
+  int64_t node_rank_ = 0;
+  std::string master_addr_;
+  bool standalone_ = false;
   int64_t master_port_ = 0;
   double stop_timeout_ = 10;
   bool prefix_ = true;

@@ -57,7 +57,13 @@ struct LaunchOptions {
   // The program and its arguments, run once per rank. argv[0] is searched
   // in PATH when it has no '/'.
   std::vector<std::string> argv;
+  // Processes on this node.
   int nprocs = 1;
+  // Nodes of the job, each running a launcher with the same nprocs, and
+  // this node's index: its ranks are node_rank * nprocs + 0..nprocs-1 of
+  // nnodes * nprocs (GROUP_RANK is node_rank).
+  int nnodes = 1;
+  int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   // 0: a port free on this host when the ranks start.
   int master_port = 0;

@@ -22,6 +22,30 @@ expect 0 launch --no-prefix --nproc-per-node 2 -- config --help
 [ "$(grep -c '^Usage: zero3 config' "$TMP/out")" -eq 2 ] ||
   fail "--no-prefix: expected two unprefixed usage lines"
 
+# torchrun's spellings.
+expect 0 launch --nproc_per_node=2 --master_port 0 --standalone -- config --help
+[ "$(grep -c 'Usage: zero3 config' "$TMP/out")" -eq 2 ] ||
+  fail "--nproc_per_node: expected two ranks"
+expect 2 launch --nproc-per-node two -- config --help
+grep -q "must be between 1 and 1024, or gpu, got 'two'" "$TMP/err" ||
+  fail "a bad --nproc-per-node is not named"
+if ! command -v nvidia-smi >/dev/null; then
+  expect 2 launch --nproc-per-node gpu -- config --help
+  grep -q "nproc-per-node gpu: no GPU is visible" "$TMP/err" ||
+    fail "--nproc-per-node gpu without GPUs"
+fi
+# Several nodes: each node's launcher needs node 0's address and port.
+expect 2 launch --nnodes 2 --node_rank 1 -- config --help
+grep -q "needs --master-addr" "$TMP/err" || fail "--nnodes without address"
+expect 2 launch --nnodes 2 --node-rank 2 --master_addr h --master-port 1 -- config --help
+grep -q "node-rank must be in \[0, 1\]" "$TMP/err" || fail "bad --node-rank"
+expect 2 launch --nnodes 2 --standalone -- config --help
+grep -q "standalone is one node" "$TMP/err" || fail "--standalone with nodes"
+expect 0 launch --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 \
+  --master-port 29999 --nproc-per-node 2 -- config --help
+grep -q '^\[rank 3\] Usage' "$TMP/out" || fail "node 1 does not run rank 3"
+grep -q "(ranks 2-3 of 4, node 1 of 2)" "$TMP/err" || fail "no node line"
+
 # A failing rank: the launcher exits with its code and quotes its stderr.
 expect 2 launch --nproc-per-node 3 -- config /nonexistent/config.json
 grep -q "zero3 launch: rank [0-2] (pid [0-9]*) exited with code 2" "$TMP/err" ||

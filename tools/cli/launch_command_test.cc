@@ -116,6 +116,41 @@ TEST(LaunchLocalTest, GivenPortAndNoPrefix) {
   EXPECT_EQ(std::count(lines.begin(), lines.end(), "no newline"), 2);
 }
 
+// Node 1 of 2 with two processes each: global ranks 2 and 3, local 0 and
+// 1, the given master address; a failure names the global rank.
+TEST(LaunchLocalTest, SecondNodeRunsTheUpperRanks) {
+  LaunchOptions options =
+      Shell(2,
+            "echo \"rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE "
+            "lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK addr=$MASTER_ADDR\"; "
+            "[ \"$RANK\" = 3 ] && exit 7; sleep 30");
+  options.nnodes = 2;
+  options.node_rank = 1;
+  options.master_addr = "10.0.0.1";
+  options.master_port = 29500;
+  options.grace = absl::Seconds(2);
+  std::ostringstream out, err;
+  ASSERT_OK_AND_ASSIGN(LaunchResult result, LaunchLocal(options, out, err));
+  for (int local = 0; local < 2; ++local) {
+    EXPECT_THAT(out.str(),
+                HasSubstr(absl::StrCat("[rank ", 2 + local,
+                                       "] rank=", 2 + local, " local=", local,
+                                       " world=4 lws=2 group=1 "
+                                       "addr=10.0.0.1\n")));
+  }
+  EXPECT_EQ(result.failed_rank, 3);
+  EXPECT_EQ(result.exit_code, 7);
+  EXPECT_THAT(result.message, HasSubstr("rank 3 (pid"));
+}
+
+TEST(LaunchLocalTest, NodeRankOutsideTheNodesIsRefused) {
+  LaunchOptions options = Shell(1, "true");
+  options.nnodes = 2;
+  options.node_rank = 2;
+  std::ostringstream out, err;
+  EXPECT_FALSE(LaunchLocal(options, out, err).ok());
+}
+
 TEST(LaunchLocalTest, FailingRankStopsTheOthers) {
   std::ostringstream out, err;
   const absl::Time start = absl::Now();

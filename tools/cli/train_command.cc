@@ -36,11 +36,13 @@
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
 #include "tools/cli/internal/launcher_factory.h"
+#include "tools/cli/internal/memory_plan.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
 #include "tools/cli/internal/metrics/output_file.h"
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
+#include "tools/preflight/memory_check.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -144,6 +146,13 @@ class TrainCommand : public Command {
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
                     "docs/metrics.md)");
     checkpoints_.Define(flags);
+    flags.AddBool("dry-run", &dry_run_,
+                  "print the memory each rank and this node will need, and "
+                  "what is available, then exit without training");
+    flags.AddString("max-pinned-bytes", &max_pinned_bytes_, "N",
+                    "pinned host memory one rank may hold "
+                    "(zero3.max_pinned_bytes; default: half of this node's "
+                    "host memory shared by its ranks)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -160,7 +169,8 @@ class TrainCommand : public Command {
     if (!status.ok()) {
       err << "error: " << status.message() << "\n";
       return status.code() == absl::StatusCode::kInvalidArgument ||
-                     status.code() == absl::StatusCode::kNotFound
+                     status.code() == absl::StatusCode::kNotFound ||
+                     status.code() == absl::StatusCode::kResourceExhausted
                  ? kExitUsage
                  : kExitFailure;
     }
@@ -179,6 +189,8 @@ class TrainCommand : public Command {
     sim::HardwareProfile profile;
     // --resume's checkpoint, checked; nullopt without --resume.
     std::optional<internal::ResumePoint> resume;
+    // The memory preflight: the estimate, what is available, the budget.
+    internal::MemoryPlan memory;
   };
 
   // Per-step results, gathered from the ranks as they finish each step.
@@ -209,6 +221,7 @@ class TrainCommand : public Command {
   absl::Status Train(std::ostream& out, std::ostream& err);
   absl::Status CheckFlags();
   absl::StatusOr<Inputs> LoadInputs(std::ostream& err) const;
+  absl::StatusOr<internal::MemoryPlan> PlanMemory(const Inputs& in) const;
   absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeBackend(
       const Inputs& in, std::ostream& err) const;
   absl::Status OpenMetrics(const runtime::Launcher& launcher, const Inputs& in);
@@ -269,6 +282,9 @@ class TrainCommand : public Command {
                                      std::ostream& out);
   absl::Status CheckAgainstSimulator(const Inputs& in, const Results& results,
                                      std::ostream& out);
+  // --backend cuda: the measured memory peaks beside the preflight's.
+  void PrintMemoryAgainstEstimate(const Inputs& in, const Results& results,
+                                  std::ostream& out) const;
 
   std::string backend_ = "sim";
   std::string model_ = "tiny";
@@ -291,6 +307,8 @@ class TrainCommand : public Command {
   bool symmetric_ = false;
   bool predict_ = false;
   bool profile_ops_ = false;
+  bool dry_run_ = false;
+  std::string max_pinned_bytes_;
   std::string metrics_;
   internal::AutoFlags auto_flags_;
   internal::CheckpointFlags checkpoints_;
@@ -316,6 +334,17 @@ std::string NameOrPath(const std::string& name,
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_RETURN_IF_ERROR(CheckFlags());
   ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
+  ZR_ASSIGN_OR_RETURN(in.memory, PlanMemory(in));
+  if (dry_run_) {
+    out << preflight::FormatEstimate(in.memory.estimate, in.memory.available,
+                                     in.memory.shape);
+    const absl::Status fits = in.memory.Check();
+    out << (fits.ok() ? std::string("fits: the run can start")
+                      : absl::StrCat("does not fit: ", fits.message()))
+        << "\n";
+    return absl::OkStatus();
+  }
+  ZR_RETURN_IF_ERROR(in.memory.Check());
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
@@ -403,6 +432,20 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   return in;
 }
 
+absl::StatusOr<internal::MemoryPlan> TrainCommand::PlanMemory(
+    const Inputs& in) const {
+  internal::PlanInput p;
+  p.spec = in.spec;
+  p.options = in.options;
+  p.config = in.config;
+  p.profile = in.profile;
+  p.gpu = backend_ == "cuda";
+  p.data_mode = mode_ == "data";
+  p.world_size = ranks_;
+  p.env = cuda::ProcessEnv();
+  return internal::PlanMemory(p);
+}
+
 absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
     const model::ModelSpec& spec, std::ostream& err,
     config::Config* resolved) const {
@@ -410,6 +453,11 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   load.world_size = ranks_;
   ZR_ASSIGN_OR_RETURN(load.auto_values,
                       auto_flags_.Values(spec.hidden_size(), steps_));
+  std::vector<std::string> overrides = overrides_;
+  if (!max_pinned_bytes_.empty()) {
+    overrides.push_back(
+        absl::StrCat("zero3.max_pinned_bytes=", max_pinned_bytes_));
+  }
   absl::StatusOr<config::LoadedConfig> loaded;
   if (config_.empty()) {
     load.overrides = {"zero_optimization.stage=3",
@@ -417,11 +465,11 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
     if (!auto_flags_.has_micro_batch()) {
       load.overrides.push_back("train_micro_batch_size_per_gpu=4");
     }
-    load.overrides.insert(load.overrides.end(), overrides_.begin(),
-                          overrides_.end());
+    load.overrides.insert(load.overrides.end(), overrides.begin(),
+                          overrides.end());
     loaded = config::DefaultConfig(load);
   } else {
-    load.overrides = overrides_;
+    load.overrides = overrides;
     loaded = config::LoadConfigFile(ResolveUserPath(config_), load);
   }
   if (!loaded.ok()) return loaded.status();
@@ -489,6 +537,16 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   o.sim.symmetric = symmetric_;
   if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
   o.cuda.rank.log = &err;
+  o.sim.max_pinned_bytes = o.cuda.rank.max_pinned_bytes =
+      in.memory.max_pinned_bytes;
+  o.sim.pinned_fallback = o.cuda.rank.pinned_fallback =
+      in.memory.pinned_fallback;
+  // CUDA's pinning is not bound by RLIMIT_MEMLOCK; a low one is worth a
+  // line where real memory is pinned.
+  const std::string memlock =
+      preflight::MemlockNote(in.memory.estimate, in.memory.available);
+  if (backend_ == "cuda" && !memlock.empty())
+    err << "notice: " << memlock << "\n";
   return internal::MakeLauncher(backend_, o);
 }
 
@@ -579,6 +637,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    const Inputs& in, runtime::Runtime& rt,
                                    Results& results, std::ostream& out,
                                    std::ostream& err) const {
+  ZR_RETURN_IF_ERROR(in.memory.CheckDeviceOnRank(rt.device()));
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e,
                       engine::Engine::Create(in.spec, in.options, in.data.get(),
                                              rt, in.weights.get()));
@@ -761,6 +820,7 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
       << results.pinned.allocations << " allocations; device memory peak "
       << FormatBytes(results.device.peak_bytes_in_use) << " (activations "
       << FormatBytes(results.activation_bytes) << ") (rank 0)\n";
+  if (backend_ == "cuda") PrintMemoryAgainstEstimate(in, results, out);
   ZR_ASSIGN_OR_RETURN(const int problems, launcher.Report(out));
   if (problems > 0) exit_code_ = kExitFailure;
   std::vector<runtime::OpTiming> predicted_ops;
@@ -775,6 +835,27 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
   // unsharded reference; a GPU run, against the simulator.
   return backend_ == "cuda" ? CheckAgainstSimulator(in, results, out)
                             : CheckAgainstReference(launcher, in, results, out);
+}
+
+// The preflight's estimate beside what the GPU run measured (the caching
+// allocator's peak of bytes requested, the quantity estimated).
+void TrainCommand::PrintMemoryAgainstEstimate(const Inputs& in,
+                                              const Results& results,
+                                              std::ostream& out) const {
+  auto error = [](int64_t estimate, int64_t measured) {
+    return measured > 0
+               ? absl::StrFormat("%+.1f%%",
+                                 100.0 * (estimate - measured) / measured)
+               : std::string("-");
+  };
+  const preflight::MemoryEstimate& e = in.memory.estimate;
+  const int64_t device = results.device.peak_bytes_in_use;
+  const int64_t pinned = results.pinned.peak_bytes;
+  out << "memory against the estimate (rank 0): device peak "
+      << FormatBytes(device) << ", estimated " << FormatBytes(e.device_bytes)
+      << " (" << error(e.device_bytes, device) << "); pinned peak "
+      << FormatBytes(pinned) << ", estimated " << FormatBytes(e.pinned_bytes)
+      << " (" << error(e.pinned_bytes, pinned) << ")\n";
 }
 
 absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(

@@ -27,8 +27,7 @@
 #ifndef ZERO3_BACKENDS_CUDA_KERNELS_MATMUL_H_
 #define ZERO3_BACKENDS_CUDA_KERNELS_MATMUL_H_
 
-#include <cublasLt.h>
-#include <cublas_v2.h>
+#include "backends/cuda/cuda_dynload.h"
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

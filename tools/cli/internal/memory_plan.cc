@@ -1,0 +1,89 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/cli/internal/memory_plan.h"
+
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/runtime/host_memory.h"
+#include "core/runtime/pinned_memory.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace cli {
+namespace internal {
+
+int64_t LocalRanksOnNode(const cuda::EnvLookup& env) {
+  for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                           "SLURM_NTASKS_PER_NODE"}) {
+    const std::optional<std::string> v = env(name);
+    int64_t n = 0;
+    // Slurm writes "4(x2)" for uneven layouts: the leading count is ours.
+    if (v.has_value() && absl::SimpleAtoi(v->substr(0, v->find('(')), &n) &&
+        n > 0) {
+      return n;
+    }
+  }
+  return 1;
+}
+
+absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
+  MemoryPlan plan;
+  const bool simulated_data = !in.gpu && in.data_mode;
+  const int64_t local = in.gpu ? LocalRanksOnNode(in.env) : in.world_size;
+  preflight::Available& a = plan.available;
+  a.host = runtime::ReadHostMemory();
+  a.memlock_bytes = runtime::MemlockLimitBytes();
+  const config::Zero3& z = in.config.zero3();
+  a.pinned_fallback = z.pinned_fallback() == "pageable";
+  a.pinned_budget_is_default = z.max_pinned_bytes() == 0;
+  if (!a.pinned_budget_is_default) {
+    a.pinned_budget_bytes = z.max_pinned_bytes();
+  } else if (in.gpu || in.data_mode) {
+    // Timing mode's host is the profile's node, not this machine: no
+    // default budget there.
+    a.pinned_budget_bytes = runtime::DefaultPinnedBudget(
+        a.host, static_cast<int>(std::min<int64_t>(local, 1 << 30)));
+  }
+  if (!in.gpu) {
+    a.device_free_bytes =
+        static_cast<int64_t>(in.profile.gpu().memory_gib() * (1ull << 30));
+    a.device_source = absl::StrCat(in.profile.name(), ", simulated");
+  }
+  plan.max_pinned_bytes = a.pinned_budget_bytes;
+  plan.pinned_fallback = a.pinned_fallback;
+  plan.shape.allocates = in.gpu || in.data_mode;
+  plan.shape.simulator_data_mode = simulated_data;
+  plan.shape.offload_param = in.options.offload_param;
+  plan.shape.offload_optimizer = in.options.offload_optimizer;
+
+  preflight::EstimateInput e;
+  e.spec = in.spec;
+  e.options = in.options;
+  e.profile = in.profile;
+  e.world_size = in.world_size;
+  e.local_ranks = local;
+  e.device_in_host_memory = simulated_data;
+  e.max_pinned_bytes = plan.max_pinned_bytes;
+  e.pinned_fallback = plan.pinned_fallback;
+  ZR_ASSIGN_OR_RETURN(plan.estimate, preflight::EstimateMemory(e));
+  return plan;
+}
+
+absl::Status MemoryPlan::Check() const {
+  return preflight::CheckMemory(estimate, available, shape);
+}
+
+absl::Status MemoryPlan::CheckDeviceOnRank(
+    const runtime::Device& device) const {
+  if (available.device_free_bytes >= 0) return absl::OkStatus();
+  preflight::Available a = available;
+  a.device_free_bytes = device.free_memory_bytes();
+  a.device_source = absl::StrCat(device.name(), ", free now");
+  return preflight::CheckDevice(estimate, a, shape);
+}
+
+}  // namespace internal
+}  // namespace cli
+}  // namespace zero3
