@@ -331,6 +331,7 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   input.steps = std::max(1, s.steps());
   input.full = run.full;
   input.traces = run.traces;
+  input.detect_races = run.detect_races;
   ZR_ASSIGN_OR_RETURN(VariantResult out, SimulateStep(input));
   out.settings = v.settings;
   return out;
@@ -343,7 +344,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   so.profile = in.profile;
   so.world_size = in.gpus;
   so.mode = sim::SimMode::kTiming;
-  so.detect_races = false;
+  so.detect_races = in.detect_races;
   so.trace = in.traces || in.op_timings;
   so.symmetric = !in.full;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
@@ -405,6 +406,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   m.host_blocked_ms = blocked / 1e6;
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
+  out.simulated_ops = world->total_ops();
   if (in.traces) out.trace_json = world->trace().ToJson();
   if (in.op_timings) {
     const sim::Trace& trace = world->trace();
