@@ -19,6 +19,7 @@
 #include "core/kernels/op_args.h"
 #include "core/kernels/op_cost.h"
 #include "core/model/data.h"
+#include "core/model/hf_config.h"
 #include "core/model/presets.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/key_value.h"
@@ -238,7 +239,7 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
     ZR_RETURN_IF_ERROR(SetProfileField(&r.profile, path, value));
   }
   ZR_RETURN_IF_ERROR(sim::CostModel::Create(r.profile).status());
-  ZR_ASSIGN_OR_RETURN(r.spec, model::LoadModelSpec(v.model));
+  ZR_ASSIGN_OR_RETURN(r.spec, model::LoadModelSpecOrHfConfig(v.model));
 
   config::LoadOptions load;
   load.world_size = v.gpus / v.tp;
