@@ -121,6 +121,14 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            CheckCurve(l.pageable_d2h_curve(), "host_link.pageable_d2h_curve",
                       false),
            Require(f.gpus_per_node() > 0, "fabric.gpus_per_node"),
+           Require(f.nics_per_node() >= 0, "fabric.nics_per_node (0: none)"),
+           Require(f.nics_per_node() == 0 || f.nic_gbps() > 0,
+                   "fabric.nic_gbps (with nics_per_node)"),
+           Require(f.nic_latency_us() >= 0, "fabric.nic_latency_us"),
+           Require(f.spine_oversubscription() >= 1,
+                   "fabric.spine_oversubscription (1 or more)"),
+           Require(f.tree_efficiency() > 0 && f.tree_efficiency() <= 1,
+                   "fabric.tree_efficiency (in (0, 1])"),
            Require(g.gemm_in_step_factor() > 0, "gpu.gemm_in_step_factor"),
            Require(g.attention_in_step_factor() > 0,
                    "gpu.attention_in_step_factor"),
@@ -394,10 +402,55 @@ double CostModel::BusBandwidthGbps(CollectiveKind kind, int64_t total_bytes,
   return 1;
 }
 
+bool CostModel::has_node_topology() const {
+  return profile_.fabric().nics_per_node() > 0;
+}
+
+CostModel::NodeCollective CostModel::CollectiveAcrossNodes(CollectiveKind kind,
+                                                           int64_t total_bytes,
+                                                           int ranks,
+                                                           int nodes) const {
+  const FabricProfile& f = profile_.fabric();
+  const bool allreduce = kind == CollectiveKind::kAllReduce;
+  const int passes = allreduce ? 2 : 1;
+  const double factor =
+      kind == CollectiveKind::kBroadcast ? 1.0 : passes * (ranks - 1.0) / ranks;
+  // The node's NICs, shared by its ranks; off the rails, the spine's share.
+  double net = f.nics_per_node() * f.nic_gbps();
+  if (!f.rail_optimized()) net /= std::max(1.0, f.spine_oversubscription());
+  const double intra = BusBandwidthGbps(kind, total_bytes, false);
+  // Ring: each pass visits every rank, one network hop per node.
+  NodeCollective ring;
+  ring.busbw_gbps = std::min(intra, net);
+  const double ring_us =
+      f.base_latency_us() + passes * ((ranks - nodes) * f.step_latency_us() +
+                                      nodes * f.nic_latency_us());
+  ring.nanos = MicrosToNanos(ring_us) +
+               Nanos(TransferNs(factor * total_bytes, ring.busbw_gbps));
+  if (!allreduce) return ring;
+  // Tree: reduce within the node, a binary tree between nodes, up and down.
+  NodeCollective tree;
+  tree.tree = true;
+  tree.busbw_gbps = std::min(intra, net * f.tree_efficiency());
+  const int per_node = (ranks + nodes - 1) / nodes;
+  const double depth = std::ceil(std::log2(static_cast<double>(nodes)));
+  const double tree_us =
+      f.base_latency_us() +
+      2 * ((per_node - 1) * f.step_latency_us() + depth * f.nic_latency_us());
+  tree.nanos = MicrosToNanos(tree_us) +
+               Nanos(TransferNs(factor * total_bytes, tree.busbw_gbps));
+  return tree.nanos < ring.nanos ? tree : ring;
+}
+
 int64_t CostModel::CollectiveNanos(CollectiveKind kind, int64_t total_bytes,
                                    int ranks, bool spans_nodes) const {
   if (ranks <= 1) return 0;
   const FabricProfile& f = profile_.fabric();
+  if (spans_nodes && has_node_topology()) {
+    const int per_node = std::max(1, f.gpus_per_node());
+    const int nodes = std::max(2, (ranks + per_node - 1) / per_node);
+    return CollectiveAcrossNodes(kind, total_bytes, ranks, nodes).nanos;
+  }
   const double n = ranks;
   double factor = (n - 1) / n;
   int steps = ranks - 1;
@@ -520,6 +573,18 @@ std::string CostModel::ExplainCollective(CollectiveKind kind,
                                          int64_t total_bytes, int ranks,
                                          bool spans_nodes) const {
   const FabricProfile& f = profile_.fabric();
+  if (spans_nodes && has_node_topology()) {
+    const int per_node = std::max(1, f.gpus_per_node());
+    const int nodes = std::max(2, (ranks + per_node - 1) / per_node);
+    const NodeCollective c =
+        CollectiveAcrossNodes(kind, total_bytes, ranks, nodes);
+    return absl::StrFormat(
+        "collective (%s, %d bytes total, %d ranks on %d nodes, %d NICs of "
+        "%.1f GB/s per node%s): %s at %.1f GB/s bus bandwidth = %.3f us",
+        CollectiveKindName(kind), total_bytes, ranks, nodes, f.nics_per_node(),
+        f.nic_gbps(), f.rail_optimized() ? ", rail-optimized" : "",
+        c.tree ? "tree" : "ring", c.busbw_gbps, c.nanos / 1e3);
+  }
   const double factor =
       kind == CollectiveKind::kAllReduce
           ? 2.0 * (ranks - 1) / ranks

@@ -131,6 +131,19 @@ class CostModel {
   // Time from gpu.attention_table, or -1 when no point has the shape.
   double MeasuredAttentionUs(const KernelWork& work) const;
   // Bus bandwidth in GB/s for a collective of `total_bytes`.
+  // A collective over `ranks` ranks on `nodes` nodes (> 1) by the profile's
+  // node topology (fabric.nics_per_node > 0): the algorithm NCCL would pick
+  // (ring, or tree for all-reduce where faster) and its time.
+  struct NodeCollective {
+    bool tree = false;
+    double busbw_gbps = 0;  // the bandwidth the chosen algorithm reaches
+    int64_t nanos = 0;
+  };
+  NodeCollective CollectiveAcrossNodes(CollectiveKind kind, int64_t total_bytes,
+                                       int ranks, int nodes) const;
+  // Whether the profile describes its nodes' network (nics_per_node > 0).
+  bool has_node_topology() const;
+
   double BusBandwidthGbps(CollectiveKind kind, int64_t total_bytes,
                           bool spans_nodes) const;
 

@@ -2,8 +2,10 @@
 
 #include "sim/cost_model.h"
 
+#include "core/util/check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/profiles.h"
 #include "sim/testing/test_profile.h"
 #include "testing/status_matchers.h"
 
@@ -176,6 +178,101 @@ TEST(CostModelTest, MissingFiguresAreNamed) {
   EXPECT_THAT(CostModel::Create(p).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("host_link.pinned_d2h_gbps")));
+}
+
+// The shipped H200 profile's nodes: 8 GPUs, 8 ConnectX-7 NDR NICs,
+// rail-optimized.
+HardwareProfile H200Nodes() {
+  absl::StatusOr<HardwareProfile> p = LoadProfile("h200_sxm");
+  ZR_CHECK_OK(p.status());
+  return *p;
+}
+
+// `p` with an intra-node fabric too fast to limit a collective across nodes.
+HardwareProfile NetworkBound(HardwareProfile p) {
+  p.mutable_fabric()->clear_allreduce_busbw();
+  for (CurvePoint& point : *p.mutable_fabric()->mutable_allgather_busbw()) {
+    point.set_value(1000);
+  }
+  return p;
+}
+
+// Bus bandwidth (nccl-tests' definition) of a collective that took `ns`.
+double BusBandwidth(CollectiveKind kind, int64_t bytes, int ranks, int64_t ns) {
+  const double factor = kind == CollectiveKind::kAllReduce
+                            ? 2.0 * (ranks - 1) / ranks
+                            : (ranks - 1.0) / ranks;
+  return factor * bytes / ns;
+}
+
+// NVIDIA (nccl-tests issue #290): a ring over NDR 400 Gb/s reaches 46-48
+// GB/s per NIC, so 368-384 GB/s with a node's 8 NICs. Where the intra-node
+// fabric is not the limit, the model must land in that range. With the
+// H200 profile's own NVLink figures (measured on 2 GPUs: 257 GB/s for a
+// large all-gather, 315 for an all-reduce) the node is the limit, so the
+// result is those figures, under the published range, never above it.
+TEST(CostModelTest, InterNodeRingMatchesPublishedNdrBusBandwidth) {
+  HardwareProfile p = H200Nodes();
+  ASSERT_EQ(p.fabric().nics_per_node(), 8);
+  ASSERT_OK_AND_ASSIGN(CostModel h200, CostModel::Create(p));
+  const int64_t bytes = int64_t{4} << 30;
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
+    const double busbw = BusBandwidth(
+        kind, bytes, 16, h200.CollectiveNanos(kind, bytes, 16, true));
+    EXPECT_NEAR(busbw, h200.BusBandwidthGbps(kind, bytes, false), 1)
+        << CollectiveKindName(kind);
+    EXPECT_LE(busbw, 384) << CollectiveKindName(kind);
+  }
+  ASSERT_OK_AND_ASSIGN(CostModel net_bound, CostModel::Create(NetworkBound(p)));
+  const double busbw = BusBandwidth(
+      CollectiveKind::kAllGather, bytes, 16,
+      net_bound.CollectiveNanos(CollectiveKind::kAllGather, bytes, 16, true));
+  EXPECT_GE(busbw, 368);
+  EXPECT_LE(busbw, 384);
+}
+
+// As NCCL: the tree where latency matters (small, many nodes, or where the
+// node's fabric caps both), the ring where the network is the limit.
+TEST(CostModelTest, AllReduceAcrossNodesTakesTheTreeWhenSmallAndManyNodes) {
+  HardwareProfile p = H200Nodes();
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  const auto small =
+      c.CollectiveAcrossNodes(CollectiveKind::kAllReduce, 1 << 20, 1024, 128);
+  EXPECT_TRUE(small.tree);
+  ASSERT_OK_AND_ASSIGN(CostModel net_bound, CostModel::Create(NetworkBound(p)));
+  const auto large = net_bound.CollectiveAcrossNodes(CollectiveKind::kAllReduce,
+                                                     int64_t{1} << 32, 16, 2);
+  EXPECT_FALSE(large.tree);
+  // Ring latency grows with the nodes a pass crosses: 128 nodes cost more
+  // than 2 for the same bytes per rank.
+  const auto wide =
+      c.CollectiveAcrossNodes(CollectiveKind::kAllGather, 1 << 20, 1024, 128);
+  const auto narrow =
+      c.CollectiveAcrossNodes(CollectiveKind::kAllGather, 1 << 20, 16, 2);
+  EXPECT_GT(wide.nanos, narrow.nanos);
+}
+
+TEST(CostModelTest, OffTheRailsTheSpineOversubscriptionDividesTheNetwork) {
+  HardwareProfile p = NetworkBound(H200Nodes());
+  ASSERT_OK_AND_ASSIGN(CostModel rails, CostModel::Create(p));
+  p.mutable_fabric()->set_rail_optimized(false);
+  p.mutable_fabric()->set_spine_oversubscription(2);
+  ASSERT_OK_AND_ASSIGN(CostModel spine, CostModel::Create(p));
+  const int64_t bytes = int64_t{1} << 30;
+  const auto a =
+      rails.CollectiveAcrossNodes(CollectiveKind::kAllGather, bytes, 32, 4);
+  const auto b =
+      spine.CollectiveAcrossNodes(CollectiveKind::kAllGather, bytes, 32, 4);
+  EXPECT_DOUBLE_EQ(b.busbw_gbps, a.busbw_gbps / 2);
+}
+
+TEST(CostModelTest, NicsNeedABandwidth) {
+  HardwareProfile p = TestProfile();
+  p.mutable_fabric()->set_nics_per_node(8);
+  EXPECT_THAT(CostModel::Create(p).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("fabric.nic_gbps")));
 }
 
 }  // namespace

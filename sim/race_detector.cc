@@ -141,7 +141,8 @@ void RaceDetector::OnFree(uint64_t buffer, int agent, const OpInfo& op) {
     return;
   }
   BufferState& state = it->second;
-  for (const Access& a : state.accesses) {
+  for (const Access* access : InOrder(state)) {
+    const Access& a = *access;
     if (OrderedBefore(a, agent)) continue;
     RaceReport r;
     r.kind = RaceReport::Kind::kFreeWhileInUse;
@@ -216,13 +217,10 @@ void RaceDetector::OnAccess(uint64_t buffer, int64_t offset, int64_t bytes,
   }
 
   const int op_index = InternOp(op);
-  std::vector<Access>& accesses = state.accesses;
-  size_t keep = 0;
-  for (size_t i = 0; i < accesses.size(); ++i) {
-    const Access& a = accesses[i];
-    const bool overlaps = a.begin < end && begin < a.end;
+  for (auto [map, it] : Overlapping(state, begin, end)) {
+    const Access& a = it->second;
     const bool ordered = OrderedBefore(a, agent);
-    if (overlaps && !ordered && (a.write || write)) {
+    if (!ordered && (a.write || write)) {
       RaceReport r;
       r.kind = RaceReport::Kind::kRace;
       r.buffer = state.label;
@@ -243,11 +241,47 @@ void RaceDetector::OnAccess(uint64_t buffer, int64_t offset, int64_t bytes,
     // Repeated reads by one agent of the same range: keep the latest.
     const bool repeated = !write && !a.write && a.agent == agent &&
                           a.begin == begin && a.end == end;
-    if (!superseded && !repeated) accesses[keep++] = a;
+    if (superseded || repeated) map->erase(it);
   }
-  accesses.resize(keep);
-  accesses.push_back(Access{agent, epoch, write, begin, end, op_index});
+  const uint64_t seq = state.next_seq++;
+  state.accesses[LengthClass(end - begin)].emplace(
+      std::make_pair(begin, seq),
+      Access{agent, epoch, write, begin, end, op_index, seq});
   if (write) MarkWritten(state, begin, end);
+}
+
+int RaceDetector::LengthClass(int64_t bytes) {
+  int k = 0;
+  while (k < 62 && (int64_t{2} << k) <= bytes) ++k;
+  return k;
+}
+
+std::vector<
+    std::pair<RaceDetector::AccessMap*, RaceDetector::AccessMap::iterator>>
+RaceDetector::Overlapping(BufferState& state, int64_t begin, int64_t end) {
+  std::vector<std::pair<AccessMap*, AccessMap::iterator>> found;
+  for (auto& [k, map] : state.accesses) {
+    const int64_t reach = int64_t{2} << k;
+    for (auto it = map.lower_bound({begin - reach, 0});
+         it != map.end() && it->second.begin < end; ++it) {
+      if (it->second.end > begin) found.push_back({&map, it});
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
+    return x.second->second.seq < y.second->second.seq;
+  });
+  return found;
+}
+
+std::vector<const RaceDetector::Access*> RaceDetector::InOrder(
+    const BufferState& state) {
+  std::vector<const Access*> all;
+  for (const auto& [k, map] : state.accesses) {
+    for (const auto& [key, a] : map) all.push_back(&a);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Access* x, const Access* y) { return x->seq < y->seq; });
+  return all;
 }
 
 void RaceDetector::Prune() {
@@ -259,19 +293,21 @@ void RaceDetector::Prune() {
   std::vector<int> remap(ops_.size(), -1);
   std::vector<OpInfo> kept_ops;
   for (auto& [id, state] : buffers_) {
-    size_t keep = 0;
-    for (const Access& a : state.accesses) {
-      const bool settled =
-          a.agent < static_cast<int>(host.size()) && a.epoch <= host[a.agent];
-      if (settled) continue;
-      state.accesses[keep++] = a;
+    for (auto& [k, map] : state.accesses) {
+      for (auto it = map.begin(); it != map.end();) {
+        const Access& a = it->second;
+        const bool settled =
+            a.agent < static_cast<int>(host.size()) && a.epoch <= host[a.agent];
+        it = settled ? map.erase(it) : std::next(it);
+      }
     }
-    state.accesses.resize(keep);
   }
   // Compact the op table in a deterministic order (by op index).
   std::vector<std::pair<int, Access*>> refs;
   for (auto& [id, state] : buffers_) {
-    for (Access& a : state.accesses) refs.push_back({a.op, &a});
+    for (auto& [k, map] : state.accesses) {
+      for (auto& [key, a] : map) refs.push_back({a.op, &a});
+    }
   }
   std::sort(refs.begin(), refs.end(),
             [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -287,7 +323,9 @@ void RaceDetector::Prune() {
 
 int64_t RaceDetector::history_size() const {
   int64_t n = 0;
-  for (const auto& [id, state] : buffers_) n += state.accesses.size();
+  for (const auto& [id, state] : buffers_) {
+    for (const auto& [k, map] : state.accesses) n += map.size();
+  }
   return n;
 }
 

@@ -19,7 +19,9 @@
 //
 // Memory: accesses that every future access is known to be ordered after
 // (those the host thread has synchronized past) are pruned, so history does
-// not grow with the number of operations retired. Not thread-safe.
+// not grow with the number of operations retired. Cost: a buffer's accesses
+// are indexed by first byte, so an access is checked against those that can
+// overlap it, not against every access to the buffer. Not thread-safe.
 
 #ifndef ZERO3_SIM_RACE_DETECTOR_H_
 #define ZERO3_SIM_RACE_DETECTOR_H_
@@ -106,16 +108,29 @@ class RaceDetector {
     bool write;
     int64_t begin;
     int64_t end;
-    int op;  // index into ops_
+    int op;        // index into ops_
+    uint64_t seq;  // order of recording within the buffer
   };
+  // Accesses by (first byte, recording order).
+  using AccessMap = std::map<std::pair<int64_t, uint64_t>, Access>;
   struct BufferState {
     std::string label;
     int64_t bytes = 0;
-    std::vector<Access> accesses;
+    // A buffer's accesses by length class: class k holds those of length in
+    // [2^k, 2^(k+1)), so one overlapping [begin, end) starts at or after
+    // begin - 2^(k+1).
+    std::map<int, AccessMap> accesses;
+    uint64_t next_seq = 0;
     std::map<int64_t, int64_t> written;  // begin -> end, disjoint, merged
   };
 
   bool OrderedBefore(const Access& a, int agent) const;
+  // The accesses of `state` overlapping [begin, end), in recording order.
+  static std::vector<std::pair<AccessMap*, AccessMap::iterator>> Overlapping(
+      BufferState& state, int64_t begin, int64_t end);
+  // Every access of `state`, in recording order.
+  static std::vector<const Access*> InOrder(const BufferState& state);
+  static int LengthClass(int64_t bytes);
   int InternOp(const OpInfo& op);
   void Report(RaceReport report);
   // `op` touched (or freed) a buffer that is not live.

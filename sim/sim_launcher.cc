@@ -32,8 +32,12 @@ int SimLauncher::local_ranks() const { return world_->simulated_ranks(); }
 
 std::string SimLauncher::description() const {
   const SimOptions& o = world_->options();
-  return absl::StrCat(o.profile.name(), " (",
-                      o.mode == SimMode::kData ? "data" : "timing", ")");
+  if (o.mode == SimMode::kData) {
+    return absl::StrCat(o.profile.name(), " (data",
+                        o.detect_races ? "" : ", race detector off", ")");
+  }
+  return absl::StrCat(o.profile.name(), " (timing, race detector ",
+                      o.detect_races ? "on" : "off", ")");
 }
 
 absl::Status SimLauncher::Run(const runtime::RankFunction& fn) {
@@ -44,6 +48,10 @@ absl::StatusOr<int> SimLauncher::Report(std::ostream& out) {
   if (!trace_path_.empty()) {
     ZR_RETURN_IF_ERROR(world_->trace().WriteFile(trace_path_));
     out << "trace written to " << trace_path_ << "\n";
+  }
+  if (!world_->options().detect_races) {
+    out << "race detector: off\n";
+    return 0;
   }
   const std::vector<RaceReport> races = world_->races();
   out << "race detector: " << races.size()

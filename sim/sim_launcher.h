@@ -5,7 +5,9 @@
 // Every simulated rank runs in this process (rank 0 alone with the
 // symmetric shortcut), so this process leads the job and sees every rank's
 // results. Report writes the Chrome trace, where one was asked for, and the
-// race detector's reports; each race counts as a problem. Operations are
+// race detector's reports (or that it was off); each race counts as a
+// problem. The description names the mode and, in timing mode or where it
+// is off, the race detector. Operations are
 // not timed one by one (Unimplemented): the trace has them.
 
 #ifndef ZERO3_SIM_SIM_LAUNCHER_H_

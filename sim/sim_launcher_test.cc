@@ -57,7 +57,8 @@ TEST(SimLauncherTest, SymmetricTimingRunsRankZeroOnly) {
       MakeLauncher(8, SimMode::kTiming, /*symmetric=*/true);
   EXPECT_EQ(launcher->world_size(), 8);
   EXPECT_EQ(launcher->local_ranks(), 1);
-  EXPECT_EQ(launcher->description(), TestProfile().name() + " (timing)");
+  EXPECT_EQ(launcher->description(),
+            TestProfile().name() + " (timing, race detector on)");
   int calls = 0;
   ASSERT_THAT(launcher->Run([&](runtime::Runtime& rt) -> absl::Status {
     EXPECT_EQ(rt.rank(), 0);

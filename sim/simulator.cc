@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/util/status_macros.h"
 #include "sim/internal/collectives.h"
 #include "sim/internal/rank_state.h"
@@ -53,6 +54,18 @@ namespace {
 absl::Status CheckOptions(const SimOptions& options) {
   if (options.world_size < 1) {
     return absl::InvalidArgumentError("world_size must be at least 1");
+  }
+  const int simulated = options.symmetric ? 1 : options.world_size;
+  if (simulated > kMaxSimulatedRanks) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot simulate ", options.world_size,
+        " ranks: the simulator runs "
+        "at most ",
+        kMaxSimulatedRanks,
+        " ranks in one process (each holds "
+        "its engine, buffers and a stack); use fewer ranks, or, in timing "
+        "mode, the symmetric shortcut (train --symmetric; whatif without "
+        "--full), which simulates rank 0 alone for any number of ranks"));
   }
   if (options.symmetric && options.mode == SimMode::kData) {
     return absl::InvalidArgumentError(

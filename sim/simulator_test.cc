@@ -5,6 +5,7 @@
 
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -299,6 +300,53 @@ TEST(SimulatorTest, AllGatherStartsWhenTheLastRankArrives) {
     EXPECT_EQ(ag.start, 60000) << "rank " << r;
     EXPECT_EQ(ag.end, 75000) << "rank " << r;
   }
+}
+
+// Every rank runs on a fiber: thousands of ranks meet in a collective
+// several times; each round runs every rank once, the first in rank order
+// (ties on the clock).
+TEST(SimulatorTest, ThousandsOfRanksMeetInCollectives) {
+  const int ranks = 3000;
+  auto world = MakeWorld(ranks);
+  std::vector<int> order;
+  ASSERT_THAT(world->Run([&](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("comm").value();
+    Buffer buffer = rt.device().Allocate(4 * ranks, "b").value();
+    for (int round = 0; round < 3; ++round) {
+      order.push_back(rt.rank());
+      EXPECT_OK(rt.world().AllReduce(
+          *s, TensorRef::Of(buffer, runtime::DType::kF32, 0, ranks),
+          TensorRef::Of(buffer, runtime::DType::kF32, 0, ranks),
+          runtime::ReduceOp::kSum, "ar"));
+    }
+    EXPECT_OK(s->Synchronize());
+    return rt.device().Free(buffer);
+  }),
+              IsOk());
+  ASSERT_EQ(order.size(), 3u * ranks);
+  for (int i = 0; i < ranks; ++i) EXPECT_EQ(order[i], i);
+  for (int round = 1; round < 3; ++round) {
+    std::vector<int> in_round(order.begin() + round * ranks,
+                              order.begin() + (round + 1) * ranks);
+    std::sort(in_round.begin(), in_round.end());
+    for (int i = 0; i < ranks; ++i) EXPECT_EQ(in_round[i], i);
+  }
+}
+
+TEST(SimulatorTest, TooManySimulatedRanksIsAnErrorNamingTheLimit) {
+  SimOptions options;
+  options.profile = TestProfile();
+  options.world_size = kMaxSimulatedRanks + 1;
+  options.mode = SimMode::kTiming;
+  auto world = SimWorld::Create(options);
+  EXPECT_EQ(world.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      std::string(world.status().message()),
+      ::testing::HasSubstr(absl::StrCat("at most ", kMaxSimulatedRanks)));
+  // The symmetric shortcut simulates one rank of any world.
+  options.world_size = 100000;
+  options.symmetric = true;
+  EXPECT_OK(SimWorld::Create(options).status());
 }
 
 TEST(SimulatorTest, Copy2DMovesRowsBetweenPitches) {

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/model/presets.h"
 #include "core/util/status_macros.h"
 
@@ -259,6 +261,21 @@ absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
         absl::StrCat(path, ": ", root.status().message()));
   }
   return ModelSpecFromHfConfig(*root, path, name);
+}
+
+absl::StatusOr<ModelSpec> LoadModelSpecOrHfConfig(
+    const std::string& name_or_path) {
+  if (!absl::EndsWith(name_or_path, ".json")) {
+    return LoadModelSpec(name_or_path);
+  }
+  // ".../Qwen2.5-72B/config.json" is named Qwen2.5-72B.
+  std::vector<std::string> parts = absl::StrSplit(name_or_path, '/');
+  std::string name = parts.back();
+  if (parts.size() >= 2 && !parts[parts.size() - 2].empty() &&
+      parts[parts.size() - 2] != ".") {
+    name = parts[parts.size() - 2];
+  }
+  return LoadHfConfig(name_or_path, name);
 }
 
 config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,

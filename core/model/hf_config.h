@@ -42,6 +42,12 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const config::JsonValue& config,
 absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
                                        absl::string_view name);
 
+// A preset, a text-format ModelSpec file, or a Hugging Face config.json
+// (a path ending in ".json", named after its directory): the shape alone,
+// without weights (the engine then initializes them from its seed).
+absl::StatusOr<ModelSpec> LoadModelSpecOrHfConfig(
+    const std::string& name_or_path);
+
 // The config.json of `spec` (the inverse of ModelSpecFromHfConfig):
 // Qwen2ForCausalLM when it has q/k/v biases, else LlamaForCausalLM, with
 // `torch_dtype` as the weights' dtype ("float32", "bfloat16").

@@ -69,6 +69,20 @@ TEST(HfConfigTest, MapsLlamaWithHeadDim) {
   EXPECT_FALSE(s.qkv_bias());
 }
 
+TEST(HfConfigTest, ModelArgumentTakesAConfigJsonWithoutWeights) {
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec s,
+      LoadModelSpecOrHfConfig("testing/testdata/hf/llama/config.json"));
+  EXPECT_EQ(s.name(), "llama");
+  EXPECT_EQ(s.head_dim(), 16);
+  EXPECT_FALSE(s.qkv_bias());
+  ASSERT_OK_AND_ASSIGN(ModelSpec preset,
+                       LoadModelSpecOrHfConfig("qwen2.5-72b"));
+  EXPECT_EQ(preset.hidden_size(), 8192);
+  EXPECT_FALSE(
+      LoadModelSpecOrHfConfig("testing/testdata/none/config.json").ok());
+}
+
 TEST(HfConfigTest, MapsClassicTopLevelRopeTheta) {
   ASSERT_OK_AND_ASSIGN(ModelSpec s, FromText(kClassicQwen2));
   EXPECT_EQ(s.rope_theta(), 1e6);

@@ -20,7 +20,8 @@ struct Preset {
   const char* text;
 };
 
-// Shapes from each model's config.json (Qwen/Qwen2.5-*) on Hugging Face.
+// Shapes from each model's config.json (Qwen/Qwen2.5-*,
+// meta-llama/Meta-Llama-3-70B) on Hugging Face.
 constexpr Preset kPresets[] = {
     {"tiny", R"pb(
        vocab_size: 259
@@ -81,6 +82,30 @@ constexpr Preset kPresets[] = {
        num_heads: 28
        num_kv_heads: 4
        tie_word_embeddings: false
+     )pb"},
+    // 72,706,203,648 parameters.
+    {"qwen2.5-72b", R"pb(
+       vocab_size: 152064
+       hidden_size: 8192
+       intermediate_size: 29568
+       num_layers: 80
+       num_heads: 64
+       num_kv_heads: 8
+       tie_word_embeddings: false
+     )pb"},
+    // 70,553,706,496 parameters; no biases, RoPE theta 500000 (Llama 3, not
+    // 3.1, whose llama3 RoPE scaling zero3 does not compute).
+    {"llama-3-70b", R"pb(
+       vocab_size: 128256
+       hidden_size: 8192
+       intermediate_size: 28672
+       num_layers: 80
+       num_heads: 64
+       num_kv_heads: 8
+       rope_theta: 500000
+       rms_norm_eps: 1e-5
+       tie_word_embeddings: false
+       qkv_bias: false
      )pb"},
 };
 

@@ -17,16 +17,15 @@ using ::testing::HasSubstr;
 using ::zero3::testing::StatusIs;
 
 // Published parameter counts (Hugging Face model cards / safetensors
-// metadata of Qwen/Qwen2.5-*).
+// metadata of Qwen/Qwen2.5-* and meta-llama/Meta-Llama-3-70B).
 TEST(PresetsTest, ParameterCountsMatchPublishedFigures) {
   const struct {
     const char* name;
     int64_t count;
   } kExpected[] = {
-      {"qwen2.5-0.5b", 494032768},
-      {"qwen2.5-1.5b", 1543714304},
-      {"qwen2.5-3b", 3085938688},
-      {"qwen2.5-7b", 7615616512},
+      {"qwen2.5-0.5b", 494032768},  {"qwen2.5-1.5b", 1543714304},
+      {"qwen2.5-3b", 3085938688},   {"qwen2.5-7b", 7615616512},
+      {"qwen2.5-72b", 72706203648}, {"llama-3-70b", 70553706496},
   };
   for (const auto& e : kExpected) {
     ASSERT_OK_AND_ASSIGN(ModelSpec spec, LoadModelSpec(e.name));

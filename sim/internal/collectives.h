@@ -9,7 +9,7 @@
 // stream. Mismatched collectives are an error; collectives that can never
 // complete are described for the deadlock message.
 //
-// Thread-safety: called from the rank threads; everything runs under the
+// Thread-safety: called from the ranks' fibers; everything runs under the
 // scheduler's lock.
 
 #ifndef ZERO3_SIM_INTERNAL_COLLECTIVES_H_

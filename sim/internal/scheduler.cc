@@ -2,11 +2,11 @@
 
 #include "sim/internal/scheduler.h"
 
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -15,41 +15,33 @@ namespace internal {
 
 void Scheduler::AddRank(const RankState* rank) {
   ranks_.push_back(rank);
-  cvs_.push_back(std::make_unique<std::condition_variable>());
   state_.push_back(State::kRunnable);
 }
 
-void Scheduler::WaitTurn(int r, std::unique_lock<std::mutex>& lock) {
-  cvs_[r]->wait(lock, [&] { return current_ == r; });
+void Scheduler::MakeRunnable(int r) {
+  state_[r] = State::kRunnable;
+  runnable_.insert({ranks_[r]->now(), r});
 }
 
-int Scheduler::PickNext() const {
-  int best = -1;
-  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+int Scheduler::PickNext() {
+  while (!runnable_.empty()) {
+    const auto [clock, r] = *runnable_.begin();
+    runnable_.erase(runnable_.begin());
     if (state_[r] != State::kRunnable) continue;
-    if (best < 0 || ranks_[r]->now() < ranks_[best]->now()) best = r;
+    if (ranks_[r]->now() != clock) {
+      runnable_.insert({ranks_[r]->now(), r});
+      continue;
+    }
+    return r;
   }
-  return best;
-}
-
-void Scheduler::SwitchTo(int next) {
-  current_ = next;
-  if (next >= 0) cvs_[next]->notify_one();
-}
-
-void Scheduler::Yield() {
-  const int next = PickNext();
-  if (next < 0) {
-    OnStuck();
-  } else {
-    SwitchTo(next);
-  }
+  return -1;
 }
 
 void Scheduler::Block(int r, std::unique_lock<std::mutex>& lock) {
   state_[r] = State::kBlocked;
-  Yield();
-  WaitTurn(r, lock);
+  lock.unlock();
+  fibers_[r]->Suspend();
+  lock.lock();
 }
 
 void Scheduler::OnStuck() {
@@ -63,54 +55,60 @@ void Scheduler::OnStuck() {
       done.empty() ? std::string()
                    : absl::StrCat("; ranks ", absl::StrJoin(done, ","),
                                   " already finished"));
-  for (State& s : state_) {
-    if (s == State::kBlocked) s = State::kRunnable;
-  }
   // Let the blocked ranks return errors one by one, lowest clock first.
-  SwitchTo(PickNext());
+  for (int r = 0; r < static_cast<int>(state_.size()); ++r) {
+    if (state_[r] == State::kBlocked) MakeRunnable(r);
+  }
 }
 
-void Scheduler::RankThread(int r, const std::function<absl::Status(int)>& body,
-                           absl::Status& result) {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    WaitTurn(r, lock);
+absl::Status Scheduler::Switch(int r,
+                               const std::function<absl::Status(int)>& body,
+                               std::vector<absl::Status>& results,
+                               std::unique_lock<std::mutex>& lock) {
+  if (fibers_[r] == nullptr) {
+    ZR_ASSIGN_OR_RETURN(fibers_[r], Fiber::Create([this, r, &body, &results] {
+                          absl::Status s = body(r);
+                          std::unique_lock<std::mutex> lock(mu_);
+                          results[r] = std::move(s);
+                          state_[r] = State::kDone;
+                          ++done_count_;
+                        }));
   }
-  absl::Status s = body(r);
-  std::unique_lock<std::mutex> lock(mu_);
-  result = std::move(s);
-  state_[r] = State::kDone;
-  ++done_count_;
-  if (done_count_ == static_cast<int>(ranks_.size())) {
-    current_ = -1;
-    done_cv_.notify_all();
-    return;
-  }
-  Yield();
+  lock.unlock();
+  fibers_[r]->Resume();
+  lock.lock();
+  // A finished rank's stack goes at once: few are live at a time.
+  if (fibers_[r]->finished()) fibers_[r].reset();
+  return absl::OkStatus();
 }
 
 absl::Status Scheduler::Run(const std::function<absl::Status(int)>& body) {
   const int n = static_cast<int>(ranks_.size());
   std::vector<absl::Status> results(n);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    state_.assign(n, State::kRunnable);
-    done_count_ = 0;
-    abort_message_.clear();
-    current_ = -1;
+  std::unique_lock<std::mutex> lock(mu_);
+  done_count_ = 0;
+  abort_message_.clear();
+  runnable_.clear();
+  fibers_.clear();
+  fibers_.resize(n);
+  for (int r = 0; r < n; ++r) MakeRunnable(r);
+  absl::Status resources;
+  while (done_count_ < n) {
+    int next = PickNext();
+    if (next < 0) {
+      OnStuck();
+      next = PickNext();
+      ZR_CHECK(next >= 0);
+    }
+    resources = Switch(next, body, results, lock);
+    if (!resources.ok()) break;
   }
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back(
-        [this, r, &body, &results] { RankThread(r, body, results[r]); });
+  if (!resources.ok()) {
+    // Ranks suspended mid-run cannot be unwound: their stacks go unwound.
+    fibers_.clear();
+    return resources;
   }
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    SwitchTo(PickNext());
-    done_cv_.wait(lock, [&] { return done_count_ == n; });
-  }
-  for (std::thread& t : threads) t.join();
+  lock.unlock();
   // The root cause first: a rank's own error over another's abort.
   for (bool aborts : {false, true}) {
     for (int r = 0; r < n; ++r) {

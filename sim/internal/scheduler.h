@@ -1,12 +1,14 @@
 // Copyright 2026 The zero3 Authors.
 //
-// scheduler.h: the turn-taking of a world's rank threads. Each rank runs on
-// a thread of its own, but exactly one runs at a time: a rank runs until it
-// blocks (in a collective its peers have not all reached) or finishes; then
-// the runnable rank with the lowest host clock runs (ties by rank id). So
-// results do not depend on thread timing. When no rank can run while some
-// are blocked, the run is stuck: the scheduler records a deadlock message
-// naming what the blocked ranks wait for and lets each blocked rank return.
+// scheduler.h: the turn-taking of a world's ranks. Each rank runs on a
+// fiber of its own (fiber.h), all on the thread that calls Run, one at a
+// time: a rank runs until it blocks (in a collective its peers have not all
+// reached) or finishes; then the runnable rank with the lowest host clock
+// runs (ties by rank id), found in a queue ordered by clock, so a switch
+// costs O(log ranks). Results do not depend on thread timing. When no rank
+// can run while some are blocked, the run is stuck: the scheduler records a
+// deadlock message naming what the blocked ranks wait for and lets each
+// blocked rank return.
 //
 // Thread-safety: Lock() guards the scheduler and whatever the ranks share
 // (the collective rendezvous); Block and Unblock are called under it.
@@ -14,15 +16,17 @@
 #ifndef ZERO3_SIM_INTERNAL_SCHEDULER_H_
 #define ZERO3_SIM_INTERNAL_SCHEDULER_H_
 
-#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sim/internal/fiber.h"
 #include "sim/internal/rank_state.h"
 
 namespace zero3 {
@@ -40,9 +44,10 @@ class Scheduler {
   // Not during a run.
   void AddRank(const RankState* rank);
 
-  // Runs `body(r)` for every rank r, each on its own thread, one at a time;
+  // Runs `body(r)` for every rank r, each on its own fiber, one at a time;
   // returns when all have returned. The result is the first error by rank,
   // a rank's own error before another's abort, prefixed with the rank.
+  // ResourceExhausted if a rank's stack cannot be mapped.
   absl::Status Run(const std::function<absl::Status(int)>& body);
 
   std::unique_lock<std::mutex> Lock() {
@@ -53,7 +58,7 @@ class Scheduler {
   void Block(int r, std::unique_lock<std::mutex>& lock);
   // Makes blocked rank `r` runnable again (no-op for other states).
   void Unblock(int r) {
-    if (state_[r] == State::kBlocked) state_[r] = State::kRunnable;
+    if (state_[r] == State::kBlocked) MakeRunnable(r);
   }
   bool aborted() const { return !abort_message_.empty(); }
   // The deadlock message, once stuck.
@@ -62,25 +67,23 @@ class Scheduler {
  private:
   enum class State { kRunnable, kBlocked, kDone };
 
-  void WaitTurn(int r, std::unique_lock<std::mutex>& lock);
-  // The runnable rank to run next; -1 if none.
-  int PickNext() const;
-  void SwitchTo(int next);
-  // Hands the turn on after the current rank stopped, or declares the run
-  // stuck if nobody can run.
-  void Yield();
+  void MakeRunnable(int r);
+  // Takes the runnable rank to run next out of the queue; -1 if none.
+  int PickNext();
   void OnStuck();
-  // The thread of rank `r` in Run.
-  void RankThread(int r, const std::function<absl::Status(int)>& body,
-                  absl::Status& result);
+  // Runs rank `r` until it blocks or finishes; starts its fiber first.
+  absl::Status Switch(int r, const std::function<absl::Status(int)>& body,
+                      std::vector<absl::Status>& results,
+                      std::unique_lock<std::mutex>& lock);
 
   std::vector<const RankState*> ranks_;
   const std::function<std::string()> describe_waiting_;
 
   std::mutex mu_;
-  std::vector<std::unique_ptr<std::condition_variable>> cvs_;
-  std::condition_variable done_cv_;
-  int current_ = -1;
+  // Runnable ranks by (host clock when queued, rank); a rank's clock only
+  // grows, so a stale entry is requeued when it comes up.
+  std::set<std::pair<int64_t, int>> runnable_;
+  std::vector<std::unique_ptr<Fiber>> fibers_;
   std::vector<State> state_;
   int done_count_ = 0;
   std::string abort_message_;

@@ -258,14 +258,20 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
     start = RunOnCompute(duration, label, bytes, bytes, "copy");
   }
   if (r->detect()) {
+    // One access per row, or one for all rows where they are contiguous.
     std::vector<runtime::Access> accesses;
     accesses.reserve(2 * rows);
-    for (int64_t i = 0; i < rows; ++i) {
-      accesses.push_back({src.Sub(i * src_pitch, row_bytes), false});
-    }
-    for (int64_t i = 0; i < rows; ++i) {
-      accesses.push_back({dst.Sub(i * dst_pitch, row_bytes), true});
-    }
+    auto add = [&](const BufferSlice& slice, int64_t pitch, bool write) {
+      if (pitch == row_bytes) {
+        accesses.push_back({slice.Sub(0, rows * row_bytes), write});
+        return;
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        accesses.push_back({slice.Sub(i * pitch, row_bytes), write});
+      }
+    };
+    add(src, src_pitch, false);
+    add(dst, dst_pitch, true);
     r->StreamAccesses(agent_, accesses, label, start, tail_ns_);
   }
   if (r->data_mode()) {

@@ -121,6 +121,9 @@ class TrainCommand : public Command {
                   "race detection treats pageable copies as asynchronous");
     flags.AddDouble("jitter", &jitter_, "X",
                     "perturb every simulated cost by up to +-X (e.g. 0.1)");
+    flags.AddString("races", &races_, "on|off",
+                    "simulator: run the race detector (default: on in data "
+                    "mode, off in timing mode, where it costs most)");
     flags.AddBool("symmetric", &symmetric_,
                   "timing mode: simulate rank 0 only (ranks are symmetric)");
     flags.AddBool("profile-ops", &profile_ops_,
@@ -305,6 +308,7 @@ class TrainCommand : public Command {
   bool strict_ = false;
   double jitter_ = 0;
   bool symmetric_ = false;
+  std::string races_;
   bool predict_ = false;
   bool profile_ops_ = false;
   bool dry_run_ = false;
@@ -370,6 +374,10 @@ absl::Status TrainCommand::CheckFlags() {
   }
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
+  }
+  if (!races_.empty() && races_ != "on" && races_ != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--races must be on or off, got '", races_, "'"));
   }
   return checkpoints_.Check(data_mode, predict_ || profile_ops_);
 }
@@ -535,6 +543,8 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   o.sim.seed = static_cast<uint64_t>(seed_);
   o.sim.trace = !trace_.empty();
   o.sim.symmetric = symmetric_;
+  o.sim.detect_races =
+      races_.empty() ? o.sim.mode == sim::SimMode::kData : races_ == "on";
   if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
   o.cuda.rank.log = &err;
   o.sim.max_pinned_bytes = o.cuda.rank.max_pinned_bytes =

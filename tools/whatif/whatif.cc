@@ -19,6 +19,7 @@
 #include "core/kernels/op_args.h"
 #include "core/kernels/op_cost.h"
 #include "core/model/data.h"
+#include "core/model/hf_config.h"
 #include "core/model/presets.h"
 #include "core/model/transformer.h"
 #include "core/runtime/pinned_memory.h"
@@ -240,7 +241,7 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
     ZR_RETURN_IF_ERROR(SetProfileField(&r.profile, path, value));
   }
   ZR_RETURN_IF_ERROR(sim::CostModel::Create(r.profile).status());
-  ZR_ASSIGN_OR_RETURN(r.spec, model::LoadModelSpec(v.model));
+  ZR_ASSIGN_OR_RETURN(r.spec, model::LoadModelSpecOrHfConfig(v.model));
 
   config::LoadOptions load;
   load.world_size = v.gpus / v.tp;
@@ -336,6 +337,7 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   input.steps = std::max(1, s.steps());
   input.full = run.full;
   input.traces = run.traces;
+  input.detect_races = run.detect_races;
   ZR_ASSIGN_OR_RETURN(VariantResult out, SimulateStep(input));
   out.settings = v.settings;
   if (s.save_interval() > 0) {
@@ -365,7 +367,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   so.profile = in.profile;
   so.world_size = in.gpus;
   so.mode = sim::SimMode::kTiming;
-  so.detect_races = false;
+  so.detect_races = in.detect_races;
   so.trace = in.traces || in.op_timings;
   so.symmetric = !in.full;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
@@ -427,6 +429,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   m.host_blocked_ms = blocked / 1e6;
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
+  out.simulated_ops = world->total_ops();
   if (in.traces) out.trace_json = world->trace().ToJson();
   if (in.op_timings) {
     const sim::Trace& trace = world->trace();

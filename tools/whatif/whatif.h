@@ -52,7 +52,8 @@ struct VariantResult {
   // Each varied key and this variant's value, in the order they vary.
   std::vector<std::pair<std::string, std::string>> settings;
   Metrics metrics;
-  std::string trace_json;  // when traces were asked for
+  std::string trace_json;     // when traces were asked for
+  int64_t simulated_ops = 0;  // runtime calls of every simulated rank
   // Rank 0's stream operations that started in the last step, when
   // StepInput::op_timings asked for them.
   std::vector<runtime::OpTiming> ops;
@@ -70,8 +71,9 @@ struct ScenarioResult {
 };
 
 struct RunOptions {
-  bool full = false;    // simulate every rank (no symmetric shortcut)
-  bool traces = false;  // keep a Chrome trace per variant
+  bool full = false;          // simulate every rank (no symmetric shortcut)
+  bool traces = false;        // keep a Chrome trace per variant
+  bool detect_races = false;  // run the race detector (costs time)
   // Directory for relative paths inside the scenario (its config file).
   std::string base_dir;
 };
@@ -86,6 +88,7 @@ struct StepInput {
   int steps = 3;
   bool full = false;
   bool traces = false;
+  bool detect_races = false;
   // Keep rank 0's stream operations of the last step (VariantResult::ops).
   bool op_timings = false;
 };

@@ -295,6 +295,23 @@ TEST(WhatifTest, OpTimingsHoldHostTasksNotStaging) {
 
 // A shape the profile measured is explained from its measured time, as the
 // simulator costs it.
+// docs/whatif.md's smell test of the 72B study: on 64 GPUs the offloaded
+// step is the host's AdamW over the shard, memory-bound: 72.7 B / 64
+// parameters x 28 bytes at 450 / 8 GB/s. Tolerance 2% (the last piece's
+// write-back is not hidden).
+TEST(WhatifTest, Qwen72bStudyStepIsTheHostAdamWOverTheShard) {
+  ASSERT_OK_AND_ASSIGN(
+      Scenario s,
+      LoadScenario("tools/whatif/scenarios/offload_h200_72b.textproto"));
+  s.clear_vary();
+  s.set_gpus(64);
+  s.set_steps(1);
+  ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, RunOptions()));
+  const double shard = 72706203648.0 / 64;
+  const double expected_ms = shard * 28 / (450e9 / 8) * 1e3;
+  EXPECT_NEAR(r.variants[0].metrics.step_ms, expected_ms, 0.02 * expected_ms);
+}
+
 TEST(WhatifTest, ExplainUsesTheMeasuredTables) {
   Scenario s;
   s.set_name("measured");
