@@ -50,13 +50,16 @@ class CalibrateCommand : public Command {
         "profile supplying peaks, capacities and unmeasured figures");
     flags.AddString("name", &name_, "NAME", "name of the written profile");
     flags.AddInt("gpus", &gpus_, "N",
-                 "GPUs (ranks) for the collectives, in this process");
+                 "GPUs (ranks) for the collectives, in this process",
+                 {1, 1024});
     flags.AddString("models", &models_, "A,B,...",
                     "presets whose shapes to measure");
     flags.AddString("batches", &batches_, "BxS,...",
                     "micro-batches (sequences x tokens)");
-    flags.AddInt("reps", &reps_, "N", "repetitions per timing (median kept)");
-    flags.AddInt("max-mib", &max_mib_, "N", "largest copy and collective, MiB");
+    flags.AddInt("reps", &reps_, "N", "repetitions per timing (median kept)",
+                 {1, 10000});
+    flags.AddInt("max-mib", &max_mib_, "N", "largest copy and collective, MiB",
+                 {1, 1 << 20});
     flags.AddString("out", &out_path_, "FILE",
                     "write the profile here (else stdout)");
   }

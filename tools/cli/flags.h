@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@
 
 namespace zero3 {
 namespace cli {
+
+// The values an integer flag takes: [min, max].
+struct IntRange {
+  int64_t min = std::numeric_limits<int64_t>::min();
+  int64_t max = std::numeric_limits<int64_t>::max();
+};
 
 class FlagSet {
  public:
@@ -55,14 +62,22 @@ class FlagSet {
   // text shows each flag's value at declaration time as its default.
   void AddString(absl::string_view name, std::string* value,
                  absl::string_view value_name, absl::string_view help);
+  // An integer flag takes values in `range` and says so in help; a value
+  // outside is an error naming the limits.
   void AddInt(absl::string_view name, int64_t* value,
-              absl::string_view value_name, absl::string_view help);
+              absl::string_view value_name, absl::string_view help,
+              IntRange range = IntRange());
   void AddDouble(absl::string_view name, double* value,
                  absl::string_view value_name, absl::string_view help);
   void AddBool(absl::string_view name, bool* value, absl::string_view help);
   // Each occurrence appends one value.
   void AddRepeated(absl::string_view name, std::vector<std::string>* values,
                    absl::string_view value_name, absl::string_view help);
+
+  // Replaces the default that help shows for flag `name` (declared
+  // before): for a flag whose bound value means "not given" ("0") and whose
+  // effective default comes from elsewhere.
+  void SetDefaultText(absl::string_view name, absl::string_view text);
 
   // A positional argument, for the usage line, the help text and the count
   // check in Parse(). Required positionals come before optional ones.
@@ -97,6 +112,7 @@ class FlagSet {
     std::string value_name;  // empty for booleans
     std::string help;
     std::string default_text;
+    std::string range_text;  // "1 to 64", integers only
     bool is_bool = false;
     bool repeated = false;
     // Stores a value; returns an error message, or "" on success.
@@ -110,6 +126,7 @@ class FlagSet {
 
   void Add(Flag flag);
   const Flag* Find(absl::string_view name) const;
+  Flag* FindMutable(absl::string_view name);
   std::string UnknownFlag(absl::string_view flag) const;
 
   std::string command_;

@@ -33,6 +33,7 @@
 #include "sim/trace.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
 #include "tools/cli/internal/launcher_factory.h"
@@ -92,9 +93,10 @@ class TrainCommand : public Command {
     flags.AddRepeated("set", &overrides_, "KEY=VALUE",
                       "override a configuration key (DeepSpeed's dotted "
                       "names), e.g. zero3.grad_offload=blocking");
-    flags.AddInt("ranks", &ranks_, "N", "data-parallel ranks (simulated)");
-    flags.AddInt("steps", &steps_, "N", "optimizer steps");
-    flags.AddInt("seq", &seq_, "N", "tokens per sequence");
+    flags.AddInt("ranks", &ranks_, "N", "data-parallel ranks (simulated)",
+                 kRanksRange);
+    flags.AddInt("steps", &steps_, "N", "optimizer steps", kStepsRange);
+    flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
     flags.AddString("data", &data_, "corpus|synthetic|FILE",
                     "training data: the built-in corpus, seeded random "
                     "tokens, a token file (.bin; a Megatron PREFIX with "

@@ -19,6 +19,7 @@
 #include "core/util/key_value.h"
 #include "core/util/status_macros.h"
 #include "sim/profiles.h"
+#include "tools/cli/flag_limits.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -177,13 +178,19 @@ class WhatifCommand : public Command {
         "model", &model_, "NAME|FILE",
         absl::StrCat("model (", absl::StrJoin(model::PresetNames(), ", "),
                      "); default qwen2.5-1.5b"));
-    flags.AddInt("gpus", &gpus_, "N", "GPUs (ranks); default 8");
-    flags.AddInt("tp", &tp_, "N", "tensor-parallel degree; default 1");
-    flags.AddInt("micro-batch", &micro_batch_, "N",
-                 "sequences per micro-batch; default 4");
-    flags.AddInt("seq", &seq_, "N", "tokens per sequence; default 2048");
+    // 0 stands for "not given": SCENARIO's value, else the default shown.
+    flags.AddInt("gpus", &gpus_, "N", "GPUs (ranks)", kRanksRange);
+    flags.SetDefaultText("gpus", "8");
+    flags.AddInt("tp", &tp_, "N", "tensor-parallel degree", kRanksRange);
+    flags.SetDefaultText("tp", "1");
+    flags.AddInt("micro-batch", &micro_batch_, "N", "sequences per micro-batch",
+                 kMicroBatchRange);
+    flags.SetDefaultText("micro-batch", "4");
+    flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
+    flags.SetDefaultText("seq", "2048");
     flags.AddInt("accumulation", &accumulation_, "N",
-                 "gradient accumulation steps; default 1");
+                 "gradient accumulation steps", kAccumulationRange);
+    flags.SetDefaultText("accumulation", "1");
     flags.AddString("config", &config_, "FILE",
                     "a DeepSpeed JSON or zero3 configuration");
     flags.AddRepeated("set", &set_, "KEY=VALUE", "set a key for every variant");
@@ -192,9 +199,10 @@ class WhatifCommand : public Command {
         "one variant per value; several --vary give the cross product");
     flags.AddString("baseline", &baseline_, "KEY=VALUE[,...]",
                     "the variant deltas are against (default: the first)");
-    flags.AddInt(
-        "steps", &steps_, "N",
-        "steps simulated per variant (the last is reported); default 3");
+    flags.AddInt("steps", &steps_, "N",
+                 "steps simulated per variant (the last is reported)",
+                 kWhatifStepsRange);
+    flags.SetDefaultText("steps", "3");
     flags.AddString("format", &format_, "table|json", "output format");
     flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
     flags.AddString("trace-dir", &trace_dir_, "DIR",

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The zero3 binary given absurd or malformed arguments: every integer flag
+# out of its range, directories where files belong, empty paths and
+# `--help=VALUE` end with exit 2 and a message naming the flag and limit.
+set -uo pipefail
+
+source tools/cli_test_lib.sh
+
+# want_err PATTERN: stderr matches PATTERN.
+want_err() {
+  grep -q -- "$1" "$TMP/err" || fail "stderr lacks '$1': $(cat "$TMP/err")"
+}
+
+# 64-bit values that a 32-bit cast would have wrapped, and values past the
+# stated limits.
+expect 2 train --ranks 4294967298 --steps 1
+want_err "--ranks: must be from 1 to 1048576, got \"4294967298\""
+expect 2 train --ranks 2147483648 --steps 1
+want_err "--ranks: must be from 1 to 1048576"
+expect 2 train --steps 9223372036854775807 --mode timing --ranks 1
+want_err "--steps: must be from 1 to 1000000"
+expect 2 train --steps 4294967297
+want_err "--steps: must be from 1 to 1000000"
+expect 2 train --seq 0
+want_err "--seq: must be from 1 to 1048576"
+expect 2 train --accumulation 1000000
+want_err "--accumulation must be an integer from 1 to 1024"
+expect 2 train --micro-batch 99999999999
+want_err "--micro-batch must be an integer from 1 to 65536"
+expect 2 train --save "$TMP/ck" --save-interval -1
+want_err "--save-interval: must be from 0 to 1000000"
+expect 2 whatif --gpus 4294967304
+want_err "--gpus: must be from 1 to 1048576"
+expect 2 whatif --steps -1
+want_err "--steps: must be from 1 to 1000"
+expect 2 whatif --accumulation 1000000 --steps 1
+want_err "--accumulation: must be from 1 to 1024"
+expect 2 whatif --tp 1e30
+want_err "--tp: must be from 1 to 1048576"
+expect 2 config testing/testdata/configs/zero3_offload.json --world-size -2
+want_err "--world-size: must be from 1 to 1048576"
+expect 2 calibrate --reps 0
+want_err "--reps: must be from 1 to 10000"
+
+# Help states each range and each default once.
+expect 0 whatif --help
+grep -q -- "--gpus N .*GPUs (ranks) (from 1 to 1048576; default: 8)" \
+  "$TMP/out" || fail "whatif --help: --gpus range and default"
+grep -q "default: 0" "$TMP/out" && fail "whatif --help shows a default of 0"
+grep -q "default [0-9]" "$TMP/out" && fail "whatif --help: a second default"
+expect 0 train --help
+tr -s ' \n' ' ' <"$TMP/out" |
+  grep -q -- "--steps N optimizer steps (from 1 to 1000000; default: 100)" ||
+  fail "train --help: --steps range"
+
+# --help takes no value.
+expect 2 --help=3
+want_err "--help takes no value"
+expect 2 train --help=3
+want_err "--help takes no value, got --help=3"
+
+finish
