@@ -113,6 +113,8 @@ void FlagSet::AddString(absl::string_view name, std::string* value,
   flag.help = std::string(help);
   flag.default_text = value->empty() ? "" : config::QuoteJsonString(*value);
   flag.set = [value](absl::string_view text) {
+    // An empty value is always a mistake: an unset variable in a script.
+    if (text.empty()) return std::string("expected a value, got \"\"");
     *value = std::string(text);
     return std::string();
   };

@@ -59,7 +59,8 @@ class FlagSet {
 
   // Declarations. `name` is without dashes, words joined by '-'
   // ("world-size"). `value_name` is the placeholder in help ("N"). The help
-  // text shows each flag's value at declaration time as its default.
+  // text shows each flag's value at declaration time as its default. A
+  // string flag rejects an empty value.
   void AddString(absl::string_view name, std::string* value,
                  absl::string_view value_name, absl::string_view help);
   // An integer flag takes values in `range` and says so in help; a value

@@ -53,6 +53,42 @@ tr -s ' \n' ' ' <"$TMP/out" |
   grep -q -- "--steps N optimizer steps (from 1 to 1000000; default: 100)" ||
   fail "train --help: --steps range"
 
+# Directories where a configuration file belongs; empty values.
+expect 2 config "$TMP"
+want_err "cannot read configuration file $TMP: it is a directory"
+expect 2 train --config "$TMP" --steps 1
+want_err "it is a directory"
+expect 2 train --trace "" --steps 1
+want_err "--trace: expected a value"
+
+# Outputs are checked before the run: a directory, a missing directory,
+# a device; nothing is left behind.
+mkdir -p "$TMP/outs"
+expect 2 train --trace "$TMP/outs" --steps 1
+want_err "--trace: cannot write $TMP/outs: it is a directory"
+expect 2 train --metrics "$TMP/none/m.jsonl" --steps 1
+want_err "--metrics: cannot write $TMP/none/m.jsonl: directory $TMP/none does not"
+expect 2 train --trace /dev/null --mode timing --steps 1
+want_err "is not a regular file"
+grep -q "^step" "$TMP/out" && fail "train ran before the output check"
+expect 2 whatif --csv "$TMP/outs" --steps 1
+want_err "--csv: cannot write $TMP/outs: it is a directory"
+expect 2 whatif --plot "$TMP/none/p.svg" --vary gpus=2,4 --steps 1
+want_err "--plot: cannot write $TMP/none/p.svg: directory"
+expect 2 calibrate --backend sim --out "$TMP/outs"
+want_err "--out: cannot write $TMP/outs: it is a directory"
+ls "$TMP" | grep -q '\.tmp' && fail "a temporary file was left in $TMP"
+
+# --trace-dir is created; traces are written there.
+expect 0 whatif --model qwen2.5-0.5b --gpus 2 --seq 256 --steps 1 \
+  --trace-dir "$TMP/traces/new"
+[ -s "$TMP/traces/new/base.json" ] || fail "--trace-dir: no base.json"
+
+# A .gz trace is gzip.
+expect 0 train --mode timing --steps 1 --trace "$TMP/t.json.gz"
+gzip -dc "$TMP/t.json.gz" | grep -q '"traceEvents"' ||
+  fail "--trace .gz is not a gzip trace"
+
 # --help takes no value.
 expect 2 --help=3
 want_err "--help takes no value"

@@ -104,6 +104,17 @@ TEST(FlagSetTest, OneSidedRangesAndDefaultText) {
   EXPECT_THAT(help, HasSubstr("gpus (from 1 to 64; default: 8)"));
 }
 
+TEST(FlagSetTest, StringsMustNotBeEmpty) {
+  Fixture f;
+  EXPECT_THAT(f.flags.Parse({"in", "--name", ""}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--name: expected a value, got \"\"")));
+  EXPECT_THAT(f.flags.Parse({"in", "--name="}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--name: expected a value")));
+  EXPECT_EQ(f.name, "x");
+}
+
 TEST(FlagSetTest, HelpTakesNoValue) {
   Fixture f;
   EXPECT_THAT(f.flags.Parse({"--help=3"}),

@@ -42,6 +42,7 @@
 #include "tools/cli/internal/metrics/output_file.h"
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
+#include "tools/cli/internal/output_path.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -334,6 +335,14 @@ absl::Status TrainCommand::CheckFlags() {
   }
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
+  }
+  if (!trace_.empty()) {
+    ZR_RETURN_IF_ERROR(
+        internal::CheckOutputFile("--trace", ResolveUserPath(trace_)));
+  }
+  if (!metrics_.empty()) {
+    ZR_RETURN_IF_ERROR(
+        internal::CheckOutputFile("--metrics", ResolveUserPath(metrics_)));
   }
   return checkpoints_.Check(data_mode, check_reference_,
                             predict_ || profile_ops_);

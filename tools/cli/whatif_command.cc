@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -15,33 +14,18 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/io/write_file.h"
 #include "core/model/presets.h"
 #include "core/util/key_value.h"
 #include "core/util/status_macros.h"
 #include "sim/profiles.h"
 #include "tools/cli/flag_limits.h"
+#include "tools/cli/internal/output_path.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
 namespace cli {
 namespace {
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out)
-      return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
-    out << text;
-    if (!out)
-      return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
-}
 
 std::string FileName(
     const std::vector<std::pair<std::string, std::string>>& s) {
@@ -109,7 +93,7 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
     }
     table += "\n";
   }
-  ZR_RETURN_IF_ERROR(WriteFile(data, table));
+  ZR_RETURN_IF_ERROR(io::WriteWholeFile(data, table));
   std::string script = absl::StrCat(
       "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n",
       "set output '", path, "'\n", "set title '", r.name, ": ", metric, " by ",
@@ -124,7 +108,7 @@ absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
   }
   script += "\n";
   const std::string script_path = path + ".gp";
-  ZR_RETURN_IF_ERROR(WriteFile(script_path, script));
+  ZR_RETURN_IF_ERROR(io::WriteWholeFile(script_path, script));
   const std::string command = absl::StrCat("gnuplot '", script_path, "' 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return absl::InternalError("cannot run gnuplot");
@@ -288,6 +272,7 @@ class WhatifCommand : public Command {
       ZR_RETURN_IF_ERROR(
           whatif::MetricValue(whatif::Metrics(), plot_metric_).status());
     }
+    ZR_RETURN_IF_ERROR(CheckOutputs());
     if (explain_) {
       ZR_ASSIGN_OR_RETURN(std::string text,
                           whatif::ExplainScenario(scenario, run));
@@ -302,20 +287,37 @@ class WhatifCommand : public Command {
                               : whatif::FormatTable(result));
     if (!csv_.empty()) {
       ZR_RETURN_IF_ERROR(
-          WriteFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
+          io::WriteWholeFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
     }
     if (run.traces) {
       const std::string dir = ResolveUserPath(trace_dir_);
       for (const whatif::VariantResult& v : result.variants) {
         const std::string path =
             absl::StrCat(dir, "/", FileName(v.settings), ".json");
-        ZR_RETURN_IF_ERROR(WriteFile(path, v.trace_json));
+        ZR_RETURN_IF_ERROR(io::WriteWholeFile(path, v.trace_json));
       }
       err << "traces written to " << dir << "\n";
     }
     if (!plot_.empty()) {
       ZR_RETURN_IF_ERROR(
           Plot(result, plot_metric_, plot_x_, ResolveUserPath(plot_), err));
+    }
+    return absl::OkStatus();
+  }
+
+  // --csv, --plot and --trace-dir can be written (the directory created).
+  absl::Status CheckOutputs() const {
+    if (!csv_.empty()) {
+      ZR_RETURN_IF_ERROR(
+          internal::CheckOutputFile("--csv", ResolveUserPath(csv_)));
+    }
+    if (!plot_.empty()) {
+      ZR_RETURN_IF_ERROR(
+          internal::CheckOutputFile("--plot", ResolveUserPath(plot_)));
+    }
+    if (!trace_dir_.empty()) {
+      ZR_RETURN_IF_ERROR(internal::PrepareOutputDir(
+          "--trace-dir", ResolveUserPath(trace_dir_)));
     }
     return absl::OkStatus();
   }
