@@ -86,8 +86,13 @@ expect 0 whatif --model qwen2.5-0.5b --gpus 2 --seq 256 --steps 1 \
 
 # A .gz trace is gzip.
 expect 0 train --mode timing --steps 1 --trace "$TMP/t.json.gz"
-gzip -dc "$TMP/t.json.gz" | grep -q '"traceEvents"' ||
-  fail "--trace .gz is not a gzip trace"
+gzip -dc "$TMP/t.json.gz" >"$TMP/t.json" || fail "--trace .gz is not gzip"
+grep -q '"traceEvents"' "$TMP/t.json" || fail "--trace .gz holds no trace"
+
+# A simulated run says its times are simulated.
+expect 0 train --steps 1
+sed -n 2p "$TMP/out" | grep -q "^times: simulated (virtual time on h200_sxm" ||
+  fail "train: the header does not say the times are simulated"
 
 # --help takes no value.
 expect 2 --help=3

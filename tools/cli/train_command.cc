@@ -2,6 +2,8 @@
 
 #include "tools/cli/train_command.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -36,6 +38,7 @@
 #include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
+#include "tools/cli/internal/interrupt.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
@@ -167,6 +170,11 @@ class TrainCommand : public Command {
                  ? kExitUsage
                  : kExitFailure;
     }
+    if (stopped_by_ != 0) {
+      out.flush();
+      err.flush();
+      return stop_->ExitBySignal();
+    }
     return exit_code_;
   }
 
@@ -219,6 +227,9 @@ class TrainCommand : public Command {
                                    const Inputs& in, std::ostream& out) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
                       const Results& results, std::ostream& out);
+  // After a signal: the results and --steps cut to the steps done; the
+  // exit status becomes 128 + the signal's number.
+  void EndEarly(Results& results, std::ostream& err);
 
   // CheckFlags: --backend and the flags only one backend takes.
   absl::Status CheckBackendFlags();
@@ -289,6 +300,9 @@ class TrainCommand : public Command {
   internal::AutoFlags auto_flags_;
   internal::CheckpointFlags checkpoints_;
   int exit_code_ = kExitOk;
+  // SIGINT and SIGTERM while the ranks run (simulator only).
+  std::unique_ptr<internal::StopOnSignal> stop_;
+  int stopped_by_ = 0;  // the signal that ended the run early
   // Set by OpenMetrics: the sinks (the leader's; none elsewhere), the
   // console's cadence and what a step's MFU needs.
   std::unique_ptr<internal::metrics::MetricsSinks> sinks_;
@@ -314,9 +328,24 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
   PrintHeader(*launcher, in, out);
+  // The simulated ranks of this process agree on a step to stop at; GPU
+  // processes would need a collective to, and keep the default actions.
+  if (backend_ == "sim") stop_ = std::make_unique<internal::StopOnSignal>();
   ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out));
+  if (stop_ != nullptr && stop_->signal() != 0) EndEarly(results, err);
   if (!launcher->leader()) return absl::OkStatus();
   return Report(*launcher, in, results, out);
+}
+
+void TrainCommand::EndEarly(Results& results, std::ostream& err) {
+  const int sig = stop_->signal();
+  const int64_t point = stop_->stop_point();
+  const int64_t done = point < 0 ? steps_ : std::min(point, steps_);
+  err << "zero3 train: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+      << ": stopped after step " << done << " of " << steps_ << "\n";
+  results.rows.resize(done);
+  steps_ = done;
+  stopped_by_ = sig;
 }
 
 absl::Status TrainCommand::CheckFlags() {
@@ -554,6 +583,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                : "blocking",
                            " gradient offload)")
             : std::string("on the device"));
+    if (backend_ == "sim") {
+      out << "times: simulated (virtual time on " << in.profile.name()
+          << ", not measured on this machine)\n";
+    }
     if (data_ != "corpus" && data_ != "synthetic") {
       out << "data: " << in.data->description() << "\n";
     }
@@ -607,9 +640,13 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
     ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
-    if (checkpoints_.SaveDue(s + 1, steps_)) {
+    // A signal ends the run after this step or the next (StopOnSignal); the
+    // step it ends on is the last, with its final checkpoint.
+    const bool stop = stop_ != nullptr && stop_->StopAfter(s + 1);
+    if (checkpoints_.SaveDue(s + 1, stop ? s + 1 : steps_)) {
       ZR_RETURN_IF_ERROR(SaveCheckpoint(in, *e, rt, out));
     }
+    if (stop) break;
   }
   if (rt.rank() == 0) {
     results.pinned = rt.pinned_memory().stats();
