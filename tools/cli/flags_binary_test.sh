@@ -94,6 +94,18 @@ expect 0 train --steps 1
 sed -n 2p "$TMP/out" | grep -q "^times: simulated (virtual time on h200_sxm" ||
   fail "train: the header does not say the times are simulated"
 
+# A dropped synchronization that cannot matter under the settings says why;
+# under settings where it matters, the race detector finds the race.
+expect 0 train --steps 2 --drop-sync param-buffer-reuse
+want_err "dropping param-buffer-reuse alone changes nothing here: every"
+expect 1 train --steps 2 --drop-sync param-buffer-reuse \
+  --set zero_optimization.stage3_param_persistence_threshold=0
+grep -q "race on 'gathered parameter'" "$TMP/out" || fail "no buffer race"
+expect 0 train --steps 2 --drop-sync params-updated-before-gather \
+  --set zero_optimization.offload_param.device=cpu \
+  --set zero_optimization.stage3_param_persistence_threshold=0 --check-reference
+want_err "changes nothing here: with offload_param the host writes"
+
 # --help takes no value.
 expect 2 --help=3
 want_err "--help takes no value"

@@ -29,7 +29,9 @@
 #include "core/runtime/op_timing.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
+#include "core/model/transformer.h"
 #include "core/zero/sync_points.h"
+#include "core/zero/sync_relevance.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -462,11 +464,20 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   ZR_ASSIGN_OR_RETURN(zero::ZeroOptions options,
                       engine::OptionsFromConfig(loaded->config, seq_,
                                                 static_cast<uint64_t>(seed_)));
+  std::vector<int64_t> numels;
+  for (const model::ParamInfo& p : model::ModelParams(spec)) {
+    numels.push_back(p.numel());
+  }
   for (const std::string& name : drop_sync_) {
     ZR_ASSIGN_OR_RETURN(zero::Sync s, zero::ParseSync(name));
     options.syncs.Drop(s);
     err << "notice: dropping synchronization " << name << " ("
         << zero::SyncDescription(s) << ")\n";
+    const std::string moot = zero::DropHasNoEffect(s, options, numels);
+    if (!moot.empty()) {
+      err << "notice: dropping " << name << " alone changes nothing here: "
+          << moot << "\n";
+    }
   }
   return options;
 }
