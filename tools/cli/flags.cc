@@ -285,6 +285,7 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
       const Flag* negated = Find(name.substr(3));
       if (negated != nullptr && negated->is_bool) {
         ZR_CHECK(negated->set("false").empty());
+        given_.push_back(negated->name);
         continue;
       }
     }
@@ -292,6 +293,7 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
       return absl::InvalidArgumentError(
           UnknownFlag(has_value ? absl::StrCat("--", name) : arg));
     }
+    given_.push_back(flag->name);
     if (flag->is_bool) {
       const std::string error = flag->set(has_value ? value : "true");
       if (!error.empty()) {
@@ -342,6 +344,10 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
                   positionals_.size() == 1 ? " argument" : " arguments")));
   }
   return absl::OkStatus();
+}
+
+bool FlagSet::given(absl::string_view name) const {
+  return std::find(given_.begin(), given_.end(), name) != given_.end();
 }
 
 std::string FlagSet::Help() const {

@@ -99,6 +99,9 @@ class FlagSet {
   absl::Status Parse(absl::Span<const std::string> args);
 
   bool help_requested() const { return help_requested_; }
+  // Whether flag `name` was on the command line (for a default that
+  // depends on other flags).
+  bool given(absl::string_view name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
   // Usage line, description, arguments and flags, ending in a newline.
@@ -139,6 +142,7 @@ class FlagSet {
   std::vector<std::string>* remaining_values_ = nullptr;
   std::vector<std::string> positional_;
   bool help_requested_ = false;
+  std::vector<std::string> given_;  // flags set by Parse
 };
 
 }  // namespace cli

@@ -106,6 +106,16 @@ expect 0 train --steps 2 --drop-sync params-updated-before-gather \
   --set zero_optimization.stage3_param_persistence_threshold=0 --check-reference
 want_err "changes nothing here: with offload_param the host writes"
 
+# Timing mode above 8 ranks simulates rank 0 only, and says so;
+# --no-symmetric keeps every rank, and 8 ranks stay as they were.
+expect 0 train --ranks 16 --mode timing --steps 1 --trace "$TMP/sym.json"
+want_err "notice: above 8 ranks timing mode simulates rank 0 only"
+grep -q '"rank 1' "$TMP/sym.json" && fail "symmetric trace has rank 1"
+expect 0 train --ranks 16 --mode timing --steps 1 --no-symmetric
+grep -q "simulates rank 0 only" "$TMP/err" && fail "note with --no-symmetric"
+expect 0 train --ranks 8 --mode timing --steps 1
+grep -q "simulates rank 0 only" "$TMP/err" && fail "note at 8 ranks"
+
 # --help takes no value.
 expect 2 --help=3
 want_err "--help takes no value"

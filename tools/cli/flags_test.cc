@@ -123,6 +123,15 @@ TEST(FlagSetTest, HelpTakesNoValue) {
   EXPECT_FALSE(f.flags.help_requested());
 }
 
+TEST(FlagSetTest, SaysWhichFlagsWereGiven) {
+  Fixture f;
+  ASSERT_THAT(f.flags.Parse({"in", "--no-pin", "--world-size=3"}), IsOk());
+  EXPECT_TRUE(f.flags.given("pin"));
+  EXPECT_TRUE(f.flags.given("world-size"));
+  EXPECT_FALSE(f.flags.given("verbose"));
+  EXPECT_FALSE(f.flags.given("name"));
+}
+
 TEST(FlagSetTest, LastValueWins) {
   Fixture f;
   ASSERT_THAT(f.flags.Parse({"in", "--name=a", "--name=b"}), IsOk());

@@ -25,11 +25,11 @@
 #include "core/model/data.h"
 #include "core/model/data_file.h"
 #include "core/model/presets.h"
+#include "core/model/transformer.h"
 #include "core/runtime/launcher.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
-#include "core/model/transformer.h"
 #include "core/zero/sync_points.h"
 #include "core/zero/sync_relevance.h"
 #include "sim/profiles.h"
@@ -59,6 +59,8 @@ using runtime::FormatBytes;
 // Tolerances of --check-reference (the equivalence tests state why).
 constexpr double kFp32Tolerance = 1e-5;
 constexpr double kLowPrecisionTolerance = 2e-2;
+// Timing mode simulates rank 0 only by default above this many ranks.
+constexpr int64_t kSymmetricAbove = 8;
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.3f ms", ns / 1e6); }
 
@@ -128,7 +130,10 @@ class TrainCommand : public Command {
     flags.AddDouble("jitter", &jitter_, "X",
                     "perturb every simulated cost by up to +-X (e.g. 0.1)");
     flags.AddBool("symmetric", &symmetric_,
-                  "timing mode: simulate rank 0 only (ranks are symmetric)");
+                  absl::StrCat("timing mode: simulate rank 0 only (ranks "
+                               "are symmetric); the default above ",
+                               kSymmetricAbove, " ranks"));
+    flags_ = &flags;
     flags.AddBool("profile-ops", &profile_ops_,
                   "cuda: time every device operation of steps 2..N with "
                   "events and print device time per kind of operation (with "
@@ -296,6 +301,8 @@ class TrainCommand : public Command {
   bool strict_ = false;
   double jitter_ = 0;
   bool symmetric_ = false;
+  bool symmetric_note_ = false;     // symmetric by default: say so
+  const FlagSet* flags_ = nullptr;  // the parsed flags (for given())
   bool predict_ = false;
   bool profile_ops_ = false;
   std::string metrics_;
@@ -325,6 +332,11 @@ std::string NameOrPath(const std::string& name,
 
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_RETURN_IF_ERROR(CheckFlags());
+  if (symmetric_note_) {
+    err << "notice: above " << kSymmetricAbove
+        << " ranks timing mode simulates rank 0 only (ranks are symmetric; "
+           "--no-symmetric simulates every rank)\n";
+  }
   ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
                       MakeBackend(in, err));
@@ -363,6 +375,10 @@ absl::Status TrainCommand::CheckFlags() {
   if (check_reference_ && !data_mode) {
     return absl::InvalidArgumentError(
         "--check-reference compares values: it needs --mode data");
+  }
+  if (!data_mode && ranks_ > kSymmetricAbove && !flags_->given("symmetric")) {
+    symmetric_ = true;
+    symmetric_note_ = true;
   }
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
@@ -475,8 +491,8 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
         << zero::SyncDescription(s) << ")\n";
     const std::string moot = zero::DropHasNoEffect(s, options, numels);
     if (!moot.empty()) {
-      err << "notice: dropping " << name << " alone changes nothing here: "
-          << moot << "\n";
+      err << "notice: dropping " << name
+          << " alone changes nothing here: " << moot << "\n";
     }
   }
   return options;

@@ -2,6 +2,8 @@
 
 #include "tools/cli/whatif_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -14,6 +16,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/io/write_file.h"
 #include "core/model/presets.h"
 #include "core/util/key_value.h"
@@ -21,6 +25,7 @@
 #include "sim/profiles.h"
 #include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/output_path.h"
+#include "tools/cli/internal/plot.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -41,91 +46,6 @@ std::string FileName(
       c = '_';
   }
   return name;
-}
-
-// One line per combination of the other varied keys, `metric` against
-// `x_key`, drawn by gnuplot into an SVG.
-absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
-                  std::string x_key, const std::string& path,
-                  std::ostream& err) {
-  if (r.variants.empty() || r.variants[0].settings.empty()) {
-    return absl::InvalidArgumentError("--plot needs at least one --vary key");
-  }
-  const auto& keys = r.variants[0].settings;
-  if (x_key.empty()) x_key = keys[0].first;
-  bool found = false;
-  for (const auto& [k, v] : keys) found = found || k == x_key;
-  if (!found) {
-    std::vector<std::string> names;
-    for (const auto& [k, v] : keys) names.push_back(k);
-    return absl::InvalidArgumentError(
-        absl::StrCat("--plot-x '", x_key, "' is not a varied key (",
-                     absl::StrJoin(names, ", "), ")"));
-  }
-  std::vector<std::string> xs;
-  std::map<std::string, std::map<std::string, double>>
-      lines;  // series -> x -> y
-  std::vector<std::string> series_order;
-  for (const whatif::VariantResult& v : r.variants) {
-    std::string x, series;
-    for (const auto& [k, val] : v.settings) {
-      if (k == x_key) {
-        x = val;
-      } else {
-        series += (series.empty() ? "" : " ") + k.substr(k.rfind('.') + 1) +
-                  "=" + val;
-      }
-    }
-    if (series.empty()) series = metric;
-    if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
-    if (!lines.count(series)) series_order.push_back(series);
-    ZR_ASSIGN_OR_RETURN(lines[series][x],
-                        whatif::MetricValue(v.metrics, metric));
-  }
-  const std::string data = path + ".dat";
-  std::string table;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    table += absl::StrCat(i, " \"", xs[i], "\"");
-    for (const std::string& s : series_order) {
-      auto it = lines[s].find(xs[i]);
-      table +=
-          it == lines[s].end() ? " NaN" : absl::StrFormat(" %.6g", it->second);
-    }
-    table += "\n";
-  }
-  ZR_RETURN_IF_ERROR(io::WriteWholeFile(data, table));
-  std::string script = absl::StrCat(
-      "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n",
-      "set output '", path, "'\n", "set title '", r.name, ": ", metric, " by ",
-      x_key, "' noenhanced\n", "set xlabel '", x_key, "' noenhanced\n",
-      "set ylabel '", metric, "' noenhanced\n",
-      "set key outside right noenhanced\n",
-      "set grid\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n", "plot ");
-  for (size_t i = 0; i < series_order.size(); ++i) {
-    absl::StrAppend(&script, i == 0 ? "" : ", ", "'", data, "' using 1:", i + 3,
-                    ":xtic(2) with linespoints lw 2 title '", series_order[i],
-                    "'");
-  }
-  script += "\n";
-  const std::string script_path = path + ".gp";
-  ZR_RETURN_IF_ERROR(io::WriteWholeFile(script_path, script));
-  const std::string command = absl::StrCat("gnuplot '", script_path, "' 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError("cannot run gnuplot");
-  std::string output;
-  char buf[256];
-  while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
-  const int rc = pclose(pipe);
-  std::remove(script_path.c_str());
-  std::remove(data.c_str());
-  if (rc != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "gnuplot failed (install it with tools/setup.sh, Debian package "
-        "gnuplot-nox): ",
-        output));
-  }
-  err << "plot written to " << path << "\n";
-  return absl::OkStatus();
 }
 
 class WhatifCommand : public Command {
@@ -191,8 +111,9 @@ class WhatifCommand : public Command {
     flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
     flags.AddString("trace-dir", &trace_dir_, "DIR",
                     "write a Chrome trace per variant");
-    flags.AddString("plot", &plot_, "FILE.svg",
-                    "draw a metric against a varied key (gnuplot)");
+    flags.AddString("plot", &plot_, "FILE.svg|FILE.png",
+                    "draw a metric against a varied key (gnuplot; PNG for a "
+                    ".png name, SVG otherwise)");
     flags.AddString("plot-metric", &plot_metric_, "NAME",
                     absl::StrCat("metric to plot (",
                                  absl::StrJoin(whatif::MetricNames(), ", "),
@@ -204,6 +125,9 @@ class WhatifCommand : public Command {
         "print the cost model's terms for one operation of each kind");
     flags.AddBool("full", &full_,
                   "simulate every rank (no symmetric shortcut)");
+    flags.AddBool("progress", &progress_,
+                  "print a line on stderr as each variant finishes (also "
+                  "without this flag when stderr is a terminal)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -280,6 +204,16 @@ class WhatifCommand : public Command {
       return absl::OkStatus();
     }
     run.traces = !trace_dir_.empty();
+    if (progress_ || isatty(STDERR_FILENO)) {
+      const absl::Time start = absl::Now();
+      run.progress = [&err, start](int done, int total,
+                                   const std::string& label) {
+        err << absl::StrFormat("whatif: %d/%d variants done (%s; %.1f s)\n",
+                               done, total, label,
+                               absl::ToDoubleSeconds(absl::Now() - start));
+        err.flush();
+      };
+    }
     ZR_ASSIGN_OR_RETURN(whatif::ScenarioResult result,
                         whatif::RunScenario(scenario, run));
     for (const std::string& n : result.notices) err << "notice: " << n << "\n";
@@ -299,8 +233,8 @@ class WhatifCommand : public Command {
       err << "traces written to " << dir << "\n";
     }
     if (!plot_.empty()) {
-      ZR_RETURN_IF_ERROR(
-          Plot(result, plot_metric_, plot_x_, ResolveUserPath(plot_), err));
+      ZR_RETURN_IF_ERROR(internal::PlotSweep(result, plot_metric_, plot_x_,
+                                             ResolveUserPath(plot_), err));
     }
     return absl::OkStatus();
   }
@@ -332,6 +266,7 @@ class WhatifCommand : public Command {
   std::string plot_x_;
   bool explain_ = false;
   bool full_ = false;
+  bool progress_ = false;
 };
 
 }  // namespace

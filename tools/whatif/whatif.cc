@@ -503,6 +503,11 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
                       absl::StrCat("variant ", Label(v.settings, true)));
     }
     result.variants.push_back(std::move(*r));
+    if (options.progress) {
+      options.progress(static_cast<int>(result.variants.size()),
+                       static_cast<int>(variants.size()),
+                       Label(v.settings, true));
+    }
   }
   return result;
 }
