@@ -213,7 +213,14 @@ class TrainCommand : public Command {
   // What the ranks this process runs leave behind (rank 0's figures where
   // it runs rank 0).
   struct Results {
-    std::vector<StepRow> rows;  // [step]
+    // [step] where every row is kept (--check-reference, --predict); else
+    // a ring of the last few, each cleared once printed (ranks are at most
+    // a step apart: each step's collectives need all of them).
+    std::vector<StepRow> rows;
+    bool keep_all = true;
+    StepRow& row(int64_t step) {
+      return rows[keep_all ? step : step % static_cast<int64_t>(rows.size())];
+    }
     int num_params = 0;
     std::vector<std::string> param_names;
     int64_t activation_bytes = 0;
@@ -265,6 +272,10 @@ class TrainCommand : public Command {
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
                           Results& results, std::ostream& out) const;
+  // A completed row: its metrics and, every steps_per_print, its line.
+  absl::Status PrintRow(const StepRow& row, int64_t step,
+                        const engine::Engine& engine,
+                        const runtime::Runtime& rt, std::ostream& out) const;
   // The leader's metrics of a completed row (--metrics, csv_monitor,
   // tensorboard).
   absl::Status WriteMetrics(const StepRow& row, int64_t step,
@@ -357,7 +368,7 @@ void TrainCommand::EndEarly(Results& results, std::ostream& err) {
   const int64_t done = point < 0 ? steps_ : std::min(point, steps_);
   err << "zero3 train: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
       << ": stopped after step " << done << " of " << steps_ << "\n";
-  results.rows.resize(done);
+  if (results.keep_all) results.rows.resize(done);
   steps_ = done;
   stopped_by_ = sig;
 }
@@ -628,7 +639,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
 absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
     runtime::Launcher& launcher, const Inputs& in, std::ostream& out) const {
   Results results;
-  results.rows.resize(steps_);
+  constexpr int64_t kRowRing = 16;
+  results.keep_all = check_reference_ || predict_;
+  results.rows.resize(results.keep_all ? steps_
+                                       : std::min<int64_t>(steps_, kRowRing));
   for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
   ZR_RETURN_IF_ERROR(launcher.Run([&](runtime::Runtime& rt) {
     return RunRank(launcher, in, rt, results, out);
@@ -705,7 +719,7 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
                                       const engine::StepStats& stats,
                                       Results& results,
                                       std::ostream& out) const {
-  StepRow& row = results.rows[step];
+  StepRow& row = results.row(step);
   if (check_reference_) {
     const int local = rt.rank() - launcher.first_local_rank();
     for (int p = 0; p < engine.layout().num_params(); ++p) {
@@ -723,7 +737,22 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
   // The rank that completes the row prints it, in the process that runs
   // rank 0 (on GPUs, each process sees its own rank only).
   const int ranks = launcher.local_ranks();
-  if (++row.ranks < ranks || !launcher.leader()) return absl::OkStatus();
+  if (++row.ranks < ranks) return absl::OkStatus();
+  const absl::Status printed = launcher.leader()
+                                   ? PrintRow(row, step, engine, rt, out)
+                                   : absl::OkStatus();
+  if (!results.keep_all) {
+    row = StepRow();
+    row.shards.resize(ranks);
+  }
+  return printed;
+}
+
+absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
+                                    const engine::Engine& engine,
+                                    const runtime::Runtime& rt,
+                                    std::ostream& out) const {
+  const int ranks = row.ranks;
   ZR_RETURN_IF_ERROR(WriteMetrics(row, step, rt.computes_values()));
   if ((step + 1) % steps_per_print_ != 0) return absl::OkStatus();
   const engine::StepStats& r0 = row.rank0;
