@@ -671,6 +671,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                               in.resume->manifest));
   }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
+  if (stop_ != nullptr) stop_->Arm();
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
     if (profile_ops_ && (s == 0 || s == steps_ - 1)) {

@@ -32,18 +32,23 @@ void OnSignal(int sig) {
 
 }  // namespace
 
-StopOnSignal::StopOnSignal() {
-  g_signal = 0;
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  action.sa_handler = OnSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, &old_int_);
-  sigaction(SIGTERM, &action, &old_term_);
+StopOnSignal::StopOnSignal() { g_signal = 0; }
+
+void StopOnSignal::Arm() {
+  std::call_once(armed_, [this] {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_handler = OnSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+    installed_ = true;
+  });
 }
 
 StopOnSignal::~StopOnSignal() {
+  if (!installed_) return;
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
 }

@@ -5,8 +5,9 @@
 // metrics, summary, final checkpoint) and exits 128 + the signal's number.
 // A second signal stops the process at once, as the default action would.
 //
-//   StopOnSignal stop;                       // handlers installed
-//   for (int64_t s = 0; s < steps; ++s) {    // on each rank
+//   StopOnSignal stop;
+//   stop.Arm();                              // on each rank, before step 1
+//   for (int64_t s = 0; s < steps; ++s) {
 //     ... step ...
 //     if (stop.StopAfter(s + 1)) break;
 //   }
@@ -23,6 +24,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 namespace zero3 {
 namespace cli {
@@ -30,11 +32,16 @@ namespace internal {
 
 class StopOnSignal {
  public:
-  // Installs the handlers; the destructor restores the previous ones.
   StopOnSignal();
+  // Restores the previous handlers if Arm installed its own.
   ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+  // Installs the handlers, once however many ranks call it: from the first
+  // step on, a signal stops the run after a step; before, it has its
+  // default action (a run still starting has nothing to write).
+  void Arm();
 
   // The first signal received (SIGINT or SIGTERM), or 0.
   int signal() const;
@@ -56,6 +63,8 @@ class StopOnSignal {
   int ExitBySignal();
 
  private:
+  std::once_flag armed_;
+  bool installed_ = false;
   struct sigaction old_int_, old_term_;
   std::atomic<int64_t> stop_at_{-1};
 };

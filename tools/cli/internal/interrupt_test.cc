@@ -13,6 +13,7 @@ namespace {
 
 TEST(StopOnSignalTest, NoSignalNoStop) {
   StopOnSignal stop;
+  stop.Arm();
   EXPECT_EQ(stop.signal(), 0);
   EXPECT_FALSE(stop.StopAfter(1));
   EXPECT_FALSE(stop.StopAfter(2));
@@ -21,6 +22,8 @@ TEST(StopOnSignalTest, NoSignalNoStop) {
 
 TEST(StopOnSignalTest, RanksStopTogetherAfterTheNextStep) {
   StopOnSignal stop;
+  stop.Arm();
+  stop.Arm();  // every rank arms it; installed once
   // Rank 1 completed step 3 before the signal and went on.
   EXPECT_FALSE(stop.StopAfter(3));
   ASSERT_EQ(raise(SIGTERM), 0);
@@ -37,6 +40,10 @@ TEST(StopOnSignalTest, RestoresTheHandlers) {
   sigaction(SIGINT, nullptr, &before);
   {
     StopOnSignal stop;
+    struct sigaction unarmed;
+    sigaction(SIGINT, nullptr, &unarmed);
+    EXPECT_EQ(unarmed.sa_handler, before.sa_handler);
+    stop.Arm();
     struct sigaction during;
     sigaction(SIGINT, nullptr, &during);
     EXPECT_NE(during.sa_handler, before.sa_handler);
