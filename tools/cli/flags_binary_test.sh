@@ -58,6 +58,8 @@ expect 2 config "$TMP"
 want_err "cannot read configuration file $TMP: it is a directory"
 expect 2 train --config "$TMP" --steps 1
 want_err "it is a directory"
+expect 2 whatif "$TMP"
+want_err "cannot read scenario $TMP: it is a directory"
 expect 2 train --trace "" --steps 1
 want_err "--trace: expected a value"
 
