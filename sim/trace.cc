@@ -3,11 +3,11 @@
 #include "sim/trace.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/io/write_file.h"
 
 namespace zero3 {
 namespace sim {
@@ -127,22 +127,7 @@ std::string Trace::ToJson() const {
 }
 
 absl::Status Trace::WriteFile(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write trace file ", path));
-    }
-    WriteJson(out);
-    if (!out)
-      return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return io::WriteWholeFile(path, ToJson());
 }
 
 }  // namespace sim

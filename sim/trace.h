@@ -45,6 +45,8 @@ class Trace {
 
   void WriteJson(std::ostream& out) const;
   std::string ToJson() const;
+  // Writes the JSON to `path` atomically, gzip-compressed when `path` ends
+  // in ".gz" (io::WriteWholeFile).
   absl::Status WriteFile(const std::string& path) const;
 
  private:

@@ -1,8 +1,13 @@
 // Copyright 2026 The zero3 Authors.
 //
-// Every synchronization the engine relies on, removed one at a time: the
-// race detector must report the race it prevents, naming the buffer and the
-// operations involved. With all of them in place it reports nothing (see
+// Every synchronization the engine relies on, removed one at a time, in
+// each offload mode (none, optimizer, optimizer and parameters): the race
+// detector must report the race it prevents, naming the buffer and the
+// operations involved. The settings make every synchronization matter
+// (stage3_param_persistence_threshold 0: each parameter is gathered and
+// released; accumulation 2); where one cannot matter in a mode,
+// zero::DropHasNoEffect says why and dropping it must indeed change nothing.
+// With all of them in place the detector reports nothing (see
 // equivalence_test for the full configuration matrix).
 
 #include <functional>
@@ -11,8 +16,10 @@
 
 #include "absl/strings/str_join.h"
 #include "core/model/presets.h"
+#include "core/model/transformer.h"
 #include "core/util/check.h"
 #include "core/zero/sync_points.h"
+#include "core/zero/sync_relevance.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/testing/test_profile.h"
@@ -26,25 +33,61 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+enum class Offload { kNone, kOptimizer, kOptimizerAndParam };
+
+std::string OffloadName(Offload o) {
+  switch (o) {
+    case Offload::kNone:
+      return "no_offload";
+    case Offload::kOptimizer:
+      return "optimizer_offload";
+    case Offload::kOptimizerAndParam:
+      return "param_offload";
+  }
+  return "";
+}
 
 struct Case {
   zero::Sync sync;
-  // Substrings one report must contain.
+  // Substrings one report must contain, with the optimizer offloaded.
   std::vector<std::string> expected;
 };
 
-std::vector<std::string> RacesWithout(
-    const Case& c, const std::function<void(zero::ZeroOptions&)>& adjust = {}) {
-  auto spec = model::LoadModelSpec("tiny").value();
+// What one report must contain in `offload` mode: without offload, the
+// pre-step synchronization guards the gradient norm's copy to the host.
+std::vector<std::string> Expected(const Case& c, Offload offload) {
+  if (offload == Offload::kNone &&
+      c.sync == zero::Sync::kGradOffloadBeforeStep) {
+    return {"race on 'gradient norm squared (host)'", "grad norm D2H"};
+  }
+  return c.expected;
+}
+
+zero::ZeroOptions Options(Offload offload) {
   zero::ZeroOptions o;
   o.micro_batch = 2;
   o.seq = 8;
   o.seed = 3;
-  o.offload_optimizer = true;
+  o.offload_optimizer = offload != Offload::kNone;
+  o.offload_param = offload == Offload::kOptimizerAndParam;
   o.param_persistence_threshold = 0;  // every parameter gathered and released
   o.accumulation = 2;
-  o.syncs.Drop(c.sync);
-  if (adjust) adjust(o);
+  return o;
+}
+
+std::vector<int64_t> TinyNumels() {
+  std::vector<int64_t> numels;
+  for (const model::ParamInfo& p :
+       model::ModelParams(model::LoadModelSpec("tiny").value())) {
+    numels.push_back(p.numel());
+  }
+  return numels;
+}
+
+std::vector<std::string> Races(const zero::ZeroOptions& o) {
+  auto spec = model::LoadModelSpec("tiny").value();
   auto data = model::SyntheticBatches(spec.vocab_size(), 1);
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
@@ -54,42 +97,105 @@ std::vector<std::string> RacesWithout(
   return result->races;
 }
 
-class DropSyncTest : public ::testing::TestWithParam<Case> {};
+std::vector<std::string> RacesWithout(
+    const Case& c, const std::function<void(zero::ZeroOptions&)>& adjust = {}) {
+  zero::ZeroOptions o = Options(Offload::kOptimizer);
+  o.syncs.Drop(c.sync);
+  if (adjust) adjust(o);
+  return Races(o);
+}
+
+const std::vector<Case>& Cases() {
+  static const auto* cases = new std::vector<Case>{
+      Case{zero::Sync::kGradOffloadBeforeStep,
+           {"race on 'host gradients", "grad D2H", "adamw"}},
+      Case{zero::Sync::kGatherBeforeCompute,
+           {"race on 'gathered parameter'", "all-gather param"}},
+      Case{zero::Sync::kParamBufferReuse,
+           {"race on 'gathered parameter'", "all-gather param"}},
+      Case{zero::Sync::kGradsReadyBeforeReduce,
+           {"race on 'gradient slot'", "bucket param"}},
+      Case{zero::Sync::kGradSlotReuse,
+           {"race on 'gradient slot'", "bucket param"}},
+      Case{zero::Sync::kParamsUpdatedBeforeGather,
+           {"race on 'parameter shard'", "all-gather param"}},
+      Case{zero::Sync::kLossRead, {"race on 'loss (host)'", "read loss"}}};
+  return *cases;
+}
+
+class DropSyncTest
+    : public ::testing::TestWithParam<std::tuple<Offload, Case>> {};
 
 TEST_P(DropSyncTest, DetectorReportsTheRace) {
-  const Case& c = GetParam();
-  const std::vector<std::string> races = RacesWithout(c);
+  const auto& [offload, c] = GetParam();
+  zero::ZeroOptions o = Options(offload);
+  const std::string moot = zero::DropHasNoEffect(c.sync, o, TinyNumels());
+  o.syncs.Drop(c.sync);
+  const std::vector<std::string> races = Races(o);
+  if (!moot.empty()) {
+    EXPECT_THAT(races, IsEmpty())
+        << zero::SyncName(c.sync) << " was said to change nothing (" << moot
+        << ")\n"
+        << absl::StrJoin(races, "\n");
+    return;
+  }
   ASSERT_FALSE(races.empty())
       << "dropping " << zero::SyncName(c.sync) << " went unnoticed";
   std::vector<::testing::Matcher<const std::string&>> all;
-  for (const std::string& s : c.expected) all.push_back(HasSubstr(s));
+  for (const std::string& s : Expected(c, offload)) all.push_back(HasSubstr(s));
   EXPECT_THAT(races, Contains(::testing::AllOfArray(all)))
       << absl::StrJoin(races, "\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     All, DropSyncTest,
-    ::testing::Values(
-        Case{zero::Sync::kGradOffloadBeforeStep,
-             {"race on 'host gradients", "grad D2H", "adamw"}},
-        Case{zero::Sync::kGatherBeforeCompute,
-             {"race on 'gathered parameter'", "all-gather param"}},
-        Case{zero::Sync::kParamBufferReuse,
-             {"race on 'gathered parameter'", "all-gather param"}},
-        Case{zero::Sync::kGradsReadyBeforeReduce,
-             {"race on 'gradient slot'", "bucket param"}},
-        Case{zero::Sync::kGradSlotReuse,
-             {"race on 'gradient slot'", "bucket param"}},
-        Case{zero::Sync::kParamsUpdatedBeforeGather,
-             {"race on 'parameter shard'", "all-gather param"}},
-        Case{zero::Sync::kLossRead, {"race on 'loss (host)'", "read loss"}}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name(zero::SyncName(info.param.sync));
+    ::testing::Combine(::testing::Values(Offload::kNone, Offload::kOptimizer,
+                                         Offload::kOptimizerAndParam),
+                       ::testing::ValuesIn(Cases())),
+    [](const ::testing::TestParamInfo<std::tuple<Offload, Case>>& info) {
+      std::string name(zero::SyncName(std::get<1>(info.param).sync));
       for (char& ch : name) {
         if (ch == '-') ch = '_';
       }
-      return name;
+      return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
+
+// Each mode's settings make every synchronization matter but one: with
+// offload_param the host's update of the shards in host memory ends before
+// it issues the next gathers.
+TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
+  for (Offload offload :
+       {Offload::kNone, Offload::kOptimizer, Offload::kOptimizerAndParam}) {
+    for (const Case& c : Cases()) {
+      const bool moot =
+          !zero::DropHasNoEffect(c.sync, Options(offload), TinyNumels())
+               .empty();
+      EXPECT_EQ(moot, offload == Offload::kOptimizerAndParam &&
+                          c.sync == zero::Sync::kParamsUpdatedBeforeGather)
+          << OffloadName(offload) << " " << zero::SyncName(c.sync);
+    }
+  }
+}
+
+// Under the default persistence threshold the tiny model's parameters stay
+// gathered until the update: param-buffer-reuse and
+// params-updated-before-gather each cover the other, and dropping both is a
+// race.
+TEST(DropSyncTest, PersistentParametersNeedOneOfTwoSyncs) {
+  zero::ZeroOptions o = Options(Offload::kOptimizer);
+  o.param_persistence_threshold = 100000;
+  for (zero::Sync s : {zero::Sync::kParamBufferReuse,
+                       zero::Sync::kParamsUpdatedBeforeGather}) {
+    EXPECT_THAT(zero::DropHasNoEffect(s, o, TinyNumels()),
+                HasSubstr("stays gathered until the update"));
+    zero::ZeroOptions one = o;
+    one.syncs.Drop(s);
+    EXPECT_THAT(Races(one), IsEmpty()) << zero::SyncName(s);
+  }
+  o.syncs.Drop(zero::Sync::kParamBufferReuse);
+  o.syncs.Drop(zero::Sync::kParamsUpdatedBeforeGather);
+  EXPECT_THAT(Races(o), Contains(HasSubstr("race on 'parameter shard'")));
+}
 
 // Without accumulation, bf16 gradients go to the host straight from the
 // reduced bucket; the same synchronization guards them.
@@ -107,7 +213,7 @@ TEST(DropSyncTest, DirectLowPrecisionOffloadNeedsTheSameSync) {
 
 TEST(DropSyncTest, EverySyncIsCovered) {
   // A new entry in sync_points.h needs a case above.
-  EXPECT_EQ(zero::AllSyncs().size(), 7u);
+  EXPECT_EQ(zero::AllSyncs().size(), Cases().size());
 }
 
 }  // namespace

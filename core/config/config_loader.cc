@@ -17,6 +17,8 @@
 
 #include "core/config/config_loader.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -141,6 +143,12 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(absl::string_view path,
         absl::StrCat("cannot read configuration file ", path, ": ", why);
     if (err == ENOENT) return absl::NotFoundError(message);
     return absl::InvalidArgumentError(message);
+  }
+  struct stat st;
+  if (stat(std::string(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot read configuration file ", path,
+        ": it is a directory; give the path of a JSON or text-format file"));
   }
   std::ostringstream contents;
   contents << in.rdbuf();

@@ -929,6 +929,12 @@ TEST(ConfigLoaderTest, LegacyOptOutFile) {
   ExpectRoundTrip(loaded.config, 1);
 }
 
+TEST(ConfigLoaderTest, ADirectoryIsNotAConfiguration) {
+  EXPECT_THAT(LoadConfigFile(kConfigDir),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(": it is a directory; give the path of a")));
+}
+
 TEST(ConfigLoaderTest, HuggingFaceTemplateWithAuto) {
   absl::StatusOr<LoadedConfig> loaded =
       LoadConfigFile(std::string(kConfigDir) + "hf_zero3_offload.json");

@@ -2,6 +2,8 @@
 
 #include "core/util/text_proto.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -83,6 +85,11 @@ absl::Status ParseTextProto(absl::string_view text, absl::string_view source,
 
 absl::Status ReadTextProtoFile(const std::string& path, absl::string_view what,
                                google::protobuf::Message* message) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot read ", what, " ", path, ": it is a directory, not a file"));
+  }
   std::ifstream in(path);
   if (!in)
     return absl::NotFoundError(absl::StrCat("cannot read ", what, " ", path));

@@ -2,6 +2,7 @@
 
 #include "core/util/text_proto.h"
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ TEST(ParseTextProtoTest, FirstErrorWithSource) {
   EXPECT_EQ(status.message(),
             "b.txt:1:6: Message type \"google.protobuf.FileDescriptorProto\" "
             "has no field named \"bogus\".");
+}
+
+TEST(ReadTextProtoFileTest, ADirectoryIsNotAFile) {
+  FileDescriptorProto file;
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const absl::Status status = ReadTextProtoFile(dir, "scenario", &file);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "cannot read scenario " + dir + ": it is a directory, not a file");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/io/write_file.h"
 #include "core/model/presets.h"
 #include "core/runtime/launcher.h"
 #include "core/util/status_macros.h"
@@ -19,6 +20,7 @@
 #include "sim/simulator.h"
 #include "tools/calibrate/calibrate.h"
 #include "tools/cli/internal/launcher_factory.h"
+#include "tools/cli/internal/output_path.h"
 
 namespace zero3 {
 namespace cli {
@@ -50,13 +52,16 @@ class CalibrateCommand : public Command {
         "profile supplying peaks, capacities and unmeasured figures");
     flags.AddString("name", &name_, "NAME", "name of the written profile");
     flags.AddInt("gpus", &gpus_, "N",
-                 "GPUs (ranks) for the collectives, in this process");
+                 "GPUs (ranks) for the collectives, in this process",
+                 {1, 1024});
     flags.AddString("models", &models_, "A,B,...",
                     "presets whose shapes to measure");
     flags.AddString("batches", &batches_, "BxS,...",
                     "micro-batches (sequences x tokens)");
-    flags.AddInt("reps", &reps_, "N", "repetitions per timing (median kept)");
-    flags.AddInt("max-mib", &max_mib_, "N", "largest copy and collective, MiB");
+    flags.AddInt("reps", &reps_, "N", "repetitions per timing (median kept)",
+                 {1, 10000});
+    flags.AddInt("max-mib", &max_mib_, "N", "largest copy and collective, MiB",
+                 {1, 1 << 20});
     flags.AddString("out", &out_path_, "FILE",
                     "write the profile here (else stdout)");
   }
@@ -77,6 +82,10 @@ class CalibrateCommand : public Command {
     if (backend_ != "cuda" && backend_ != "sim") {
       return absl::InvalidArgumentError(
           absl::StrCat("--backend must be cuda or sim, got '", backend_, "'"));
+    }
+    if (!out_path_.empty()) {
+      ZR_RETURN_IF_ERROR(
+          internal::CheckOutputFile("--out", ResolveUserPath(out_path_)));
     }
     ZR_ASSIGN_OR_RETURN(const calibrate::Result result, Measure(o, err));
     err << result.report;
@@ -141,12 +150,7 @@ class CalibrateCommand : public Command {
       return absl::OkStatus();
     }
     const std::string path = ResolveUserPath(out_path_);
-    std::ofstream f(path + ".tmp");
-    f << text;
-    f.close();
-    if (!f || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-      return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
-    }
+    ZR_RETURN_IF_ERROR(io::WriteWholeFile(path, text));
     err << "profile written to " << path << "\n";
     return absl::OkStatus();
   }

@@ -97,6 +97,10 @@ int RunCommandLine(absl::string_view program,
       return kExitUsage;
     }
     rest = {"--help"};
+  } else if (absl::StartsWith(first, "--help=")) {
+    err << program << ": --help takes no value, got " << first << " ('"
+        << program << " --help' lists the commands)\n";
+    return kExitUsage;
   } else if (absl::StartsWith(first, "-")) {
     err << program << ": expected a command before " << first << " ('"
         << program << " --help' lists the commands)\n";

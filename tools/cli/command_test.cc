@@ -107,6 +107,10 @@ TEST(RunCommandLineTest, UsageErrorsExitTwoOnStderr) {
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("expected a command before --shout"));
 
+  r = RunZero3({"--help=3"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--help takes no value, got --help=3"));
+
   r = RunZero3({"help", "nope"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("unknown command \"nope\""));

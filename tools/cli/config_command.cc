@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/config/config_loader.h"
+#include "tools/cli/flag_limits.h"
 
 namespace zero3 {
 namespace cli {
@@ -44,7 +45,8 @@ class ConfigCommand : public Command {
                         "names are recognised by content");
     flags.AddInt("world-size", &world_size_, "N",
                  "data-parallel size, for the check train_batch_size = "
-                 "micro-batch x accumulation steps x N");
+                 "micro-batch x accumulation steps x N",
+                 kRanksRange);
     flags.AddRepeated("set", &overrides_, "KEY=VALUE",
                       "override a key before validation, with DeepSpeed's "
                       "dotted key names, e.g. --set "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/optional.h"
 #include "core/config/json.h"
 #include "core/util/check.h"
 #include "core/util/key_value.h"
@@ -47,6 +49,36 @@ std::string Wrap(absl::string_view text, size_t width, size_t indent) {
 bool IsNegativeNumber(absl::string_view arg) {
   double d = 0;
   return arg.size() > 1 && arg[0] == '-' && absl::SimpleAtod(arg, &d);
+}
+
+// What ParseInteger returns for an integer beyond int64_t; never a valid
+// value of a range that a flag states (the largest int64_t is excluded).
+constexpr int64_t kOutOfInt64 = std::numeric_limits<int64_t>::min();
+
+// `text` as an integer: decimal digits, or a number such as 5e8 or 8.0 that
+// is integral (DeepSpeed configs write integers so). An integral number
+// beyond int64_t is kOutOfInt64; anything else, nullopt.
+absl::optional<int64_t> ParseInteger(absl::string_view text) {
+  int64_t v = 0;
+  if (absl::SimpleAtoi(text, &v)) return v;
+  double d = 0;
+  if (!absl::SimpleAtod(text, &d) || !std::isfinite(d) || std::floor(d) != d) {
+    return absl::nullopt;
+  }
+  if (std::fabs(d) >= 9.2e18) return kOutOfInt64;
+  return static_cast<int64_t>(d);
+}
+
+// "from 1 to 64", "at least 0", "at most 9", or "an integer".
+std::string RangeText(const IntRange& range) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (range.min > kMin && range.max < kMax) {
+    return absl::StrCat("from ", range.min, " to ", range.max);
+  }
+  if (range.min > kMin) return absl::StrCat("at least ", range.min);
+  if (range.max < kMax) return absl::StrCat("at most ", range.max);
+  return "an integer";
 }
 
 }  // namespace
@@ -83,6 +115,10 @@ void FlagSet::AddAlias(absl::string_view name, absl::string_view alias) {
   ZR_CHECK(false) << "alias of an undeclared flag: " << name;
 }
 
+FlagSet::Flag* FlagSet::FindMutable(absl::string_view name) {
+  return const_cast<Flag*>(Find(name));
+}
+
 void FlagSet::AddString(absl::string_view name, std::string* value,
                         absl::string_view value_name, absl::string_view help) {
   Flag flag;
@@ -91,6 +127,8 @@ void FlagSet::AddString(absl::string_view name, std::string* value,
   flag.help = std::string(help);
   flag.default_text = value->empty() ? "" : config::QuoteJsonString(*value);
   flag.set = [value](absl::string_view text) {
+    // An empty value is always a mistake: an unset variable in a script.
+    if (text.empty()) return std::string("expected a value, got \"\"");
     *value = std::string(text);
     return std::string();
   };
@@ -98,29 +136,35 @@ void FlagSet::AddString(absl::string_view name, std::string* value,
 }
 
 void FlagSet::AddInt(absl::string_view name, int64_t* value,
-                     absl::string_view value_name, absl::string_view help) {
+                     absl::string_view value_name, absl::string_view help,
+                     IntRange range) {
+  ZR_CHECK(range.min <= range.max) << "empty range for --" << name;
   Flag flag;
   flag.name = std::string(name);
   flag.value_name = std::string(value_name);
   flag.help = std::string(help);
   flag.default_text = absl::StrCat(*value);
-  flag.set = [value](absl::string_view text) {
-    int64_t v = 0;
-    if (absl::SimpleAtoi(text, &v)) {
-      *value = v;
-      return std::string();
+  flag.range_text = RangeText(range);
+  flag.set = [value, range](absl::string_view text) {
+    absl::optional<int64_t> v = ParseInteger(text);
+    if (!v.has_value()) {
+      return absl::StrCat("expected an integer, found ",
+                          config::QuoteJsonString(text));
     }
-    // Accept 5e8 and 8.0 as DeepSpeed configs write integers.
-    double d = 0;
-    if (absl::SimpleAtod(text, &d) && std::isfinite(d) && std::floor(d) == d &&
-        std::fabs(d) < 9.2e18) {
-      *value = static_cast<int64_t>(d);
-      return std::string();
+    if (*v == kOutOfInt64 || *v < range.min || *v > range.max) {
+      return absl::StrCat("must be ", RangeText(range), ", got ",
+                          config::QuoteJsonString(text));
     }
-    return absl::StrCat("expected an integer, found ",
-                        config::QuoteJsonString(text));
+    *value = *v;
+    return std::string();
   };
   Add(std::move(flag));
+}
+
+void FlagSet::SetDefaultText(absl::string_view name, absl::string_view text) {
+  Flag* flag = FindMutable(name);
+  ZR_CHECK(flag != nullptr) << "SetDefaultText before AddX: " << name;
+  flag->default_text = std::string(text);
 }
 
 void FlagSet::AddDouble(absl::string_view name, double* value,
@@ -245,11 +289,17 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
       value = kv->value;
       has_value = true;
     }
+    if (name == "help") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--help takes no value, got ", arg, " (", command_,
+                       " --help prints the help)"));
+    }
     const Flag* flag = Find(name);
     if (flag == nullptr && !has_value && absl::StartsWith(name, "no-")) {
       const Flag* negated = Find(name.substr(3));
       if (negated != nullptr && negated->is_bool) {
         ZR_CHECK(negated->set("false").empty());
+        given_.push_back(negated->name);
         continue;
       }
     }
@@ -257,6 +307,7 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
       return absl::InvalidArgumentError(
           UnknownFlag(has_value ? absl::StrCat("--", name) : arg));
     }
+    given_.push_back(flag->name);
     if (flag->is_bool) {
       const std::string error = flag->set(has_value ? value : "true");
       if (!error.empty()) {
@@ -309,6 +360,10 @@ absl::Status FlagSet::Parse(absl::Span<const std::string> args) {
   return absl::OkStatus();
 }
 
+bool FlagSet::given(absl::string_view name) const {
+  return std::find(given_.begin(), given_.end(), name) != given_.end();
+}
+
 std::string FlagSet::Help() const {
   constexpr size_t kWidth = 80;
   std::string out = absl::StrCat("Usage: ", command_);
@@ -335,6 +390,10 @@ std::string FlagSet::Help() const {
     } else if (f.is_bool) {
       absl::StrAppend(&right, " (default: ", f.default_text, "; --no-", f.name,
                       " turns it off)");
+    } else if (!f.range_text.empty() && f.range_text != "an integer") {
+      absl::StrAppend(
+          &right, " (", f.range_text,
+          f.default_text.empty() ? "" : "; default: ", f.default_text, ")");
     } else if (!f.default_text.empty()) {
       absl::StrAppend(&right, " (default: ", f.default_text, ")");
     }

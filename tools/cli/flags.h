@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@
 
 namespace zero3 {
 namespace cli {
+
+// The values an integer flag takes: [min, max].
+struct IntRange {
+  int64_t min = std::numeric_limits<int64_t>::min();
+  int64_t max = std::numeric_limits<int64_t>::max();
+};
 
 class FlagSet {
  public:
@@ -52,11 +59,15 @@ class FlagSet {
 
   // Declarations. `name` is without dashes, words joined by '-'
   // ("world-size"). `value_name` is the placeholder in help ("N"). The help
-  // text shows each flag's value at declaration time as its default.
+  // text shows each flag's value at declaration time as its default. A
+  // string flag rejects an empty value.
   void AddString(absl::string_view name, std::string* value,
                  absl::string_view value_name, absl::string_view help);
+  // An integer flag takes values in `range` and says so in help; a value
+  // outside is an error naming the limits.
   void AddInt(absl::string_view name, int64_t* value,
-              absl::string_view value_name, absl::string_view help);
+              absl::string_view value_name, absl::string_view help,
+              IntRange range = IntRange());
   void AddDouble(absl::string_view name, double* value,
                  absl::string_view value_name, absl::string_view help);
   void AddBool(absl::string_view name, bool* value, absl::string_view help);
@@ -67,6 +78,11 @@ class FlagSet {
   // Another spelling of the declared flag `name` (torchrun's
   // "nproc_per_node" for "nproc-per-node"); help shows it beside the flag.
   void AddAlias(absl::string_view name, absl::string_view alias);
+
+  // Replaces the default that help shows for flag `name` (declared
+  // before): for a flag whose bound value means "not given" ("0") and whose
+  // effective default comes from elsewhere.
+  void SetDefaultText(absl::string_view name, absl::string_view text);
 
   // A positional argument, for the usage line, the help text and the count
   // check in Parse(). Required positionals come before optional ones.
@@ -87,6 +103,9 @@ class FlagSet {
   absl::Status Parse(absl::Span<const std::string> args);
 
   bool help_requested() const { return help_requested_; }
+  // Whether flag `name` was on the command line (for a default that
+  // depends on other flags).
+  bool given(absl::string_view name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
   // Usage line, description, arguments and flags, ending in a newline.
@@ -101,6 +120,7 @@ class FlagSet {
     std::string value_name;  // empty for booleans
     std::string help;
     std::string default_text;
+    std::string range_text;  // "1 to 64", integers only
     bool is_bool = false;
     bool repeated = false;
     std::vector<std::string> aliases;
@@ -115,6 +135,7 @@ class FlagSet {
 
   void Add(Flag flag);
   const Flag* Find(absl::string_view name) const;
+  Flag* FindMutable(absl::string_view name);
   std::string UnknownFlag(absl::string_view flag) const;
 
   std::string command_;
@@ -126,6 +147,7 @@ class FlagSet {
   std::vector<std::string>* remaining_values_ = nullptr;
   std::vector<std::string> positional_;
   bool help_requested_ = false;
+  std::vector<std::string> given_;  // flags set by Parse
 };
 
 }  // namespace cli

@@ -81,6 +81,66 @@ TEST(FlagSetTest, IntegersAsConfigsWriteThem) {
   EXPECT_EQ(f.count, 500);
 }
 
+TEST(FlagSetTest, IntegersOutsideTheirRangeNameTheLimits) {
+  FlagSet flags("zero3 demo", "");
+  int64_t ranks = 2;
+  flags.AddInt("ranks", &ranks, "N", "ranks", {1, 1024});
+  // Beyond 32 bits, beyond 64 bits, negative, and written as a double.
+  for (const char* bad : {"4294967298", "2147483648", "9223372036854775808",
+                          "1e30", "-1", "0", "2e3"}) {
+    EXPECT_THAT(flags.Parse({"--ranks", bad}),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("--ranks: must be from 1 to 1024, got")))
+        << bad;
+    EXPECT_EQ(ranks, 2) << bad;
+  }
+  ASSERT_THAT(flags.Parse({"--ranks=1024"}), IsOk());
+  EXPECT_EQ(ranks, 1024);
+  EXPECT_THAT(flags.Help(), HasSubstr("ranks (from 1 to 1024; default: 2)"));
+}
+
+TEST(FlagSetTest, OneSidedRangesAndDefaultText) {
+  FlagSet flags("zero3 demo", "");
+  int64_t keep = 0, gpus = 0;
+  flags.AddInt("keep", &keep, "N", "keep", {0});
+  flags.AddInt("gpus", &gpus, "N", "gpus", {1, 64});
+  flags.SetDefaultText("gpus", "8");
+  EXPECT_THAT(flags.Parse({"--keep", "-3"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must be at least 0")));
+  const std::string help = flags.Help();
+  EXPECT_THAT(help, HasSubstr("keep (at least 0; default: 0)"));
+  EXPECT_THAT(help, HasSubstr("gpus (from 1 to 64; default: 8)"));
+}
+
+TEST(FlagSetTest, StringsMustNotBeEmpty) {
+  Fixture f;
+  EXPECT_THAT(f.flags.Parse({"in", "--name", ""}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--name: expected a value, got \"\"")));
+  EXPECT_THAT(f.flags.Parse({"in", "--name="}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--name: expected a value")));
+  EXPECT_EQ(f.name, "x");
+}
+
+TEST(FlagSetTest, HelpTakesNoValue) {
+  Fixture f;
+  EXPECT_THAT(f.flags.Parse({"--help=3"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--help takes no value, got --help=3")));
+  EXPECT_FALSE(f.flags.help_requested());
+}
+
+TEST(FlagSetTest, SaysWhichFlagsWereGiven) {
+  Fixture f;
+  ASSERT_THAT(f.flags.Parse({"in", "--no-pin", "--world-size=3"}), IsOk());
+  EXPECT_TRUE(f.flags.given("pin"));
+  EXPECT_TRUE(f.flags.given("world-size"));
+  EXPECT_FALSE(f.flags.given("verbose"));
+  EXPECT_FALSE(f.flags.given("name"));
+}
+
 TEST(FlagSetTest, LastValueWins) {
   Fixture f;
   ASSERT_THAT(f.flags.Parse({"in", "--name=a", "--name=b"}), IsOk());

@@ -2,6 +2,8 @@
 
 #include "tools/cli/train_command.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,18 +25,22 @@
 #include "core/model/data.h"
 #include "core/model/data_file.h"
 #include "core/model/presets.h"
+#include "core/model/transformer.h"
 #include "core/runtime/launcher.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
 #include "core/zero/sync_points.h"
+#include "core/zero/sync_relevance.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 #include "testing/equivalence.h"
 #include "testing/testdata/text/corpus.h"
+#include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
+#include "tools/cli/internal/interrupt.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/memory_plan.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
@@ -43,6 +49,7 @@
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
 #include "tools/preflight/memory_check.h"
+#include "tools/cli/internal/output_path.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -54,6 +61,8 @@ using runtime::FormatBytes;
 // Tolerances of --check-reference (the equivalence tests state why).
 constexpr double kFp32Tolerance = 1e-5;
 constexpr double kLowPrecisionTolerance = 2e-2;
+// Timing mode simulates rank 0 only by default above this many ranks.
+constexpr int64_t kSymmetricAbove = 8;
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.3f ms", ns / 1e6); }
 
@@ -94,9 +103,10 @@ class TrainCommand : public Command {
     flags.AddRepeated("set", &overrides_, "KEY=VALUE",
                       "override a configuration key (DeepSpeed's dotted "
                       "names), e.g. zero3.grad_offload=blocking");
-    flags.AddInt("ranks", &ranks_, "N", "data-parallel ranks (simulated)");
-    flags.AddInt("steps", &steps_, "N", "optimizer steps");
-    flags.AddInt("seq", &seq_, "N", "tokens per sequence");
+    flags.AddInt("ranks", &ranks_, "N", "data-parallel ranks (simulated)",
+                 kRanksRange);
+    flags.AddInt("steps", &steps_, "N", "optimizer steps", kStepsRange);
+    flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
     flags.AddString("data", &data_, "corpus|synthetic|FILE",
                     "training data: the built-in corpus, seeded random "
                     "tokens, a token file (.bin; a Megatron PREFIX with "
@@ -125,7 +135,10 @@ class TrainCommand : public Command {
                     "simulator: run the race detector (default: on in data "
                     "mode, off in timing mode, where it costs most)");
     flags.AddBool("symmetric", &symmetric_,
-                  "timing mode: simulate rank 0 only (ranks are symmetric)");
+                  absl::StrCat("timing mode: simulate rank 0 only (ranks "
+                               "are symmetric); the default above ",
+                               kSymmetricAbove, " ranks"));
+    flags_ = &flags;
     flags.AddBool("profile-ops", &profile_ops_,
                   "cuda: time every device operation of steps 2..N with "
                   "events and print device time per kind of operation (with "
@@ -177,6 +190,11 @@ class TrainCommand : public Command {
                  ? kExitUsage
                  : kExitFailure;
     }
+    if (stopped_by_ != 0) {
+      out.flush();
+      err.flush();
+      return stop_->ExitBySignal();
+    }
     return exit_code_;
   }
 
@@ -210,7 +228,14 @@ class TrainCommand : public Command {
   // What the ranks this process runs leave behind (rank 0's figures where
   // it runs rank 0).
   struct Results {
-    std::vector<StepRow> rows;  // [step]
+    // [step] where every row is kept (--check-reference, --predict); else
+    // a ring of the last few, each cleared once printed (ranks are at most
+    // a step apart: each step's collectives need all of them).
+    std::vector<StepRow> rows;
+    bool keep_all = true;
+    StepRow& row(int64_t step) {
+      return rows[keep_all ? step : step % static_cast<int64_t>(rows.size())];
+    }
     int num_params = 0;
     std::vector<std::string> param_names;
     int64_t activation_bytes = 0;
@@ -233,6 +258,9 @@ class TrainCommand : public Command {
                                    std::ostream& err) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
                       const Results& results, std::ostream& out);
+  // After a signal: the results and --steps cut to the steps done; the
+  // exit status becomes 128 + the signal's number.
+  void EndEarly(Results& results, std::ostream& err);
 
   // CheckFlags: --backend and the flags only one backend takes.
   absl::Status CheckBackendFlags();
@@ -256,9 +284,12 @@ class TrainCommand : public Command {
                        std::ostream& out, std::ostream& err) const;
   // --save after `steps_done` steps: publishes an asynchronous save whose
   // writes are done, and starts the save due now (after the one in flight).
+  // `last`: the run's last step (earlier than --steps when a signal stops
+  // it), whose save is waited for.
   absl::Status Checkpoint(const Inputs& in, engine::CheckpointSaver& saver,
-                          int64_t steps_done, runtime::Runtime& rt,
-                          std::ostream& out, std::ostream& err) const;
+                          int64_t steps_done, int64_t last,
+                          runtime::Runtime& rt, std::ostream& out,
+                          std::ostream& err) const;
   // A save's outcome: rank 0 says where it went; a failure ends the run or,
   // with zero3.checkpoint_on_failure "continue", is a warning.
   absl::Status Saved(const Inputs& in,
@@ -269,6 +300,10 @@ class TrainCommand : public Command {
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
                           Results& results, std::ostream& out) const;
+  // A completed row: its metrics and, every steps_per_print, its line.
+  absl::Status PrintRow(const StepRow& row, int64_t step,
+                        const engine::Engine& engine,
+                        const runtime::Runtime& rt, std::ostream& out) const;
   // The leader's metrics of a completed row (--metrics, csv_monitor,
   // tensorboard).
   absl::Status WriteMetrics(const StepRow& row, int64_t step,
@@ -309,6 +344,8 @@ class TrainCommand : public Command {
   double jitter_ = 0;
   bool symmetric_ = false;
   std::string races_;
+  bool symmetric_note_ = false;     // symmetric by default: say so
+  const FlagSet* flags_ = nullptr;  // the parsed flags (for given())
   bool predict_ = false;
   bool profile_ops_ = false;
   bool dry_run_ = false;
@@ -317,6 +354,9 @@ class TrainCommand : public Command {
   internal::AutoFlags auto_flags_;
   internal::CheckpointFlags checkpoints_;
   int exit_code_ = kExitOk;
+  // SIGINT and SIGTERM while the ranks run (simulator only).
+  std::unique_ptr<internal::StopOnSignal> stop_;
+  int stopped_by_ = 0;  // the signal that ended the run early
   // Set by OpenMetrics: the sinks (the leader's; none elsewhere), the
   // console's cadence and what a step's MFU needs.
   std::unique_ptr<internal::metrics::MetricsSinks> sinks_;
@@ -337,6 +377,11 @@ std::string NameOrPath(const std::string& name,
 
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_RETURN_IF_ERROR(CheckFlags());
+  if (symmetric_note_) {
+    err << "notice: above " << kSymmetricAbove
+        << " ranks timing mode simulates rank 0 only (ranks are symmetric; "
+           "--no-symmetric simulates every rank)\n";
+  }
   ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
   ZR_ASSIGN_OR_RETURN(in.memory, PlanMemory(in));
   if (dry_run_) {
@@ -353,9 +398,24 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
   PrintHeader(*launcher, in, out);
+  // The simulated ranks of this process agree on a step to stop at; GPU
+  // processes would need a collective to, and keep the default actions.
+  if (backend_ == "sim") stop_ = std::make_unique<internal::StopOnSignal>();
   ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out, err));
+  if (stop_ != nullptr && stop_->signal() != 0) EndEarly(results, err);
   if (!launcher->leader()) return absl::OkStatus();
   return Report(*launcher, in, results, out);
+}
+
+void TrainCommand::EndEarly(Results& results, std::ostream& err) {
+  const int sig = stop_->signal();
+  const int64_t point = stop_->stop_point();
+  const int64_t done = point < 0 ? steps_ : std::min(point, steps_);
+  err << "zero3 train: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+      << ": stopped after step " << done << " of " << steps_ << "\n";
+  if (results.keep_all) results.rows.resize(done);
+  steps_ = done;
+  stopped_by_ = sig;
 }
 
 absl::Status TrainCommand::CheckFlags() {
@@ -372,12 +432,24 @@ absl::Status TrainCommand::CheckFlags() {
     return absl::InvalidArgumentError(
         "--check-reference compares values: it needs --mode data");
   }
+  if (!data_mode && ranks_ > kSymmetricAbove && !flags_->given("symmetric")) {
+    symmetric_ = true;
+    symmetric_note_ = true;
+  }
   if (symmetric_ && data_mode) {
     return absl::InvalidArgumentError("--symmetric needs --mode timing");
   }
   if (!races_.empty() && races_ != "on" && races_ != "off") {
     return absl::InvalidArgumentError(
         absl::StrCat("--races must be on or off, got '", races_, "'"));
+  }
+  if (!trace_.empty()) {
+    ZR_RETURN_IF_ERROR(
+        internal::CheckOutputFile("--trace", ResolveUserPath(trace_)));
+  }
+  if (!metrics_.empty()) {
+    ZR_RETURN_IF_ERROR(
+        internal::CheckOutputFile("--metrics", ResolveUserPath(metrics_)));
   }
   return checkpoints_.Check(data_mode, predict_ || profile_ops_);
 }
@@ -487,11 +559,20 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   ZR_ASSIGN_OR_RETURN(zero::ZeroOptions options,
                       engine::OptionsFromConfig(loaded->config, seq_,
                                                 static_cast<uint64_t>(seed_)));
+  std::vector<int64_t> numels;
+  for (const model::ParamInfo& p : model::ModelParams(spec)) {
+    numels.push_back(p.numel());
+  }
   for (const std::string& name : drop_sync_) {
     ZR_ASSIGN_OR_RETURN(zero::Sync s, zero::ParseSync(name));
     options.syncs.Drop(s);
     err << "notice: dropping synchronization " << name << " ("
         << zero::SyncDescription(s) << ")\n";
+    const std::string moot = zero::DropHasNoEffect(s, options, numels);
+    if (!moot.empty()) {
+      err << "notice: dropping " << name
+          << " alone changes nothing here: " << moot << "\n";
+    }
   }
   return options;
 }
@@ -620,6 +701,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                : "blocking",
                            " gradient offload)")
             : std::string("on the device"));
+    if (backend_ == "sim") {
+      out << "times: simulated (virtual time on " << in.profile.name()
+          << ", not measured on this machine)\n";
+    }
     if (data_ != "corpus" && data_ != "synthetic") {
       out << "data: " << in.data->description() << "\n";
     }
@@ -635,7 +720,10 @@ absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
     runtime::Launcher& launcher, const Inputs& in, std::ostream& out,
     std::ostream& err) const {
   Results results;
-  results.rows.resize(steps_);
+  constexpr int64_t kRowRing = 16;
+  results.keep_all = check_reference_ || predict_;
+  results.rows.resize(results.keep_all ? steps_
+                                       : std::min<int64_t>(steps_, kRowRing));
   for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
   ZR_RETURN_IF_ERROR(launcher.Run([&](runtime::Runtime& rt) {
     return RunRank(launcher, in, rt, results, out, err);
@@ -685,6 +773,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
   }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
+  if (stop_ != nullptr) stop_->Arm();
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
     if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
@@ -695,9 +784,14 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
     ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
+    // A signal ends the run after this step or the next (StopOnSignal); the
+    // step it ends on is the last, with its final checkpoint.
+    const bool stop = stop_ != nullptr && stop_->StopAfter(s + 1);
     if (saver != nullptr) {
-      ZR_RETURN_IF_ERROR(Checkpoint(in, *saver, s + 1, rt, out, err));
+      ZR_RETURN_IF_ERROR(
+          Checkpoint(in, *saver, s + 1, stop ? s + 1 : steps_, rt, out, err));
     }
+    if (stop) break;
   }
   if (rt.rank() == 0) {
     results.pinned = rt.pinned_memory().stats();
@@ -708,15 +802,15 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
 
 absl::Status TrainCommand::Checkpoint(const Inputs& in,
                                       engine::CheckpointSaver& saver,
-                                      int64_t steps_done, runtime::Runtime& rt,
-                                      std::ostream& out,
+                                      int64_t steps_done, int64_t last,
+                                      runtime::Runtime& rt, std::ostream& out,
                                       std::ostream& err) const {
   ZR_RETURN_IF_ERROR(Saved(in, saver.Poll(), rt, out, err));
-  if (!checkpoints_.SaveDue(steps_done, steps_)) return absl::OkStatus();
+  if (!checkpoints_.SaveDue(steps_done, last)) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
   ZR_RETURN_IF_ERROR(saver.Start());
   // The run's last save, and every blocking one, is waited for.
-  if (steps_done == steps_ ||
+  if (steps_done == last ||
       in.config.zero3().checkpoint_write() == "blocking") {
     ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
   }
@@ -757,7 +851,7 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
                                       const engine::StepStats& stats,
                                       Results& results,
                                       std::ostream& out) const {
-  StepRow& row = results.rows[step];
+  StepRow& row = results.row(step);
   if (check_reference_) {
     const int local = rt.rank() - launcher.first_local_rank();
     for (int p = 0; p < engine.layout().num_params(); ++p) {
@@ -775,7 +869,22 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
   // The rank that completes the row prints it, in the process that runs
   // rank 0 (on GPUs, each process sees its own rank only).
   const int ranks = launcher.local_ranks();
-  if (++row.ranks < ranks || !launcher.leader()) return absl::OkStatus();
+  if (++row.ranks < ranks) return absl::OkStatus();
+  const absl::Status printed = launcher.leader()
+                                   ? PrintRow(row, step, engine, rt, out)
+                                   : absl::OkStatus();
+  if (!results.keep_all) {
+    row = StepRow();
+    row.shards.resize(ranks);
+  }
+  return printed;
+}
+
+absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
+                                    const engine::Engine& engine,
+                                    const runtime::Runtime& rt,
+                                    std::ostream& out) const {
+  const int ranks = row.ranks;
   ZR_RETURN_IF_ERROR(WriteMetrics(row, step, rt.computes_values()));
   if ((step + 1) % steps_per_print_ != 0) return absl::OkStatus();
   const engine::StepStats& r0 = row.rank0;

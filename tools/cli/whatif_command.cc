@@ -2,9 +2,10 @@
 
 #include "tools/cli/whatif_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -15,32 +16,21 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/io/write_file.h"
 #include "core/model/presets.h"
 #include "core/util/key_value.h"
 #include "core/util/status_macros.h"
 #include "sim/profiles.h"
+#include "tools/cli/flag_limits.h"
+#include "tools/cli/internal/output_path.h"
+#include "tools/cli/internal/plot.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
 namespace cli {
 namespace {
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out)
-      return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
-    out << text;
-    if (!out)
-      return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
-}
 
 std::string FileName(
     const std::vector<std::pair<std::string, std::string>>& s) {
@@ -56,91 +46,6 @@ std::string FileName(
       c = '_';
   }
   return name;
-}
-
-// One line per combination of the other varied keys, `metric` against
-// `x_key`, drawn by gnuplot into an SVG.
-absl::Status Plot(const whatif::ScenarioResult& r, const std::string& metric,
-                  std::string x_key, const std::string& path,
-                  std::ostream& err) {
-  if (r.variants.empty() || r.variants[0].settings.empty()) {
-    return absl::InvalidArgumentError("--plot needs at least one --vary key");
-  }
-  const auto& keys = r.variants[0].settings;
-  if (x_key.empty()) x_key = keys[0].first;
-  bool found = false;
-  for (const auto& [k, v] : keys) found = found || k == x_key;
-  if (!found) {
-    std::vector<std::string> names;
-    for (const auto& [k, v] : keys) names.push_back(k);
-    return absl::InvalidArgumentError(
-        absl::StrCat("--plot-x '", x_key, "' is not a varied key (",
-                     absl::StrJoin(names, ", "), ")"));
-  }
-  std::vector<std::string> xs;
-  std::map<std::string, std::map<std::string, double>>
-      lines;  // series -> x -> y
-  std::vector<std::string> series_order;
-  for (const whatif::VariantResult& v : r.variants) {
-    std::string x, series;
-    for (const auto& [k, val] : v.settings) {
-      if (k == x_key) {
-        x = val;
-      } else {
-        series += (series.empty() ? "" : " ") + k.substr(k.rfind('.') + 1) +
-                  "=" + val;
-      }
-    }
-    if (series.empty()) series = metric;
-    if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
-    if (!lines.count(series)) series_order.push_back(series);
-    ZR_ASSIGN_OR_RETURN(lines[series][x],
-                        whatif::MetricValue(v.metrics, metric));
-  }
-  const std::string data = path + ".dat";
-  std::string table;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    table += absl::StrCat(i, " \"", xs[i], "\"");
-    for (const std::string& s : series_order) {
-      auto it = lines[s].find(xs[i]);
-      table +=
-          it == lines[s].end() ? " NaN" : absl::StrFormat(" %.6g", it->second);
-    }
-    table += "\n";
-  }
-  ZR_RETURN_IF_ERROR(WriteFile(data, table));
-  std::string script = absl::StrCat(
-      "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n",
-      "set output '", path, "'\n", "set title '", r.name, ": ", metric, " by ",
-      x_key, "' noenhanced\n", "set xlabel '", x_key, "' noenhanced\n",
-      "set ylabel '", metric, "' noenhanced\n",
-      "set key outside right noenhanced\n",
-      "set grid\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n", "plot ");
-  for (size_t i = 0; i < series_order.size(); ++i) {
-    absl::StrAppend(&script, i == 0 ? "" : ", ", "'", data, "' using 1:", i + 3,
-                    ":xtic(2) with linespoints lw 2 title '", series_order[i],
-                    "'");
-  }
-  script += "\n";
-  const std::string script_path = path + ".gp";
-  ZR_RETURN_IF_ERROR(WriteFile(script_path, script));
-  const std::string command = absl::StrCat("gnuplot '", script_path, "' 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError("cannot run gnuplot");
-  std::string output;
-  char buf[256];
-  while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
-  const int rc = pclose(pipe);
-  std::remove(script_path.c_str());
-  std::remove(data.c_str());
-  if (rc != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "gnuplot failed (install it with tools/setup.sh, Debian package "
-        "gnuplot-nox): ",
-        output));
-  }
-  err << "plot written to " << path << "\n";
-  return absl::OkStatus();
 }
 
 class WhatifCommand : public Command {
@@ -177,13 +82,19 @@ class WhatifCommand : public Command {
         "model", &model_, "NAME|FILE",
         absl::StrCat("model (", absl::StrJoin(model::PresetNames(), ", "),
                      "); default qwen2.5-1.5b"));
-    flags.AddInt("gpus", &gpus_, "N", "GPUs (ranks); default 8");
-    flags.AddInt("tp", &tp_, "N", "tensor-parallel degree; default 1");
-    flags.AddInt("micro-batch", &micro_batch_, "N",
-                 "sequences per micro-batch; default 4");
-    flags.AddInt("seq", &seq_, "N", "tokens per sequence; default 2048");
+    // 0 stands for "not given": SCENARIO's value, else the default shown.
+    flags.AddInt("gpus", &gpus_, "N", "GPUs (ranks)", kRanksRange);
+    flags.SetDefaultText("gpus", "8");
+    flags.AddInt("tp", &tp_, "N", "tensor-parallel degree", kRanksRange);
+    flags.SetDefaultText("tp", "1");
+    flags.AddInt("micro-batch", &micro_batch_, "N", "sequences per micro-batch",
+                 kMicroBatchRange);
+    flags.SetDefaultText("micro-batch", "4");
+    flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
+    flags.SetDefaultText("seq", "2048");
     flags.AddInt("accumulation", &accumulation_, "N",
-                 "gradient accumulation steps; default 1");
+                 "gradient accumulation steps", kAccumulationRange);
+    flags.SetDefaultText("accumulation", "1");
     flags.AddString("config", &config_, "FILE",
                     "a DeepSpeed JSON or zero3 configuration");
     flags.AddRepeated("set", &set_, "KEY=VALUE", "set a key for every variant");
@@ -192,19 +103,22 @@ class WhatifCommand : public Command {
         "one variant per value; several --vary give the cross product");
     flags.AddString("baseline", &baseline_, "KEY=VALUE[,...]",
                     "the variant deltas are against (default: the first)");
-    flags.AddInt(
-        "steps", &steps_, "N",
-        "steps simulated per variant (the last is reported); default 3");
+    flags.AddInt("steps", &steps_, "N",
+                 "steps simulated per variant (the last is reported)",
+                 kWhatifStepsRange);
+    flags.SetDefaultText("steps", "3");
     flags.AddInt("save-interval", &save_interval_, "N",
                  "also estimate saving a checkpoint every N steps "
                  "(zero3.checkpoint_write: async or blocking; "
-                 "docs/checkpoints.md)");
+                 "docs/checkpoints.md)",
+                 IntRange{0, 1000000});
     flags.AddString("format", &format_, "table|json", "output format");
     flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
     flags.AddString("trace-dir", &trace_dir_, "DIR",
                     "write a Chrome trace per variant");
-    flags.AddString("plot", &plot_, "FILE.svg",
-                    "draw a metric against a varied key (gnuplot)");
+    flags.AddString("plot", &plot_, "FILE.svg|FILE.png",
+                    "draw a metric against a varied key (gnuplot; PNG for a "
+                    ".png name, SVG otherwise)");
     flags.AddString("plot-metric", &plot_metric_, "NAME",
                     absl::StrCat("metric to plot (",
                                  absl::StrJoin(whatif::MetricNames(), ", "),
@@ -216,6 +130,9 @@ class WhatifCommand : public Command {
         "print the cost model's terms for one operation of each kind");
     flags.AddBool("full", &full_,
                   "simulate every rank (no symmetric shortcut)");
+    flags.AddBool("progress", &progress_,
+                  "print a line on stderr as each variant finishes (also "
+                  "without this flag when stderr is a terminal)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -287,6 +204,7 @@ class WhatifCommand : public Command {
       ZR_RETURN_IF_ERROR(
           whatif::MetricValue(whatif::Metrics(), plot_metric_).status());
     }
+    ZR_RETURN_IF_ERROR(CheckOutputs());
     if (explain_) {
       ZR_ASSIGN_OR_RETURN(std::string text,
                           whatif::ExplainScenario(scenario, run));
@@ -294,6 +212,16 @@ class WhatifCommand : public Command {
       return absl::OkStatus();
     }
     run.traces = !trace_dir_.empty();
+    if (progress_ || isatty(STDERR_FILENO)) {
+      const absl::Time start = absl::Now();
+      run.progress = [&err, start](int done, int total,
+                                   const std::string& label) {
+        err << absl::StrFormat("whatif: %d/%d variants done (%s; %.1f s)\n",
+                               done, total, label,
+                               absl::ToDoubleSeconds(absl::Now() - start));
+        err.flush();
+      };
+    }
     ZR_ASSIGN_OR_RETURN(whatif::ScenarioResult result,
                         whatif::RunScenario(scenario, run));
     for (const std::string& n : result.notices) err << "notice: " << n << "\n";
@@ -301,20 +229,37 @@ class WhatifCommand : public Command {
                               : whatif::FormatTable(result));
     if (!csv_.empty()) {
       ZR_RETURN_IF_ERROR(
-          WriteFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
+          io::WriteWholeFile(ResolveUserPath(csv_), whatif::FormatCsv(result)));
     }
     if (run.traces) {
       const std::string dir = ResolveUserPath(trace_dir_);
       for (const whatif::VariantResult& v : result.variants) {
         const std::string path =
             absl::StrCat(dir, "/", FileName(v.settings), ".json");
-        ZR_RETURN_IF_ERROR(WriteFile(path, v.trace_json));
+        ZR_RETURN_IF_ERROR(io::WriteWholeFile(path, v.trace_json));
       }
       err << "traces written to " << dir << "\n";
     }
     if (!plot_.empty()) {
+      ZR_RETURN_IF_ERROR(internal::PlotSweep(result, plot_metric_, plot_x_,
+                                             ResolveUserPath(plot_), err));
+    }
+    return absl::OkStatus();
+  }
+
+  // --csv, --plot and --trace-dir can be written (the directory created).
+  absl::Status CheckOutputs() const {
+    if (!csv_.empty()) {
       ZR_RETURN_IF_ERROR(
-          Plot(result, plot_metric_, plot_x_, ResolveUserPath(plot_), err));
+          internal::CheckOutputFile("--csv", ResolveUserPath(csv_)));
+    }
+    if (!plot_.empty()) {
+      ZR_RETURN_IF_ERROR(
+          internal::CheckOutputFile("--plot", ResolveUserPath(plot_)));
+    }
+    if (!trace_dir_.empty()) {
+      ZR_RETURN_IF_ERROR(internal::PrepareOutputDir(
+          "--trace-dir", ResolveUserPath(trace_dir_)));
     }
     return absl::OkStatus();
   }
@@ -330,6 +275,7 @@ class WhatifCommand : public Command {
   std::string plot_x_;
   bool explain_ = false;
   bool full_ = false;
+  bool progress_ = false;
 };
 
 }  // namespace

@@ -60,16 +60,37 @@ bool IsScenarioKey(const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
+// The largest value of a numeric scenario key (or "steps"): the limits of
+// zero3's flags (tools/cli/flag_limits.h). The simulator walks every
+// micro-step and step, so those are the tightest.
+int64_t ScenarioMax(const std::string& key) {
+  if (key == "micro_batch") return int64_t{1} << 16;
+  if (key == "accumulation") return 1024;
+  if (key == "steps") return 1000;
+  return int64_t{1} << 20;  // gpus, tp, seq
+}
+
+// `n` within 1..ScenarioMax(key); `shown` is the value as written.
+absl::StatusOr<int64_t> InRange(const std::string& key, int64_t n,
+                                const std::string& shown) {
+  if (n >= 1 && n <= ScenarioMax(key)) return n;
+  return absl::InvalidArgumentError(
+      absl::StrCat(key, ": expected an integer from 1 to ", ScenarioMax(key),
+                   ", got '", shown, "'"));
+}
+
 absl::StatusOr<int64_t> ParsePositive(const std::string& key,
                                       const std::string& value) {
   int64_t v = 0;
   double d = 0;
-  if (absl::SimpleAtoi(value, &v) ||
-      (absl::SimpleAtod(value, &d) && d == std::floor(d) && (v = d, true))) {
-    if (v >= 1) return v;
+  if (!absl::SimpleAtoi(value, &v)) {
+    // 5e2 as configs write integers; anything non-integral or beyond int64
+    // is out of range.
+    const bool integral = absl::SimpleAtod(value, &d) && std::isfinite(d) &&
+                          d == std::floor(d) && std::fabs(d) < 9.2e18;
+    v = integral ? static_cast<int64_t>(d) : 0;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(key, ": expected a positive integer, got '", value, "'"));
+  return InRange(key, v, value);
 }
 
 // One variant's inputs, before running.
@@ -170,6 +191,15 @@ absl::StatusOr<std::vector<Variant>> Expand(const Scenario& s) {
   base.seq = s.seq();
   base.accumulation = s.accumulation();
   base.accumulation_set = s.has_accumulation();
+  for (const auto& [key, n] :
+       {std::pair<std::string, int64_t>{"gpus", base.gpus},
+        {"tp", base.tp},
+        {"micro_batch", base.micro_batch},
+        {"seq", base.seq},
+        {"accumulation", base.accumulation},
+        {"steps", s.steps()}}) {
+    ZR_RETURN_IF_ERROR(InRange(key, n, absl::StrCat(n)).status());
+  }
   for (const std::string& set : s.set()) {
     std::string key, value;
     ZR_RETURN_IF_ERROR(SplitSetting(set, &key, &value));
@@ -528,6 +558,11 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
                       absl::StrCat("variant ", Label(v.settings, true)));
     }
     result.variants.push_back(std::move(*r));
+    if (options.progress) {
+      options.progress(static_cast<int>(result.variants.size()),
+                       static_cast<int>(variants.size()),
+                       Label(v.settings, true));
+    }
   }
   return result;
 }

@@ -19,6 +19,7 @@
 #ifndef ZERO3_TOOLS_WHATIF_WHATIF_H_
 #define ZERO3_TOOLS_WHATIF_WHATIF_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,6 +77,9 @@ struct RunOptions {
   bool detect_races = false;  // run the race detector (costs time)
   // Directory for relative paths inside the scenario (its config file).
   std::string base_dir;
+  // Called after each variant with the variants done, their number and
+  // the finished one's settings ("zero3.grad_offload=async"); may be empty.
+  std::function<void(int done, int total, const std::string& label)> progress;
 };
 
 // One configuration simulated directly: what RunScenario does per variant,

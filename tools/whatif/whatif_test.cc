@@ -5,6 +5,7 @@
 #include <cmath>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -232,6 +233,25 @@ TEST(WhatifTest, BadKeysAndValuesAreErrorsNamingThem) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("h200_sxm")));
   EXPECT_THAT(run("model", "qwen3"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("qwen2.5-7b")));
+  // Sizes beyond the stated limits, beyond 32 and 64 bits, fractional.
+  for (const auto& [key, value, limit] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"gpus", "4294967304", "from 1 to 1048576"},
+           {"accumulation", "1000000", "from 1 to 1024"},
+           {"seq", "1e30", "from 1 to 1048576"},
+           {"micro_batch", "65537", "from 1 to 65536"},
+           {"tp", "2.5", "from 1 to 1048576"}}) {
+    EXPECT_THAT(run(key, value),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrCat(key, ": expected an integer ",
+                                                limit, ", got '", value))));
+  }
+  Scenario big = Small();
+  big.set_accumulation(5000);
+  EXPECT_THAT(RunScenario(big, {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("accumulation: expected an integer from 1 "
+                                 "to 1024, got '5000'")));
   Scenario s = Small();
   s.set_baseline("tp=4");
   EXPECT_THAT(

@@ -49,8 +49,12 @@ TEST(AutoFlagsTest, ReadsEachFlag) {
 TEST(AutoFlagsTest, BadValuesNameTheFlag) {
   EXPECT_THAT(Parse({"--micro-batch", "0"}),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("--micro-batch must be an integer of at "
-                                 "least 1, got '0'")));
+                       HasSubstr("--micro-batch must be an integer from 1 "
+                                 "to 65536, got '0'")));
+  EXPECT_THAT(Parse({"--accumulation", "1025"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--accumulation must be an integer from 1 "
+                                 "to 1024, got '1025'")));
   EXPECT_THAT(Parse({"--accumulation", "two"}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--accumulation")));

@@ -24,9 +24,10 @@ void CheckpointFlags::Define(FlagSet& flags) {
                   "steps and at the end of the run); DIR/latest names the "
                   "newest complete one (docs/checkpoints.md)");
   flags.AddInt("save-interval", &save_interval_, "N",
-               "with --save: also save every N steps");
+               "with --save: also save every N steps", {0, 1000000});
   flags.AddInt("keep-last", &keep_last_, "N",
-               "with --save: keep only the newest N checkpoints in DIR");
+               "with --save: keep only the newest N checkpoints in DIR",
+               {0, 1000000});
   flags.AddString("resume", &resume_, "DIR",
                   "continue training from a checkpoint: a --save directory "
                   "(its latest) or one of its step_<N> directories; --steps "

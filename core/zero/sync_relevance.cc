@@ -1,0 +1,49 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/zero/sync_relevance.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace zero3 {
+namespace zero {
+
+std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
+                            absl::Span<const int64_t> param_numels) {
+  if (sync == Sync::kParamsUpdatedBeforeGather && options.offload_param) {
+    // The working shards live in host memory and the host updates them in
+    // host tasks that end before it issues the next step's gathers.
+    return "with offload_param the host writes the updated shards before it "
+           "issues the next step's gathers, so the host's own order protects "
+           "them";
+  }
+  if (sync != Sync::kParamBufferReuse &&
+      sync != Sync::kParamsUpdatedBeforeGather) {
+    return "";
+  }
+  const bool all_persistent = std::all_of(
+      param_numels.begin(), param_numels.end(),
+      [&](int64_t n) { return n <= options.param_persistence_threshold; });
+  if (!all_persistent) return "";
+  // Persistent parameters are released only after the update; the next
+  // gather into a buffer waits both for its release (param-buffer-reuse)
+  // and for the update (params-updated-before-gather), and either wait
+  // orders it after both. With offload_param the host has also waited for
+  // the step's streams by then.
+  return absl::StrCat(
+      "every parameter has at most stage3_param_persistence_threshold (",
+      options.param_persistence_threshold,
+      ") elements and stays gathered until the update, so ",
+      options.offload_param
+          ? "the host's wait at the end of the step orders the next gathers"
+          : (sync == Sync::kParamBufferReuse
+                 ? "params-updated-before-gather's wait covers this one"
+                 : "param-buffer-reuse's wait covers this one"),
+      "; set zero_optimization.stage3_param_persistence_threshold=0 to gather "
+      "and release every parameter");
+}
+
+}  // namespace zero
+}  // namespace zero3
