@@ -128,7 +128,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "grad_offload": "async",
     "optimizer_threads": 0,
     "weight_decay_exclude_bias_and_norm": false,
-    "auto_offload_ratio": false
+    "auto_offload_ratio": false,
+    "grad_offload_copy": "bucketed"
   },
   "steps_per_print": 1,
   "csv_monitor": {

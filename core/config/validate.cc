@@ -117,6 +117,16 @@ void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
               "to 1 or turn offload_param off");
 }
 
+void CheckGradOffloadCopy(const Zero3& zero3, Diagnostics* diag) {
+  const std::string& mode = zero3.grad_offload_copy();
+  if (mode == "bucketed" || mode == "per_param_fp32") return;
+  diag->Check(false, "zero3.grad_offload_copy",
+              absl::StrCat("must be \"bucketed\" or \"per_param_fp32\", "
+                           "found ",
+                           Quote(mode),
+                           DidYouMean(mode, {"bucketed", "per_param_fp32"})));
+}
+
 void CheckGradOffload(const Zero3& zero3, Diagnostics* diag) {
   const std::string& mode = zero3.grad_offload();
   if (mode == "async" || mode == "blocking") return;
@@ -212,6 +222,8 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
                      "zero_optimization.offload_param.device", diag);
        }},
       {"zero3.grad_offload", [&] { CheckGradOffload(config.zero3(), diag); }},
+      {"zero3.grad_offload_copy",
+       [&] { CheckGradOffloadCopy(config.zero3(), diag); }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
