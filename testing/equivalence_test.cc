@@ -320,6 +320,28 @@ std::vector<Case> Cases() {
          o.grad_offload = zero::GradOffload::kBlocking;
        }});
   cases.push_back({"twin_flow_tied", 3, share(0.5), "tiny-tied"});
+  // DeepSpeed's gradient path: per-parameter fp32 copies, the fp32 master
+  // back to the device.
+  auto deepspeed_path = [=](zero::ZeroOptions& o) {
+    offload(o);
+    o.per_param_fp32_grads = true;
+  };
+  cases.push_back({"per_param_fp32_bf16", 3, [=](zero::ZeroOptions& o) {
+                     deepspeed_path(o);
+                     o.dtype = runtime::DType::kBF16;
+                     o.host_step_piece = 777;
+                   }});
+  cases.push_back(
+      {"per_param_fp32_pageable_blocking", 2, [=](zero::ZeroOptions& o) {
+         deepspeed_path(o);
+         o.dtype = runtime::DType::kBF16;
+         o.optimizer_pin_memory = false;
+         o.grad_offload = zero::GradOffload::kBlocking;
+       }});
+  cases.push_back({"per_param_fp32_twin_flow", 2, [=](zero::ZeroOptions& o) {
+                     deepspeed_path(o);
+                     o.offload_ratio = 0.5;
+                   }});
   cases.push_back({"bf16_device", 4, [](zero::ZeroOptions& o) {
                      o.dtype = runtime::DType::kBF16;
                      o.gradient_clipping = 0.05;

@@ -132,7 +132,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "checkpoint_write": "async",
     "checkpoint_on_failure": "stop",
     "max_pinned_bytes": 0,
-    "pinned_fallback": "error"
+    "pinned_fallback": "error",
+    "grad_offload_copy": "bucketed"
   },
   "steps_per_print": 1,
   "csv_monitor": {

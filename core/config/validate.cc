@@ -228,6 +228,11 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
          CheckChoice(config.zero3().checkpoint_on_failure(), "stop", "continue",
                      "zero3.checkpoint_on_failure", diag);
        }},
+      {"zero3.grad_offload_copy",
+       [&] {
+         CheckChoice(config.zero3().grad_offload_copy(), "bucketed",
+                     "per_param_fp32", "zero3.grad_offload_copy", diag);
+       }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
       {"zero3.pinned_fallback",

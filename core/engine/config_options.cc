@@ -99,6 +99,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
                        ? zero::GradOffload::kBlocking
                        : zero::GradOffload::kAsync;
   o.optimizer_threads = c.zero3().optimizer_threads();
+  o.per_param_fp32_grads = c.zero3().grad_offload_copy() == "per_param_fp32";
   return o;
 }
 

@@ -249,11 +249,23 @@ absl::Status Engine::AllocateOptimizerState() {
                         AllocateDevice(dev, device_n * 4, "adam exp_avg_sq"));
   }
   if (host_n == 0) return absl::OkStatus();
-  // As in DeepSpeed, the master and moments are plain host memory: only
-  // buffers that copies touch need pinning.
+  // As in DeepSpeed, the moments are plain host memory: only buffers that
+  // copies touch need pinning, the master too where it goes back to the
+  // device in fp32 (DeepSpeed's path).
   const HostMemoryKind pageable = HostMemoryKind::kPageable;
-  ZR_ASSIGN_OR_RETURN(host_master_, AllocateHost(rt_, host_n * 4, pageable,
-                                                 "fp32 master (host)"));
+  const bool fp32_back = options_.per_param_fp32_grads;
+  ZR_ASSIGN_OR_RETURN(
+      host_master_,
+      AllocateHost(
+          rt_, host_n * 4,
+          fp32_back ? PinnedIf(options_.optimizer_pin_memory) : pageable,
+          "fp32 master (host)"));
+  if (fp32_back && !options_.offload_param) {
+    const int64_t piece = std::min(host_n, options_.host_step_piece);
+    ZR_ASSIGN_OR_RETURN(writeback_,
+                        AllocateDevice(dev, std::max<int64_t>(1, piece) * 4,
+                                       "fp32 parameter write-back"));
+  }
   ZR_ASSIGN_OR_RETURN(host_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
                                                   "adam exp_avg (host)"));
   ZR_ASSIGN_OR_RETURN(host_exp_avg_sq_, AllocateHost(rt_, host_n * 4, pageable,
@@ -616,9 +628,12 @@ absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
     HostTask adam;
     adam.label = absl::StrCat("adamw ", piece.name);
     adam.reads = {gs};
-    adam.writes = {m, m1, m2, out};
+    // DeepSpeed's path writes no working copy: the fp32 master goes back.
+    const bool fp32_back = options_.per_param_fp32_grads;
+    adam.writes = {m, m1, m2};
+    if (!fp32_back) adam.writes.push_back(out);
     adam.flops = 15.0 * n;
-    adam.memory_bytes = (24 + gsize + esize) * n;
+    adam.memory_bytes = (24 + gsize + (fp32_back ? 0 : esize)) * n;
     adam.threads = HostTaskThreads(options_);
     adam.run = [&]() -> absl::Status {
       // Each run of equal weight decay (one unless decay is grouped).
@@ -633,20 +648,40 @@ absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
         x.grad_dtype = grads.dtype;
         x.exp_avg = m1.As<float>() + at;
         x.exp_avg_sq = m2.As<float>() + at;
-        x.working = static_cast<char*>(out.data()) + at * esize;
-        x.working_dtype = dtype;
+        if (!fp32_back) {
+          x.working = static_cast<char*>(out.data()) + at * esize;
+          x.working_dtype = dtype;
+        }
         zero::HostAdamWStep(a, x, threads);
       }
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
-    if (!options_.offload_param) {
+    if (fp32_back) {
+      ZR_RETURN_IF_ERROR(WriteBackFp32(m, offset, n, piece.name));
+    } else if (!options_.offload_param) {
       ZR_RETURN_IF_ERROR(
           compute_->Copy(shard_.Slice(offset * esize, n * esize), out,
                          absl::StrCat("param H2D ", piece.name)));
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,
+                                   int64_t offset, int64_t n,
+                                   const std::string& name) {
+  // On the compute stream, so the next piece's copy into the same device
+  // buffer follows this piece's cast.
+  ZR_RETURN_IF_ERROR(compute_->Copy(writeback_.Slice(0, n * 4), master,
+                                    absl::StrCat("fp32 param H2D ", name)));
+  ops::Cast cast;
+  cast.args.n = n;
+  cast.args.src = DType::kF32;
+  cast.args.dst = options_.dtype;
+  cast.src = TensorRef::Of(writeback_, DType::kF32, 0, n);
+  cast.dst = TensorRef::Of(shard_, options_.dtype, offset, n);
+  return compute_->Launch(KernelCall(cast, absl::StrCat("cast ", name)));
 }
 
 absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {

@@ -164,6 +164,10 @@ class Engine : private model::ParamProvider {
   // The AdamW update of the host (offloaded) or device master shards.
   absl::Status HostUpdate(const kernels::AdamWArgs& args);
   absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
+  // per_param_fp32_grads: `n` updated fp32 master elements at flat offset
+  // `offset` to the device, cast there into the working shard.
+  absl::Status WriteBackFp32(const runtime::BufferSlice& master, int64_t offset,
+                             int64_t n, const std::string& name);
 
   // model::ParamProvider
   absl::Status BeginModule(int module, model::Pass pass) override;
@@ -199,6 +203,8 @@ class Engine : private model::ParamProvider {
   // H2D write-back.
   runtime::OwnedBuffer host_master_, host_exp_avg_, host_exp_avg_sq_;
   runtime::OwnedBuffer staging_;
+  // per_param_fp32_grads: the device piece the fp32 master comes back into.
+  runtime::OwnedBuffer writeback_;
   // Inputs: pinned host staging and the device copy.
   std::optional<model::InputStager> inputs_;
   runtime::OwnedBuffer loss_device_, loss_host_;

@@ -12,6 +12,7 @@
 #define ZERO3_CORE_UTIL_PARALLEL_FOR_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -19,7 +20,10 @@
 namespace zero3 {
 
 // Runs body(begin, end) over [0, n) on up to `threads` threads (the caller's
-// included), giving each at least `min_per_thread` elements.
+// included), giving each at least `min_per_thread` elements. The range is
+// handed out in chunks of about min_per_thread / 4 elements, each thread
+// taking the next when done with its last, so a thread slowed by other work
+// on its core delays the whole by one chunk, not by its whole share.
 template <typename Body>
 void ParallelFor(int64_t n, int threads, const Body& body,
                  int64_t min_per_thread = int64_t{1} << 18,
@@ -30,15 +34,19 @@ void ParallelFor(int64_t n, int threads, const Body& body,
     if (n > 0) body(int64_t{0}, n);
     return;
   }
-  const int64_t per = ((n + t - 1) / t + align - 1) / align * align;
+  const int64_t chunk =
+      (std::max<int64_t>(1, min_per_thread / 4) + align - 1) / align * align;
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (;;) {
+      const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= n) return;
+      body(begin, std::min(n, begin + chunk));
+    }
+  };
   std::vector<std::thread> workers;
-  for (int i = 1; i < t; ++i) {
-    const int64_t begin = i * per;
-    const int64_t end = std::min(n, begin + per);
-    if (begin >= end) break;
-    workers.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  body(int64_t{0}, std::min(n, per));
+  for (int i = 1; i < t; ++i) workers.emplace_back(work);
+  work();
   for (std::thread& w : workers) w.join();
 }
 

@@ -129,7 +129,7 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
 
 bool GradReducer::StraightToHost(const ZeroOptions& options, DType dtype) {
   return options.offload_optimizer && options.accumulation == 1 &&
-         dtype != DType::kF32;
+         dtype != DType::kF32 && !options.per_param_fp32_grads;
 }
 
 TensorRef GradReducer::device_partition() const {
@@ -348,21 +348,23 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
   const TensorRef host =
       host_partition().Elements(begin - ctx_.host_begin, end - begin);
   const TensorRef src = part.Elements(begin - bucket.offset, end - begin);
-  if (ctx_.options->grad_offload == GradOffload::kAsync) {
+  const bool blocking = ctx_.options->grad_offload == GradOffload::kBlocking;
+  if (!blocking && !ctx_.options->per_param_fp32_grads) {
     ZR_RETURN_IF_ERROR(
         s.Copy(host.slice, src.slice, absl::StrCat("grad D2H bucket ", b)));
-  } else {
-    // DeepSpeed before 2026: fp32_grad.copy_(grad) per parameter, which is a
-    // copy followed by a synchronize of the current (reduce) stream.
-    for (int p = bucket.last; p >= bucket.first; --p) {
-      const ParamShard& ps = layout.param(p);
-      if (ps.offset < begin) break;
-      const int64_t at = ps.offset - begin;
-      ZR_RETURN_IF_ERROR(s.Copy(host.Elements(at, ps.partition).slice,
-                                src.Elements(at, ps.partition).slice,
-                                absl::StrCat("grad D2H param ", p)));
-      ZR_RETURN_IF_ERROR(s.Synchronize());
-    }
+    return absl::OkStatus();
+  }
+  // DeepSpeed: fp32_grad.copy_(grad) per parameter, non_blocking since
+  // 2026, else a copy followed by a synchronize of the current (reduce)
+  // stream.
+  for (int p = bucket.last; p >= bucket.first; --p) {
+    const ParamShard& ps = layout.param(p);
+    if (ps.offset < begin) break;
+    const int64_t at = ps.offset - begin;
+    ZR_RETURN_IF_ERROR(s.Copy(host.Elements(at, ps.partition).slice,
+                              src.Elements(at, ps.partition).slice,
+                              absl::StrCat("grad D2H param ", p)));
+    if (blocking) ZR_RETURN_IF_ERROR(s.Synchronize());
   }
   return absl::OkStatus();
 }

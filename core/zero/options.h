@@ -81,6 +81,13 @@ struct ZeroOptions {
   bool offload_param = false;
   bool param_pin_memory = true;
   GradOffload grad_offload = GradOffload::kAsync;
+  // DeepSpeed's gradient path (zero3.grad_offload_copy: per_param_fp32):
+  // each parameter's reduced gradient goes to an fp32 host buffer in a copy
+  // of its own (cast to fp32 on the device first), and the updated fp32
+  // master goes back to the device, where it is cast to the working dtype.
+  // The fp32 master is pinned with optimizer_pin_memory, as DeepSpeed's is.
+  // false: zero3's bucketed copies in the model's dtype.
+  bool per_param_fp32_grads = false;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy
