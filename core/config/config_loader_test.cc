@@ -128,7 +128,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "grad_offload": "async",
     "optimizer_threads": 0,
     "weight_decay_exclude_bias_and_norm": false,
-    "auto_offload_ratio": false
+    "auto_offload_ratio": false,
+    "activation_checkpoint_interval": 0
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -1087,9 +1088,8 @@ TEST(ConfigLoaderTest, OverridesKeepDeprecationRules) {
   // Keys inside an ignored section are not checked.
   ASSERT_OK_AND_ASSIGN(
       LoadedConfig ignored,
-      ApplyOverrides(base, {"activation_checkpointing.anything=10"}, {}));
-  EXPECT_THAT(ignored.notices,
-              Contains(HasSubstr("activation_checkpointing: ")));
+      ApplyOverrides(base, {"flops_profiler.anything=10"}, {}));
+  EXPECT_THAT(ignored.notices, Contains(HasSubstr("flops_profiler: ")));
   ASSERT_OK_AND_ASSIGN(LoadedConfig scheduled,
                        ApplyOverrides(base,
                                       {"scheduler.type=WarmupLR",

@@ -139,6 +139,11 @@ class TrainCommand : public Command {
                   "instead of a seeded permutation (to compare step by step "
                   "with another trainer)");
     auto_flags_.Define(flags);
+    flags.AddBool("gradient-checkpointing", &gradient_checkpointing_,
+                  "recompute every decoder layer's forward in backward "
+                  "instead of keeping its activations, as Hugging Face's "
+                  "gradient_checkpointing (sets "
+                  "zero3.activation_checkpoint_interval=1 before --set)");
     flags.AddString("metrics", &metrics_, "FILE",
                     "write each step's metrics to FILE as JSON Lines (loss, "
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
@@ -265,6 +270,7 @@ class TrainCommand : public Command {
   std::string model_ = "tiny";
   std::string config_;
   std::vector<std::string> overrides_;
+  bool gradient_checkpointing_ = false;
   int64_t ranks_ = 2;
   int64_t steps_ = 100;
   int64_t seq_ = 64;
@@ -402,6 +408,10 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   load.world_size = ranks_;
   ZR_ASSIGN_OR_RETURN(load.auto_values,
                       auto_flags_.Values(spec.hidden_size(), steps_));
+  std::vector<std::string> user = overrides_;
+  if (gradient_checkpointing_) {
+    user.insert(user.begin(), "zero3.activation_checkpoint_interval=1");
+  }
   absl::StatusOr<config::LoadedConfig> loaded;
   if (config_.empty()) {
     load.overrides = {"zero_optimization.stage=3",
@@ -409,11 +419,10 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
     if (!auto_flags_.has_micro_batch()) {
       load.overrides.push_back("train_micro_batch_size_per_gpu=4");
     }
-    load.overrides.insert(load.overrides.end(), overrides_.begin(),
-                          overrides_.end());
+    load.overrides.insert(load.overrides.end(), user.begin(), user.end());
     loaded = config::DefaultConfig(load);
   } else {
-    load.overrides = overrides_;
+    load.overrides = user;
     loaded = config::LoadConfigFile(ResolveUserPath(config_), load);
   }
   if (!loaded.ok()) return loaded.status();
