@@ -369,6 +369,16 @@ std::vector<Case> Cases() {
          o.param_persistence_threshold = 0;
        })});
   cases.push_back({"ckpt_tied", 3, ckpt(1, offload), "tiny-tied"});
+  cases.push_back(
+      {"ckpt_mlp_only_offload", 2, ckpt(1, [=](zero::ZeroOptions& o) {
+         offload(o);
+         o.checkpoint_mlp_only = true;
+       })});
+  cases.push_back(
+      {"ckpt_mlp_only_bf16_every2", 3, ckpt(2, [](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.checkpoint_mlp_only = true;
+       })});
   return cases;
 }
 

@@ -53,9 +53,11 @@ TEST(ActivationCheckpointingTest, SectionAloneTurnsNothingOn) {
 
 TEST(ActivationCheckpointingTest, PolicyKeyIsReadAndBounded) {
   ASSERT_OK_AND_ASSIGN(LoadedConfig c,
-                       Load(R"({"zero3": {"activation_checkpoint_interval": 2},
+                       Load(R"({"zero3": {"activation_checkpoint_interval": 2,
+                                   "activation_checkpoint_mlp_only": true},
                          "activation_checkpointing": {}})"));
   EXPECT_EQ(c.config.zero3().activation_checkpoint_interval(), 2);
+  EXPECT_TRUE(c.config.zero3().activation_checkpoint_mlp_only());
   EXPECT_THAT(c.notices, Not(Contains(HasSubstr("activation_checkpointing"))));
   const absl::Status negative =
       Load(R"({"zero3": {"activation_checkpoint_interval": -1}})").status();

@@ -129,7 +129,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "optimizer_threads": 0,
     "weight_decay_exclude_bias_and_norm": false,
     "auto_offload_ratio": false,
-    "activation_checkpoint_interval": 0
+    "activation_checkpoint_interval": 0,
+    "activation_checkpoint_mlp_only": false
   },
   "steps_per_print": 1,
   "csv_monitor": {

@@ -80,16 +80,26 @@ TEST(CheckpointingTest, ArenaShrinksAndValuesAreBitIdentical) {
   const Measured off = Measure("tiny", Options(0), sim::SimMode::kData);
   const Measured all = Measure("tiny", Options(1), sim::SimMode::kData);
   const Measured half = Measure("tiny", Options(2), sim::SimMode::kData);
+  zero::ZeroOptions mlp_options = Options(1);
+  mlp_options.checkpoint_mlp_only = true;
+  const Measured mlp = Measure("tiny", mlp_options, sim::SimMode::kData);
   // tiny has two layers: every layer shares one set of slots; every other
   // layer keeps layer 1's own.
   EXPECT_LT(all.activation_bytes, off.activation_bytes);
   EXPECT_EQ(half.activation_bytes, off.activation_bytes);
+  EXPECT_LT(all.activation_bytes, mlp.activation_bytes);
+  EXPECT_LT(mlp.activation_bytes, off.activation_bytes);
+  EXPECT_EQ(mlp.losses, off.losses);
+  EXPECT_EQ(mlp.first_param, off.first_param);
   EXPECT_EQ(all.losses, off.losses);
   EXPECT_EQ(half.losses, off.losses);
   EXPECT_EQ(all.first_param, off.first_param);
   EXPECT_FALSE(all.first_param.empty());
   EXPECT_TRUE(absl::StrContains(all.trace, "L0 recompute"));
   EXPECT_TRUE(absl::StrContains(all.trace, "L1 recompute"));
+  // Selective: the MLP is recomputed, attention is not.
+  EXPECT_TRUE(absl::StrContains(mlp.trace, "L1 recompute gate_proj fwd"));
+  EXPECT_FALSE(absl::StrContains(mlp.trace, "L1 recompute attention fwd"));
   EXPECT_TRUE(absl::StrContains(half.trace, "L0 recompute"));
   EXPECT_FALSE(absl::StrContains(half.trace, "L1 recompute"));
   EXPECT_FALSE(absl::StrContains(off.trace, "recompute"));
@@ -113,6 +123,13 @@ TEST(CheckpointingTest, TimingModeShowsMemorySavedAndRecomputeCost) {
   EXPECT_LT(on.device_peak, off.device_peak);
   EXPECT_GT(on.bwd_ns, off.bwd_ns);
   EXPECT_GT(on.bwd_ns, quarter.bwd_ns);
+  o.checkpoint_every = 1;
+  o.checkpoint_mlp_only = true;
+  const Measured mlp = Measure("qwen2.5-0.5b", o, sim::SimMode::kTiming);
+  EXPECT_LT(on.activation_bytes, mlp.activation_bytes);
+  EXPECT_LT(mlp.activation_bytes, off.activation_bytes / 2);
+  EXPECT_LT(mlp.bwd_ns, on.bwd_ns);
+  EXPECT_GT(mlp.bwd_ns, off.bwd_ns);
 }
 
 }  // namespace

@@ -232,18 +232,10 @@ absl::Status Transformer::Allocate() {
   sv.res.resize(s.num_layers() + 1);
   sv.layers.resize(s.num_layers());
   for (TensorRef& r : sv.res) act(&r, t * h);
-  // Recomputed layers alias one set of slots (reserved once, copied after).
-  Saved::LayerSlots* shared = nullptr;
-  std::vector<Saved::LayerSlots*> aliases;
-  for (int64_t i = 0; i < s.num_layers(); ++i) {
-    Saved::LayerSlots& l = sv.layers[i];
-    if (checkpointing_.Recomputes(i)) {
-      if (shared != nullptr) {
-        aliases.push_back(&l);
-        continue;
-      }
-      shared = &l;
-    }
+  // Recomputed layers alias the first one's slots (reserved once, copied
+  // after): all of them, or with mlp_only the MLP's (attention's, up to mid,
+  // the MLP's input, stay per layer).
+  auto attention = [&](Saved::LayerSlots& l) {
     act(&l.h1, t * h);
     f32(&l.rstd1, t);
     act(&l.q, t * q);
@@ -252,11 +244,24 @@ absl::Status Transformer::Allocate() {
     act(&l.att, t * q);
     f32(&l.lse, lse);
     act(&l.mid, t * h);
+  };
+  auto mlp = [&](Saved::LayerSlots& l) {
     act(&l.h2, t * h);
     f32(&l.rstd2, t);
     act(&l.gate, t * f);
     act(&l.up, t * f);
     act(&l.m, t * f);
+  };
+  const bool mlp_only = checkpointing_.mlp_only;
+  Saved::LayerSlots* shared = nullptr;
+  std::vector<Saved::LayerSlots*> aliases;
+  for (int64_t i = 0; i < s.num_layers(); ++i) {
+    Saved::LayerSlots& l = sv.layers[i];
+    const bool alias = checkpointing_.Recomputes(i) && shared != nullptr;
+    if (checkpointing_.Recomputes(i) && shared == nullptr) shared = &l;
+    if (alias) aliases.push_back(&l);
+    if (!alias || mlp_only) attention(l);
+    if (!alias) mlp(l);
   }
   act(&sv.hf, t * h);
   f32(&sv.rstdf, t);
@@ -279,7 +284,14 @@ absl::Status Transformer::Allocate() {
     *p.ref = TensorRef::Of(arena_, p.dtype, p.offset / k::DTypeSize(p.dtype),
                            p.elements);
   }
-  for (Saved::LayerSlots* l : aliases) *l = *shared;
+  for (Saved::LayerSlots* l : aliases) {
+    if (!mlp_only) *l = *shared;
+    l->h2 = shared->h2;
+    l->rstd2 = shared->rstd2;
+    l->gate = shared->gate;
+    l->up = shared->up;
+    l->m = shared->m;
+  }
   return absl::OkStatus();
 }
 
@@ -488,7 +500,10 @@ absl::Status Transformer::Steps::LayerForward(int64_t l, Pass pass) {
   Ops o(stream_,
         absl::StrCat("L", l, pass == Pass::kRecompute ? " recompute " : " "));
   ZR_RETURN_IF_ERROR(pp_.BeginModule(module, pass));
-  ZR_RETURN_IF_ERROR(AttentionForward(l, o));
+  // mlp_only recomputes from mid, kept with attention's activations.
+  if (pass == Pass::kForward || !m_.checkpointing_.mlp_only) {
+    ZR_RETURN_IF_ERROR(AttentionForward(l, o));
+  }
   ZR_RETURN_IF_ERROR(MlpForward(l, o));
   return pp_.EndModule(module, pass);
 }

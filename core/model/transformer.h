@@ -85,6 +85,9 @@ struct Checkpointing {
   // 0: every layer keeps its activations; k >= 1: layers 0, k, 2k, ... are
   // recomputed (k == 1: every layer).
   int every = 0;
+  // Selective: recomputed layers keep attention's activations (cheap to
+  // store, costly to recompute at long sequences) and recompute the MLP only.
+  bool mlp_only = false;
   bool Recomputes(int64_t layer) const {
     return every > 0 && layer % every == 0;
   }
@@ -139,7 +142,8 @@ class Transformer {
  public:
   // Allocates the activation arena for micro-batches of `batch` sequences of
   // `seq` tokens on rt's device. Layers `checkpointing` recomputes share one
-  // set of activation slots, so the arena shrinks by theirs.
+  // set of activation slots (with mlp_only, of MLP slots), so the arena
+  // shrinks by theirs.
   static absl::StatusOr<std::unique_ptr<Transformer>> Create(
       const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
       runtime::Runtime& rt, TensorParallel tp = {},
