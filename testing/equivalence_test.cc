@@ -100,6 +100,16 @@ void Check(const Case& c) {
       EXPECT_GT(s.grad_norm, options.gradient_clipping) << "clipping inactive";
     }
   }
+  if (options.checkpoint_every > 0) {
+    // Recompute runs the same kernels on the same inputs: bit-identical to
+    // the run that keeps its activations.
+    zero::ZeroOptions kept = options;
+    kept.checkpoint_every = 0;
+    ASSERT_OK_AND_ASSIGN(RunResult plain,
+                         RunZero(spec, kept, c.world, kSteps, *data, sim));
+    EXPECT_EQ(zero.losses, plain.losses) << c.name;
+    EXPECT_EQ(zero.params, plain.params) << c.name;
+  }
   std::printf("%-28s loss %.3g  params %.3g\n", c.name.c_str(), d.loss,
               d.param);
 }
@@ -346,6 +356,51 @@ std::vector<Case> Cases() {
                      o.dtype = runtime::DType::kBF16;
                      o.gradient_clipping = 0.05;
                    }});
+  // Activation checkpointing, every layer (1) or every other layer (2).
+  auto ckpt = [](int every, std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      o.checkpoint_every = every;
+      if (more) more(o);
+    };
+  };
+  for (int world : {1, 2, 3, 4}) {
+    cases.push_back(
+        {absl::StrCat("ckpt_device_w", world), world, ckpt(1, nullptr)});
+  }
+  cases.push_back({"ckpt_offload", 2, ckpt(1, offload)});
+  cases.push_back({"ckpt_every2_offload", 3, ckpt(2, offload)});
+  cases.push_back({"ckpt_offload_param", 2, ckpt(1, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.offload_param = true;
+                   })});
+  cases.push_back(
+      {"ckpt_bf16_offload_accumulation2", 3, ckpt(1, [=](zero::ZeroOptions& o) {
+         offload(o);
+         o.dtype = runtime::DType::kBF16;
+         o.accumulation = 2;
+       })});
+  cases.push_back(
+      {"ckpt_bf16_device_accumulation4", 4, ckpt(1, [](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.accumulation = 4;
+       })});
+  cases.push_back(
+      {"ckpt_no_prefetch_no_reuse", 2, ckpt(1, [](zero::ZeroOptions& o) {
+         o.prefetch_bucket_size = 0;
+         o.max_reuse_distance = 0;
+         o.param_persistence_threshold = 0;
+       })});
+  cases.push_back({"ckpt_tied", 3, ckpt(1, offload), "tiny-tied"});
+  cases.push_back(
+      {"ckpt_mlp_only_offload", 2, ckpt(1, [=](zero::ZeroOptions& o) {
+         offload(o);
+         o.checkpoint_mlp_only = true;
+       })});
+  cases.push_back(
+      {"ckpt_mlp_only_bf16_every2", 3, ckpt(2, [](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.checkpoint_mlp_only = true;
+       })});
   return cases;
 }
 

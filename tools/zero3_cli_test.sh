@@ -79,6 +79,12 @@ expect 0 train --model qwen2.5-0.5b --ranks 4 --mode timing --steps 1 --seq 256 
   --trace "$TMP/trace.json"
 grep -q '"traceEvents"' "$TMP/trace.json" || fail "no trace written"
 
+# Activation checkpointing: the recompute runs (and checks out in data mode).
+expect 0 train --model qwen2.5-0.5b --mode timing --steps 1 --seq 256 \
+  --gradient-checkpointing --trace "$TMP/trace.json"
+grep -q 'L3 recompute' "$TMP/trace.json" || fail "no recompute in the trace"
+expect 0 train --steps 2 --gradient-checkpointing --check-reference
+
 expect 2 train --mode timing --check-reference
 expect 2 train --model nonexistent
 

@@ -29,6 +29,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/config/activation_checkpointing.h"
 #include "core/config/batch.h"
 #include "core/config/config_to_json.h"
 #include "core/config/deepspeed_rules.h"
@@ -61,6 +62,7 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
   ApplyDeprecated(deprecated, &config, &diag);
   ApplyDeepSpeedRules(resolved, config, &diag);
   NoticeExplicitSettings(&config, &diag);
+  CheckActivationCheckpointing(config, &diag);
   ResolveBatch(world_size, &config, &diag);
   FillDefaults(&config);
   ResolveScheduler(&config, &diag);

@@ -133,7 +133,9 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "checkpoint_on_failure": "stop",
     "max_pinned_bytes": 0,
     "pinned_fallback": "error",
-    "grad_offload_copy": "bucketed"
+    "grad_offload_copy": "bucketed",
+    "activation_checkpoint_interval": 0,
+    "activation_checkpoint_mlp_only": false
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -1115,9 +1117,8 @@ TEST(ConfigLoaderTest, OverridesKeepDeprecationRules) {
   // Keys inside an ignored section are not checked.
   ASSERT_OK_AND_ASSIGN(
       LoadedConfig ignored,
-      ApplyOverrides(base, {"activation_checkpointing.anything=10"}, {}));
-  EXPECT_THAT(ignored.notices,
-              Contains(HasSubstr("activation_checkpointing: ")));
+      ApplyOverrides(base, {"flops_profiler.anything=10"}, {}));
+  EXPECT_THAT(ignored.notices, Contains(HasSubstr("flops_profiler: ")));
   ASSERT_OK_AND_ASSIGN(LoadedConfig scheduled,
                        ApplyOverrides(base,
                                       {"scheduler.type=WarmupLR",

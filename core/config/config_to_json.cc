@@ -77,12 +77,15 @@ JsonValue MessageToJson(const Message& msg, bool only_set) {
     const bool has = r->HasField(msg, f);
     if (only_set && !has) continue;
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      // The scheduler holds only what its type takes: printed as set, and
-      // only when given.
-      const bool scheduler = f->message_type() == Scheduler::descriptor();
-      if (scheduler && !has) continue;
+      // The scheduler holds only what its type takes, and
+      // activation_checkpointing only notices: printed as set, and only when
+      // given.
+      const bool as_set =
+          f->message_type() == Scheduler::descriptor() ||
+          f->message_type() == ActivationCheckpointing::descriptor();
+      if (as_set && !has) continue;
       out.Set(f->name(),
-              MessageToJson(r->GetMessage(msg, f), only_set || scheduler));
+              MessageToJson(r->GetMessage(msg, f), only_set || as_set));
       continue;
     }
     // String fields without a default (nvme_path) are printed only when set.

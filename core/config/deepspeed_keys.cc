@@ -47,9 +47,6 @@ constexpr absl::string_view kFetchAlgorithm =
 constexpr DeepSpeedKey kKeys[] = {
     // --- Top level ---
     {"", "bfloat16", K::kAlias, "bf16", ""},
-    {"", "activation_checkpointing", K::kIgnored, "",
-     "activation checkpointing is not implemented; ignored: activations are "
-     "kept in device memory until backward"},
     {"", "wall_clock_breakdown", K::kIgnored, "",
      "DeepSpeed's timing log; ignored"},
     {"", "memory_breakdown", K::kIgnored, "",

@@ -13,7 +13,7 @@
 //     a contradiction with the replacement is an error.
 //   - ignored keys: DeepSpeed features zero3 does not implement. Never
 //     silently dropped: each one gets a notice that says what happens
-//     instead. Sections (`scheduler`, `activation_checkpointing`, ...) are
+//     instead. Sections (`flops_profiler`, `wandb`, ...) are
 //     ignored as a whole, whatever they contain.
 //   - rejected keys: keys DeepSpeed itself rejects or that would change the
 //     training in a way zero3 cannot honour (`optimizer.params.max_grad_norm`).

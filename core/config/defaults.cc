@@ -28,8 +28,12 @@ void FillDefaults(Message* msg) {
     }
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       // The scheduler stays absent when not given; its parameters depend on
-      // its type (scheduler.h).
-      if (f->message_type() == Scheduler::descriptor()) continue;
+      // its type (scheduler.h). activation_checkpointing stays as given: it
+      // only draws notices (activation_checkpointing.h).
+      if (f->message_type() == Scheduler::descriptor() ||
+          f->message_type() == ActivationCheckpointing::descriptor()) {
+        continue;
+      }
       FillDefaults(r->MutableMessage(msg, f));
       continue;
     }

@@ -69,6 +69,8 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.bias_correction = a.bias_correction();
   o.exclude_bias_and_norm_from_decay =
       c.zero3().weight_decay_exclude_bias_and_norm();
+  o.checkpoint_every = c.zero3().activation_checkpoint_interval();
+  o.checkpoint_mlp_only = c.zero3().activation_checkpoint_mlp_only();
   if (c.has_scheduler()) o.lr_schedule = ScheduleFromConfig(c.scheduler());
   // As DeepSpeed: "Adam" with adam_w_mode (the default) is AdamW too.
   o.adamw_mode =

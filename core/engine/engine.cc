@@ -111,8 +111,10 @@ absl::Status Engine::Init(const model::ParamSource& params) {
     ZR_ASSIGN_OR_RETURN(dp, rt_.Group(dp_group));
   }
   ZR_ASSIGN_OR_RETURN(
-      model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
-                                         options_.seq, rt_, tensor_parallel));
+      model_, model::Transformer::Create(
+                  spec_, dtype, options_.micro_batch, options_.seq, rt_,
+                  tensor_parallel,
+                  {options_.checkpoint_every, options_.checkpoint_mlp_only}));
   std::vector<int64_t> numels;
   for (const model::ParamInfo& p : model_->params()) {
     numels.push_back(p.numel());

@@ -93,8 +93,15 @@ float InitialValue(const ModelSpec& spec, const ParamInfo& param, uint64_t seed,
 }
 
 Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
-                         int64_t seq, runtime::Runtime& rt, TensorParallel tp)
-    : spec_(spec), dtype_(dtype), batch_(batch), seq_(seq), rt_(rt), tp_(tp) {}
+                         int64_t seq, runtime::Runtime& rt, TensorParallel tp,
+                         Checkpointing checkpointing)
+    : spec_(spec),
+      dtype_(dtype),
+      batch_(batch),
+      seq_(seq),
+      rt_(rt),
+      tp_(tp),
+      checkpointing_(checkpointing) {}
 
 Transformer::~Transformer() = default;
 
@@ -102,7 +109,12 @@ TensorRef Transformer::logits() const { return saved_->logits; }
 
 absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
     const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-    runtime::Runtime& rt, TensorParallel tp) {
+    runtime::Runtime& rt, TensorParallel tp, Checkpointing checkpointing) {
+  if (checkpointing.every < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "activation checkpointing interval must be 0 (off) or at least 1, got ",
+        checkpointing.every));
+  }
   if (tp.size < 1 || (tp.size > 1 && tp.comm == nullptr)) {
     return absl::InvalidArgumentError(
         "tensor parallelism needs a degree of at least 1 and its group");
@@ -121,7 +133,7 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
                      batch, " x ", seq));
   }
   std::unique_ptr<Transformer> t(
-      new Transformer(spec, dtype, batch, seq, rt, tp));
+      new Transformer(spec, dtype, batch, seq, rt, tp, checkpointing));
   t->BuildParams();
   t->BuildOpArgs();
   ZR_RETURN_IF_ERROR(t->Allocate());
@@ -220,7 +232,10 @@ absl::Status Transformer::Allocate() {
   sv.res.resize(s.num_layers() + 1);
   sv.layers.resize(s.num_layers());
   for (TensorRef& r : sv.res) act(&r, t * h);
-  for (Saved::LayerSlots& l : sv.layers) {
+  // Recomputed layers alias the first one's slots (reserved once, copied
+  // after): all of them, or with mlp_only the MLP's (attention's, up to mid,
+  // the MLP's input, stay per layer).
+  auto attention = [&](Saved::LayerSlots& l) {
     act(&l.h1, t * h);
     f32(&l.rstd1, t);
     act(&l.q, t * q);
@@ -229,11 +244,24 @@ absl::Status Transformer::Allocate() {
     act(&l.att, t * q);
     f32(&l.lse, lse);
     act(&l.mid, t * h);
+  };
+  auto mlp = [&](Saved::LayerSlots& l) {
     act(&l.h2, t * h);
     f32(&l.rstd2, t);
     act(&l.gate, t * f);
     act(&l.up, t * f);
     act(&l.m, t * f);
+  };
+  const bool mlp_only = checkpointing_.mlp_only;
+  Saved::LayerSlots* shared = nullptr;
+  std::vector<Saved::LayerSlots*> aliases;
+  for (int64_t i = 0; i < s.num_layers(); ++i) {
+    Saved::LayerSlots& l = sv.layers[i];
+    const bool alias = checkpointing_.Recomputes(i) && shared != nullptr;
+    if (checkpointing_.Recomputes(i) && shared == nullptr) shared = &l;
+    if (alias) aliases.push_back(&l);
+    if (!alias || mlp_only) attention(l);
+    if (!alias) mlp(l);
   }
   act(&sv.hf, t * h);
   f32(&sv.rstdf, t);
@@ -255,6 +283,14 @@ absl::Status Transformer::Allocate() {
     // Arena offsets are 256-byte aligned, so a whole number of elements.
     *p.ref = TensorRef::Of(arena_, p.dtype, p.offset / k::DTypeSize(p.dtype),
                            p.elements);
+  }
+  for (Saved::LayerSlots* l : aliases) {
+    if (!mlp_only) *l = *shared;
+    l->h2 = shared->h2;
+    l->rstd2 = shared->rstd2;
+    l->gate = shared->gate;
+    l->up = shared->up;
+    l->m = shared->m;
   }
   return absl::OkStatus();
 }
@@ -383,7 +419,8 @@ class Transformer::Steps {
         lm_(s_.tie_word_embeddings() ? 0 : norm_ + 1) {}
 
   absl::Status EmbeddingForward(const BufferSlice& tokens);
-  absl::Status LayerForward(int64_t l);
+  // pass: kForward, or kRecompute (in backward, for a checkpointed layer).
+  absl::Status LayerForward(int64_t l, Pass pass);
   absl::Status HeadForward(const BufferSlice& targets, const TensorRef& loss);
 
   // Writes `dres`, the gradient of the last residual stream.
@@ -458,13 +495,17 @@ absl::Status Transformer::Steps::EmbeddingForward(const BufferSlice& tokens) {
   return pp_.EndModule(0, Pass::kForward);
 }
 
-absl::Status Transformer::Steps::LayerForward(int64_t l) {
+absl::Status Transformer::Steps::LayerForward(int64_t l, Pass pass) {
   const int module = static_cast<int>(l) + 1;
-  Ops o(stream_, absl::StrCat("L", l, " "));
-  ZR_RETURN_IF_ERROR(pp_.BeginModule(module, Pass::kForward));
-  ZR_RETURN_IF_ERROR(AttentionForward(l, o));
+  Ops o(stream_,
+        absl::StrCat("L", l, pass == Pass::kRecompute ? " recompute " : " "));
+  ZR_RETURN_IF_ERROR(pp_.BeginModule(module, pass));
+  // mlp_only recomputes from mid, kept with attention's activations.
+  if (pass == Pass::kForward || !m_.checkpointing_.mlp_only) {
+    ZR_RETURN_IF_ERROR(AttentionForward(l, o));
+  }
   ZR_RETURN_IF_ERROR(MlpForward(l, o));
-  return pp_.EndModule(module, Pass::kForward);
+  return pp_.EndModule(module, pass);
 }
 
 // mid = res[l] + o_proj(attn(rope(q), rope(k), v)), q/k/v = proj(h1)
@@ -745,7 +786,7 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
   Steps steps(*this, stream, pp);
   ZR_RETURN_IF_ERROR(steps.EmbeddingForward(tokens));
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
-    ZR_RETURN_IF_ERROR(steps.LayerForward(l));
+    ZR_RETURN_IF_ERROR(steps.LayerForward(l, Pass::kForward));
   }
   ZR_RETURN_IF_ERROR(steps.HeadForward(targets, loss));
   forward_done_ = true;
@@ -762,6 +803,10 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
   TensorRef dnext = saved_->dres_b;  // the same one layer down
   ZR_RETURN_IF_ERROR(steps.HeadBackward(dres));
   for (int64_t l = spec_.num_layers() - 1; l >= 0; --l) {
+    if (checkpointing_.Recomputes(l)) {
+      // Rewrites res[l+1] with the same bits; no later step reads it.
+      ZR_RETURN_IF_ERROR(steps.LayerForward(l, Pass::kRecompute));
+    }
     ZR_RETURN_IF_ERROR(steps.LayerBackward(l, dres, dnext));
     std::swap(dres, dnext);
   }

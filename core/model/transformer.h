@@ -13,7 +13,11 @@
 //
 // The model owns its activations: one arena allocated at Create for the
 // micro-batch shape, holding what backward needs plus scratch, reused every
-// micro-step (no device allocation inside a step). Destroy the model only
+// micro-step (no device allocation inside a step). With activation
+// checkpointing, a recomputed layer keeps only its input (the residual
+// stream) from forward; backward runs its forward again (Pass::kRecompute,
+// the same kernels on the same input, so the same bits) into slots all
+// recomputed layers share, then its backward. Destroy the model only
 // when the device is done with its work (its owner synchronizes first).
 //
 // Everything is enqueued on one compute stream, in order, so the model needs
@@ -71,7 +75,23 @@ struct ModuleInfo {
   std::vector<int> params;
 };
 
-enum class Pass { kForward, kBackward };
+// kRecompute: a checkpointed layer's forward run again in backward, just
+// before its kBackward visit (the same kernels as its kForward visit).
+enum class Pass { kForward, kBackward, kRecompute };
+
+// Activation checkpointing: which decoder layers keep only their input in
+// forward and recompute the rest just before their backward.
+struct Checkpointing {
+  // 0: every layer keeps its activations; k >= 1: layers 0, k, 2k, ... are
+  // recomputed (k == 1: every layer).
+  int every = 0;
+  // Selective: recomputed layers keep attention's activations (cheap to
+  // store, costly to recompute at long sequences) and recompute the MLP only.
+  bool mlp_only = false;
+  bool Recomputes(int64_t layer) const {
+    return every > 0 && layer % every == 0;
+  }
+};
 
 // The initial value of element `index` (row-major) of parameter `param`:
 // N(0, init_std) for matrices, 1 for norm weights, 0 for biases. A pure
@@ -121,10 +141,13 @@ struct TensorParallel {
 class Transformer {
  public:
   // Allocates the activation arena for micro-batches of `batch` sequences of
-  // `seq` tokens on rt's device.
+  // `seq` tokens on rt's device. Layers `checkpointing` recomputes share one
+  // set of activation slots (with mlp_only, of MLP slots), so the arena
+  // shrinks by theirs.
   static absl::StatusOr<std::unique_ptr<Transformer>> Create(
       const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-      runtime::Runtime& rt, TensorParallel tp = {});
+      runtime::Runtime& rt, TensorParallel tp = {},
+      Checkpointing checkpointing = {});
   ~Transformer();
 
   const ModelSpec& spec() const { return spec_; }
@@ -134,6 +157,7 @@ class Transformer {
   int64_t tokens() const { return batch_ * seq_; }
   const std::vector<ParamInfo>& params() const { return params_; }
   const std::vector<ModuleInfo>& modules() const { return modules_; }
+  const Checkpointing& checkpointing() const { return checkpointing_; }
   int64_t activation_bytes() const { return arena_bytes_; }
   // The last Forward's logits, [tokens, vocab] of dtype(): valid once the
   // forward's kernels have run, until Backward overwrites them in place.
@@ -159,7 +183,8 @@ class Transformer {
   struct OpArgs;
   class Steps;  // the modules' forward and backward steps
   Transformer(const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-              runtime::Runtime& rt, TensorParallel tp);
+              runtime::Runtime& rt, TensorParallel tp,
+              Checkpointing checkpointing);
   // Per-rank widths under tensor parallelism.
   int64_t heads() const { return spec_.num_heads() / tp_.size; }
   int64_t kv_heads() const { return spec_.num_kv_heads() / tp_.size; }
@@ -175,6 +200,7 @@ class Transformer {
   int64_t batch_, seq_;
   runtime::Runtime& rt_;
   TensorParallel tp_;
+  Checkpointing checkpointing_;
   std::vector<ParamInfo> params_;
   std::vector<ModuleInfo> modules_;
   std::unique_ptr<const OpArgs> args_;

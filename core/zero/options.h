@@ -36,6 +36,12 @@ struct ZeroOptions {
   int64_t micro_batch = 1;
   int64_t seq = 16;
   int accumulation = 1;
+  // Activation checkpointing (core/model/transformer.h): 0 keeps every
+  // layer's activations until backward; k >= 1 recomputes layers 0, k, 2k,
+  // ... in backward (1: every layer). Changes no value.
+  int checkpoint_every = 0;
+  // With checkpoint_every: recompute only the MLP of those layers.
+  bool checkpoint_mlp_only = false;
 
   // Clip the global gradient norm to this; 0 disables.
   double gradient_clipping = 1.0;

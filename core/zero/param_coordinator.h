@@ -13,10 +13,12 @@
 // again within max_reuse_distance elements of the recorded module order.
 //
 // Trace and prefetch: the order of module visits of the first step is
-// recorded; from the second step on, entering a module prefetches the
-// parameters of the modules that follow, up to prefetch_bucket_size elements
-// in flight and max_live_parameters gathered. A step that departs from the
-// recorded order re-records.
+// recorded (forward, backward, and with activation checkpointing each
+// recomputed layer's kRecompute visit just before its backward, which
+// gathers its parameters again); from the second step on, entering a module
+// prefetches the parameters of the modules that follow, up to
+// prefetch_bucket_size elements in flight and max_live_parameters gathered. A
+// step that departs from the recorded order re-records.
 //
 // Buffers: gathered buffers come from a pool keyed by size and are never
 // freed during training. Releasing one records an event on the compute

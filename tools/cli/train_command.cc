@@ -157,6 +157,11 @@ class TrainCommand : public Command {
                   "instead of a seeded permutation (to compare step by step "
                   "with another trainer)");
     auto_flags_.Define(flags);
+    flags.AddBool("gradient-checkpointing", &gradient_checkpointing_,
+                  "recompute every decoder layer's forward in backward "
+                  "instead of keeping its activations, as Hugging Face's "
+                  "gradient_checkpointing (sets "
+                  "zero3.activation_checkpoint_interval=1 before --set)");
     flags.AddString("metrics", &metrics_, "FILE",
                     "write each step's metrics to FILE as JSON Lines (loss, "
                     "lr, grad_norm, times, tokens/s, MFU, memory; "
@@ -328,6 +333,7 @@ class TrainCommand : public Command {
   std::string model_ = "tiny";
   std::string config_;
   std::vector<std::string> overrides_;
+  bool gradient_checkpointing_ = false;
   int64_t ranks_ = 2;
   int64_t steps_ = 100;
   int64_t seq_ = 64;
@@ -534,6 +540,10 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   ZR_ASSIGN_OR_RETURN(load.auto_values,
                       auto_flags_.Values(spec.hidden_size(), steps_));
   std::vector<std::string> overrides = overrides_;
+  if (gradient_checkpointing_) {
+    overrides.insert(overrides.begin(),
+                     "zero3.activation_checkpoint_interval=1");
+  }
   if (!max_pinned_bytes_.empty()) {
     overrides.push_back(
         absl::StrCat("zero3.max_pinned_bytes=", max_pinned_bytes_));
