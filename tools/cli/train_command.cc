@@ -48,8 +48,8 @@
 #include "tools/cli/internal/metrics/output_file.h"
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
-#include "tools/preflight/memory_check.h"
 #include "tools/cli/internal/output_path.h"
+#include "tools/preflight/memory_check.h"
 #include "tools/whatif/whatif.h"
 
 namespace zero3 {
@@ -405,10 +405,10 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
   PrintHeader(*launcher, in, out);
   // The simulated ranks of this process agree on a step to stop at; GPU
-  // processes would need a collective to, and keep the default actions.
-  if (backend_ == "sim") stop_ = std::make_unique<internal::StopOnSignal>();
+  // processes of one job, through a collective after each step (RunRank).
+  stop_ = std::make_unique<internal::StopOnSignal>();
   ZR_ASSIGN_OR_RETURN(Results results, RunRanks(*launcher, in, out, err));
-  if (stop_ != nullptr && stop_->signal() != 0) EndEarly(results, err);
+  if (stop_->stop_point() >= 0) EndEarly(results, err);
   if (!launcher->leader()) return absl::OkStatus();
   return Report(*launcher, in, results, out);
 }
@@ -417,7 +417,10 @@ void TrainCommand::EndEarly(Results& results, std::ostream& err) {
   const int sig = stop_->signal();
   const int64_t point = stop_->stop_point();
   const int64_t done = point < 0 ? steps_ : std::min(point, steps_);
-  err << "zero3 train: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+  err << "zero3 train: "
+      << (sig == SIGINT    ? "SIGINT"
+          : sig == SIGTERM ? "SIGTERM"
+                           : "another process of the job was signalled")
       << ": stopped after step " << done << " of " << steps_ << "\n";
   if (results.keep_all) results.rows.resize(done);
   steps_ = done;
@@ -783,7 +786,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
   }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
-  if (stop_ != nullptr) stop_->Arm();
+  stop_->Arm();
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
     if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
@@ -796,7 +799,17 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
     // A signal ends the run after this step or the next (StopOnSignal); the
     // step it ends on is the last, with its final checkpoint.
-    const bool stop = stop_ != nullptr && stop_->StopAfter(s + 1);
+    bool stop = stop_->StopAfter(s + 1);
+    if (backend_ == "cuda" && rt.world_size() > 1) {
+      // A signal may reach some of the job's processes only, or at
+      // different steps: they stop together after the step where any saw
+      // it.
+      ZR_ASSIGN_OR_RETURN(
+          std::vector<float> signalled,
+          e->SumAcrossRanks({stop_->signal() != 0 ? 1.0f : 0.0f},
+                            "stop request"));
+      stop = stop_->StopAgreed(s + 1, signalled[0] > 0);
+    }
     if (saver != nullptr) {
       ZR_RETURN_IF_ERROR(
           Checkpoint(in, *saver, s + 1, stop ? s + 1 : steps_, rt, out, err));

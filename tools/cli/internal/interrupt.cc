@@ -78,6 +78,11 @@ bool StopOnSignal::StopAfter(int64_t completed) {
   return at >= 0 && completed >= at;
 }
 
+bool StopOnSignal::StopAgreed(int64_t completed, bool any_signal) {
+  if (any_signal) stop_at_.store(completed);
+  return any_signal;
+}
+
 }  // namespace internal
 }  // namespace cli
 }  // namespace zero3

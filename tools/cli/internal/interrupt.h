@@ -14,7 +14,9 @@
 //   ... write the outputs ...
 //   stop.ExitBySignal();                     // ends the process
 //
-// The ranks of one process agree on the step to stop after (StopAfter).
+// The ranks of one process agree on the step to stop after (StopAfter);
+// ranks in several processes (GPUs) agree through a collective of their own
+// each step (StopAgreed).
 // One StopOnSignal exists at a time; StopAfter is thread-safe.
 
 #ifndef ZERO3_TOOLS_CLI_INTERNAL_INTERRUPT_H_
@@ -52,6 +54,12 @@ class StopOnSignal {
   // every step's collectives need every rank, and ranks that already
   // started it finish it.
   bool StopAfter(int64_t completed);
+
+  // For ranks in several processes, which agree through a collective after
+  // each step on whether any of them saw a signal: true when one did (this
+  // process's `any_signal` is that collective's answer), and then the stop
+  // point is `completed` on every rank alike.
+  bool StopAgreed(int64_t completed, bool any_signal);
 
   // Steps after which the ranks stop, or -1 while no signal was seen.
   int64_t stop_point() const { return stop_at_.load(); }

@@ -35,6 +35,19 @@ TEST(StopOnSignalTest, RanksStopTogetherAfterTheNextStep) {
   EXPECT_TRUE(stop.StopAfter(4));  // rank 0
 }
 
+// Processes of a GPU job stop where their collective says any of them saw
+// a signal, whether this one did or not.
+TEST(StopOnSignalTest, ProcessesStopWhereTheyAgree) {
+  StopOnSignal stop;
+  stop.Arm();
+  EXPECT_FALSE(stop.StopAgreed(2, false));
+  EXPECT_EQ(stop.stop_point(), -1);
+  // Another process was signalled during step 3; this one was not.
+  EXPECT_TRUE(stop.StopAgreed(3, true));
+  EXPECT_EQ(stop.signal(), 0);
+  EXPECT_EQ(stop.stop_point(), 3);
+}
+
 TEST(StopOnSignalTest, RestoresTheHandlers) {
   struct sigaction before;
   sigaction(SIGINT, nullptr, &before);
