@@ -217,9 +217,8 @@ absl::Status CheckpointSaver::Start() {
   p.status =
       PrepareStepDirectory(options_.dir, p.step_dir, engine_.steps_done());
   if (p.status.ok()) {
-    absl::StatusOr<TrainingState> state = engine_.ExportState();
-    p.status = state.status();
-    if (state.ok()) p.snapshot.state = *std::move(state);
+    p.snapshot.state = std::move(spare_);
+    p.status = engine_.ExportState(&p.snapshot.state);
   }
   if (p.status.ok()) p.status = CheckpointFaultPoint("snapshot", p.step_dir);
   p.snapshot.rank = rt_.rank();
@@ -237,7 +236,9 @@ absl::Status CheckpointSaver::Start() {
     const std::string path = absl::StrCat(
         pending_.step_dir, "/", ShardFileName(pending_.snapshot.rank));
     pending_.status = WriteShardFile(pending_.snapshot, path, &pending_.digest);
-    pending_.snapshot = ShardSnapshot();  // the host copy is not needed now
+    // The host copy is not needed now; its memory serves the next save.
+    spare_ = std::move(pending_.snapshot.state);
+    pending_.snapshot = ShardSnapshot();
     done_ = true;
   };
   if (options_.async) {

@@ -117,6 +117,9 @@ class CheckpointSaver {
   runtime::Runtime& rt_;
   const SaveOptions options_;
   Pending pending_;
+  // The last snapshot's vectors, kept for the next (no allocation, no page
+  // faults); touched by the writer only while a save is in flight.
+  TrainingState spare_;
   bool in_flight_ = false;
   std::atomic<bool> done_{false};  // the write in flight has ended
   std::thread writer_;

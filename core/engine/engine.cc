@@ -761,13 +761,19 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
 // Training state ------------------------------------------------------------
 
 absl::StatusOr<TrainingState> Engine::ExportState() {
+  TrainingState state;
+  ZR_RETURN_IF_ERROR(ExportState(&state));
+  return state;
+}
+
+absl::Status Engine::ExportState(TrainingState* into) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
   const int64_t hb = ctx_.host_begin;
   const int64_t device_bytes = hb * 4;
   const int64_t host_bytes = ctx_.host_elements() * 4;
-  TrainingState state;
+  TrainingState& state = *into;
   state.steps_done = step_;
   state.adam_steps = adam_step_;
   state.scaler = scaler_.state();
@@ -797,24 +803,36 @@ absl::StatusOr<TrainingState> Engine::ExportState() {
   std::vector<float>* outs[] = {&state.master, &state.exp_avg,
                                 &state.exp_avg_sq};
   read.memory_bytes = 3 * (device_bytes + host_bytes);
+  read.threads = HostTaskThreads(options_);
   read.run = [&]() -> absl::Status {
+    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
     for (int i = 0; i < 3; ++i) {
+      // A vector of this size already (a snapshot reused) is not touched.
       outs[i]->resize(layout_->total());
       char* out = reinterpret_cast<char*>(outs[i]->data());
-      if (hb > 0) {
-        std::memcpy(out,
-                    static_cast<const char*>(temp.data()) + i * device_bytes,
-                    device_bytes);
-      }
-      if (host_bytes > 0) {
-        std::memcpy(out + device_bytes, host[i]->data(), host_bytes);
-      }
+      const char* from_device = static_cast<const char*>(temp.data());
+      const char* from_host = static_cast<const char*>(host[i]->data());
+      // On all of the rank's cores: a snapshot for a checkpoint is a copy of
+      // the whole state, taken while the step waits.
+      ParallelFor(
+          device_bytes + host_bytes, threads,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t b = begin; b < end;) {
+              const bool dev = b < device_bytes;
+              const int64_t stop = dev ? std::min(end, device_bytes) : end;
+              std::memcpy(out + b,
+                          dev ? from_device + i * device_bytes + b
+                              : from_host + (b - device_bytes),
+                          stop - b);
+              b = stop;
+            }
+          },
+          int64_t{1} << 24, 64);
     }
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
-  ZR_RETURN_IF_ERROR(temp.Free());
-  return state;
+  return temp.Free();
 }
 
 absl::Status Engine::ImportState(const TrainingState& state) {

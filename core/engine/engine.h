@@ -104,6 +104,9 @@ class Engine : private model::ParamProvider {
   // data mode only. The host master and moments are read in place with
   // optimizer offload, else copied from the device first.
   absl::StatusOr<TrainingState> ExportState();
+  // The same into `into`, whose vectors are reused where they have the
+  // size already (a checkpoint's snapshot, from one save to the next).
+  absl::Status ExportState(TrainingState* into);
   // Continues from `state` (ExportState of an engine of the same model,
   // options and ranks): master, moments, working shard, step counts and
   // loss scaler. Call before Step; synchronizes.
