@@ -98,6 +98,13 @@ grep -q '"bwd_ms"' "$TMP/out" || fail "whatif json lacks bwd_ms"
 grep -q "^zero3.grad_offload,fwd_ms" "$TMP/w.csv" || fail "whatif csv header"
 expect 0 whatif --model qwen2.5-0.5b --gpus 2 --explain
 grep -q "kernel (matmul)" "$TMP/out" || fail "whatif --explain"
+expect 0 whatif --model qwen2.5-0.5b --gpus 1 --seq 256 --steps 1 \
+  --set hardware.gpu.memory_gib=8 --vary micro_batch=1,512
+grep -q "micro_batch=512 *does not fit: needs" "$TMP/out" || fail "whatif: no does-not-fit row"
+grep -q "^fastest that fits: micro_batch=1 " "$TMP/out" || fail "whatif: no fastest line"
+expect 1 whatif --model qwen2.5-0.5b --gpus 1 --seq 256 --steps 1 \
+  --set hardware.gpu.memory_gib=8 --vary micro_batch=512,1024
+grep -q "no variant fits" "$TMP/err" || fail "whatif: none fits, no error"
 expect 2 whatif --vary zero_optimization.reduce_bucket_sise=1
 grep -q "reduce_bucket_size" "$TMP/err" || fail "whatif: bad key not named"
 expect 2 whatif --hardware h300

@@ -69,7 +69,12 @@ class WhatifCommand : public Command {
            "hardware-profile figures (hardware.host_link.pinned_d2h_gbps). "
            "Without a configuration the base is DeepSpeed's defaults with "
            "bf16 and CPU optimizer offload. Ranks of a data-parallel group "
-           "are symmetric, so only rank 0 is simulated unless --full.";
+           "are symmetric, so only rank 0 is simulated unless --full. A "
+           "variant "
+           "that runs out of device memory is reported as not fitting, with "
+           "its peak need, and the sweep goes on; the exit status is 0 when "
+           "at least one variant fits. With several variants a line names "
+           "the fitting one with the most tokens/s.";
   }
 
   void DefineFlags(FlagSet& flags) override {
@@ -234,6 +239,7 @@ class WhatifCommand : public Command {
     if (run.traces) {
       const std::string dir = ResolveUserPath(trace_dir_);
       for (const whatif::VariantResult& v : result.variants) {
+        if (v.does_not_fit.has_value()) continue;  // no step ran
         const std::string path =
             absl::StrCat(dir, "/", FileName(v.settings), ".json");
         ZR_RETURN_IF_ERROR(io::WriteWholeFile(path, v.trace_json));
@@ -243,6 +249,10 @@ class WhatifCommand : public Command {
     if (!plot_.empty()) {
       ZR_RETURN_IF_ERROR(internal::PlotSweep(result, plot_metric_, plot_x_,
                                              ResolveUserPath(plot_), err));
+    }
+    if (result.fastest < 0) {
+      return absl::ResourceExhaustedError(
+          "no variant fits the device's memory (see the table)");
     }
     return absl::OkStatus();
   }

@@ -40,6 +40,8 @@ namespace {
 using google::protobuf::FieldDescriptor;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// Device memory (GiB) of the run that measures a variant's need.
+constexpr double kUnlimitedGiB = 1 << 20;
 
 // The scenario keys a variant can set; everything else is a configuration
 // key, or a hardware-profile figure under "hardware.".
@@ -350,6 +352,29 @@ int64_t UncoveredLength(const std::vector<Span>& spans,
   return total;
 }
 
+// True for the simulated device's "device out of memory" error.
+bool IsDeviceOutOfMemory(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kResourceExhausted &&
+         absl::StrContains(s.message(), "device out of memory");
+}
+
+// The result of a variant that ran out of device memory: its peak need,
+// from the same step on a device without a memory limit.
+VariantResult NotFitting(StepInput input, const absl::Status& why) {
+  VariantResult out;
+  DoesNotFit f;
+  f.capacity_gib = input.profile.gpu().memory_gib();
+  f.message = std::string(why.message());
+  input.profile.mutable_gpu()->set_memory_gib(kUnlimitedGiB);
+  input.traces = false;
+  input.op_timings = false;
+  absl::StatusOr<VariantResult> unlimited = SimulateStep(input);
+  if (unlimited.ok()) f.need_gib = unlimited->metrics.device_memory_gib;
+  out.metrics.device_memory_gib = f.need_gib;
+  out.does_not_fit = std::move(f);
+  return out;
+}
+
 absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
                                          const RunOptions& run,
                                          std::vector<std::string>* notices) {
@@ -368,7 +393,13 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   input.full = run.full;
   input.traces = run.traces;
   input.detect_races = run.detect_races;
-  ZR_ASSIGN_OR_RETURN(VariantResult out, SimulateStep(input));
+  absl::StatusOr<VariantResult> simulated = SimulateStep(input);
+  if (IsDeviceOutOfMemory(simulated.status())) {
+    VariantResult out = NotFitting(input, simulated.status());
+    out.settings = v.settings;
+    return out;
+  }
+  ZR_ASSIGN_OR_RETURN(VariantResult out, std::move(simulated));
   out.settings = v.settings;
   if (s.save_interval() > 0) {
     CheckpointCostInput c;
@@ -558,6 +589,14 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
                       absl::StrCat("variant ", Label(v.settings, true)));
     }
     result.variants.push_back(std::move(*r));
+    const VariantResult& done = result.variants.back();
+    const int index = static_cast<int>(result.variants.size()) - 1;
+    if (!done.does_not_fit.has_value() &&
+        (result.fastest < 0 ||
+         done.metrics.tokens_per_s >
+             result.variants[result.fastest].metrics.tokens_per_s)) {
+      result.fastest = index;
+    }
     if (options.progress) {
       options.progress(static_cast<int>(result.variants.size()),
                        static_cast<int>(variants.size()),
@@ -663,9 +702,9 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
 void AppendCheckpointTable(const ScenarioResult& r,
                            const std::vector<std::string>& labels, size_t width,
                            std::string* out) {
-  if (r.variants.empty() || !r.variants[0].checkpoint.has_value()) return;
+  if (r.fastest < 0 || !r.variants[r.fastest].checkpoint.has_value()) return;
   absl::StrAppend(out, "\ncheckpoint every ",
-                  r.variants[0].checkpoint->interval, " steps:\n");
+                  r.variants[r.fastest].checkpoint->interval, " steps:\n");
   absl::StrAppend(out,
                   absl::StrFormat("%-*s %9s %10s %10s %10s %10s %9s\n", width,
                                   "variant", "mode", "snapshot", "shard ms",
@@ -689,6 +728,71 @@ void AppendCheckpointTable(const ScenarioResult& r,
       "per step: (stall + slower) / interval over the step total.\n");
 }
 
+namespace {
+
+// "does not fit: needs 151.20 GiB of 140.40 GiB device memory".
+std::string NotFitText(const VariantResult& v) {
+  const DoesNotFit& f = *v.does_not_fit;
+  if (f.need_gib <= 0) {
+    return absl::StrFormat("does not fit in %.2f GiB of device memory",
+                           f.capacity_gib);
+  }
+  return absl::StrFormat(
+      "does not fit: needs %.2f GiB of %.2f GiB device memory", f.need_gib,
+      f.capacity_gib);
+}
+
+// The line naming the fastest fitting variant, after the table.
+void AppendFastest(const ScenarioResult& r, bool full_keys, std::string* out) {
+  if (r.fastest < 0) {
+    absl::StrAppend(out, "\nno variant fits the device's memory.\n");
+    return;
+  }
+  const VariantResult& v = r.variants[r.fastest];
+  absl::StrAppend(
+      out,
+      absl::StrFormat("\nfastest that fits: %s (%.0f tokens/s)\n",
+                      Label(v.settings, full_keys), v.metrics.tokens_per_s));
+}
+
+// The change of each variant against the baseline, in percent.
+void AppendChanges(const ScenarioResult& r,
+                   const std::vector<std::string>& labels, size_t width,
+                   std::string* out) {
+  if (r.variants[r.baseline].does_not_fit) {
+    absl::StrAppend(out,
+                    "\nno changes against the baseline (*): it does not "
+                    "fit.\n");
+    return;
+  }
+  const Metrics& b = r.variants[r.baseline].metrics;
+  auto pct = [](double v, double base) {
+    if (base == 0) return v == 0 ? std::string("0%") : std::string("n/a");
+    return absl::StrFormat("%+.1f%%", 100.0 * (v - base) / base);
+  };
+  absl::StrAppend(out, "\nchange against the baseline (*):\n");
+  absl::StrAppend(
+      out, absl::StrFormat("%-*s %9s %9s %9s %9s %11s\n", width, "variant",
+                           "FWD", "BWD", "STEP", "total", "tokens/s"));
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    if (static_cast<int>(i) == r.baseline) continue;
+    if (r.variants[i].does_not_fit.has_value()) {
+      absl::StrAppend(
+          out, absl::StrFormat("%-*s %9s\n", width, labels[i], "does not fit"));
+      continue;
+    }
+    const Metrics& m = r.variants[i].metrics;
+    absl::StrAppend(
+        out,
+        absl::StrFormat("%-*s %9s %9s %9s %9s %11s\n", width, labels[i],
+                        pct(m.fwd_ms, b.fwd_ms), pct(m.bwd_ms, b.bwd_ms),
+                        pct(m.step_ms, b.step_ms), pct(m.total_ms, b.total_ms),
+                        pct(m.tokens_per_s, b.tokens_per_s)));
+  }
+}
+
+}  // namespace
+
 std::string FormatTable(const ScenarioResult& r) {
   const bool short_keys = ShortKeysAreUnique(r);
   std::vector<std::string> labels;
@@ -710,6 +814,11 @@ std::string FormatTable(const ScenarioResult& r) {
   absl::StrAppend(&out, header);
   for (size_t i = 0; i < r.variants.size(); ++i) {
     const Metrics& m = r.variants[i].metrics;
+    if (r.variants[i].does_not_fit.has_value()) {
+      absl::StrAppend(&out, absl::StrFormat("%-*s %s\n", width, labels[i],
+                                            NotFitText(r.variants[i])));
+      continue;
+    }
     absl::StrAppend(
         &out, absl::StrFormat("%-*s %9.1f %9.1f %9.1f %9.1f %11.0f %9.1f %9.1f "
                               "%9.1f %8.2f %8.2f\n",
@@ -718,27 +827,8 @@ std::string FormatTable(const ScenarioResult& r) {
                               m.exposed_comm_ms, m.host_blocked_ms,
                               m.device_memory_gib, m.pinned_host_gib));
   }
-  if (r.variants.size() > 1) {
-    const Metrics& b = r.variants[r.baseline].metrics;
-    auto pct = [](double v, double base) {
-      if (base == 0) return v == 0 ? std::string("0%") : std::string("n/a");
-      return absl::StrFormat("%+.1f%%", 100.0 * (v - base) / base);
-    };
-    absl::StrAppend(&out, "\nchange against the baseline (*):\n");
-    absl::StrAppend(
-        &out, absl::StrFormat("%-*s %9s %9s %9s %9s %11s\n", width, "variant",
-                              "FWD", "BWD", "STEP", "total", "tokens/s"));
-    for (size_t i = 0; i < r.variants.size(); ++i) {
-      if (static_cast<int>(i) == r.baseline) continue;
-      const Metrics& m = r.variants[i].metrics;
-      absl::StrAppend(
-          &out, absl::StrFormat(
-                    "%-*s %9s %9s %9s %9s %11s\n", width, labels[i],
-                    pct(m.fwd_ms, b.fwd_ms), pct(m.bwd_ms, b.bwd_ms),
-                    pct(m.step_ms, b.step_ms), pct(m.total_ms, b.total_ms),
-                    pct(m.tokens_per_s, b.tokens_per_s)));
-    }
-  }
+  if (r.variants.size() > 1) AppendFastest(r, !short_keys, &out);
+  if (r.variants.size() > 1) AppendChanges(r, labels, width, &out);
   absl::StrAppend(
       &out,
       "\ncopy*/comm*: time a host-device copy / a collective ran while "
@@ -768,7 +858,9 @@ std::string FormatJson(const ScenarioResult& r) {
   std::string out = absl::StrCat(
       "{\n  \"scenario\": ", config::QuoteJsonString(r.name),
       ",\n  \"description\": ", config::QuoteJsonString(r.description),
-      ",\n  \"baseline\": ", r.baseline, ",\n  \"variants\": [");
+      ",\n  \"baseline\": ", r.baseline, ",\n  \"fastest_fitting\": ",
+      r.fastest < 0 ? std::string("null") : absl::StrCat(r.fastest),
+      ",\n  \"variants\": [");
   const std::vector<std::string> names = MetricNames();
   for (size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
@@ -778,7 +870,15 @@ std::string FormatJson(const ScenarioResult& r) {
                       config::QuoteJsonString(v.settings[k].first), ": ",
                       config::QuoteJsonString(v.settings[k].second));
     }
-    absl::StrAppend(&out, "}");
+    absl::StrAppend(&out, "}, \"fits\": ", v.does_not_fit ? "false" : "true");
+    if (v.does_not_fit.has_value()) {
+      absl::StrAppend(&out, ", \"memory_need_gib\": ",
+                      config::FormatJsonDouble(v.does_not_fit->need_gib),
+                      ", \"memory_capacity_gib\": ",
+                      config::FormatJsonDouble(v.does_not_fit->capacity_gib),
+                      ", \"does_not_fit\": ",
+                      config::QuoteJsonString(v.does_not_fit->message));
+    }
     for (const std::string& n : names) {
       absl::StrAppend(&out, ", \"", n, "\": ",
                       config::FormatJsonDouble(*MetricValue(v.metrics, n)));
@@ -803,12 +903,17 @@ std::string FormatCsv(const ScenarioResult& r) {
     for (const auto& [k, v] : r.variants[0].settings) header.push_back(k);
   }
   for (const std::string& n : MetricNames()) header.push_back(n);
-  if (!r.variants.empty()) {
-    for (const auto& [n, v] : CheckpointFigures(r.variants[0])) {
+  // Every fitting variant has the checkpoint figures or none does.
+  const size_t figures =
+      r.fastest < 0 ? 0 : CheckpointFigures(r.variants[r.fastest]).size();
+  if (figures > 0) {
+    for (const auto& [n, v] : CheckpointFigures(r.variants[r.fastest])) {
       header.push_back(n);
     }
   }
   header.push_back("baseline");
+  header.push_back("fits");
+  header.push_back("memory_capacity_gib");  // set when it does not fit
   absl::StrAppend(&out, absl::StrJoin(header, ","), "\n");
   for (size_t i = 0; i < r.variants.size(); ++i) {
     std::vector<std::string> row;
@@ -820,7 +925,12 @@ std::string FormatCsv(const ScenarioResult& r) {
     for (const auto& [n, v] : CheckpointFigures(r.variants[i])) {
       row.push_back(absl::StrFormat("%.6g", v));
     }
+    if (r.variants[i].does_not_fit) row.resize(row.size() + figures);
     row.push_back(static_cast<int>(i) == r.baseline ? "1" : "0");
+    const std::optional<DoesNotFit>& f = r.variants[i].does_not_fit;
+    row.push_back(f.has_value() ? "0" : "1");
+    row.push_back(f.has_value() ? absl::StrFormat("%.6g", f->capacity_gib)
+                                : std::string());
     absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
   }
   return out;

@@ -49,6 +49,16 @@ struct Metrics {
   double pinned_host_gib = 0;
 };
 
+// A variant whose simulated step ran out of device memory: its peak need
+// (the peak of the same step on a device without a memory limit) against
+// the profile's memory. Host and pinned memory have no capacity in the
+// profile, so only device memory can fail to fit.
+struct DoesNotFit {
+  double need_gib = 0;      // 0 when the unlimited run failed too
+  double capacity_gib = 0;  // hardware.gpu.memory_gib
+  std::string message;      // the allocation that failed
+};
+
 struct VariantResult {
   // Each varied key and this variant's value, in the order they vary.
   std::vector<std::pair<std::string, std::string>> settings;
@@ -61,6 +71,9 @@ struct VariantResult {
   // With the scenario's save_interval: what saving costs.
   std::optional<CheckpointCost> checkpoint;
   bool checkpoint_async = true;
+  // Set when the variant does not fit; its metrics are then zero but for
+  // device_memory_gib, the need.
+  std::optional<DoesNotFit> does_not_fit;
 };
 
 struct ScenarioResult {
@@ -68,6 +81,9 @@ struct ScenarioResult {
   std::string description;
   std::vector<VariantResult> variants;
   int baseline = 0;
+  // The fitting variant with the most tokens/s (the first on a tie); -1
+  // when none fits.
+  int fastest = -1;
   std::vector<std::string> notices;  // configuration notices, once each
 };
 
@@ -102,7 +118,8 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
 absl::StatusOr<Scenario> LoadScenario(const std::string& path);
 
 // Checks keys and values (naming the bad one, suggesting the nearest key)
-// and runs every variant.
+// and runs every variant. A variant that runs out of device memory is kept
+// as not fitting (VariantResult::does_not_fit) and the sweep goes on.
 absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
                                            const RunOptions& options);
 

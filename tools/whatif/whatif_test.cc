@@ -2,6 +2,7 @@
 
 #include "tools/whatif/whatif.h"
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "core/model/presets.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -279,6 +282,105 @@ TEST(WhatifTest, OutputsCarryTheSameFigures) {
   const std::string table = FormatTable(r);
   EXPECT_THAT(table, HasSubstr("grad_offload=blocking *"));
   EXPECT_THAT(table, HasSubstr("change against the baseline"));
+}
+
+// Small() varying the micro-batch over `sizes`, on a device of `gib`.
+Scenario MicroBatchSweep(const std::vector<std::string>& sizes, double gib) {
+  Scenario s = Small();
+  s.add_set(absl::StrFormat("hardware.gpu.memory_gib=%.17g", gib));
+  Vary* v = s.add_vary();
+  v->set_key("micro_batch");
+  for (const std::string& size : sizes) v->add_values(size);
+  return s;
+}
+
+TEST(WhatifTest, AnOversizedVariantIsMarkedAndTheSweepGoesOn) {
+  // The peaks on a device large enough for both, then a device between them.
+  ASSERT_OK_AND_ASSIGN(ScenarioResult big,
+                       RunScenario(MicroBatchSweep({"1", "64"}, 4096), {}));
+  const double small_gib = big.variants[0].metrics.device_memory_gib;
+  const double large_gib = big.variants[1].metrics.device_memory_gib;
+  ASSERT_LT(small_gib * 1.2, large_gib);
+  const double capacity = (small_gib + large_gib) / 2;
+  ASSERT_OK_AND_ASSIGN(ScenarioResult r,
+                       RunScenario(MicroBatchSweep({"64", "1"}, capacity), {}));
+  ASSERT_EQ(r.variants.size(), 2u);
+  ASSERT_TRUE(r.variants[0].does_not_fit.has_value());
+  EXPECT_FALSE(r.variants[1].does_not_fit.has_value());
+  const DoesNotFit& f = *r.variants[0].does_not_fit;
+  // The need is the unlimited run's peak (same simulation: 1e-9 relative).
+  EXPECT_NEAR(f.need_gib, large_gib, 1e-9 * large_gib);
+  EXPECT_DOUBLE_EQ(f.capacity_gib, capacity);
+  EXPECT_THAT(f.message, HasSubstr("device out of memory"));
+  EXPECT_EQ(r.variants[0].metrics.tokens_per_s, 0);
+  EXPECT_NEAR(r.variants[1].metrics.device_memory_gib, small_gib,
+              1e-9 * small_gib);
+  EXPECT_EQ(r.fastest, 1);
+  EXPECT_THAT(FormatTable(r),
+              HasSubstr(absl::StrFormat("micro_batch=64 * does not fit: needs "
+                                        "%.2f GiB of %.2f GiB device memory",
+                                        large_gib, capacity)));
+  EXPECT_THAT(FormatTable(r),
+              HasSubstr("no changes against the baseline (*): it does not"));
+  const std::string json = FormatJson(r);
+  EXPECT_THAT(json, HasSubstr("\"fastest_fitting\": 1,"));
+  EXPECT_THAT(json, HasSubstr("\"fits\": false, \"memory_need_gib\": "));
+  EXPECT_THAT(json, HasSubstr("\"fits\": true, \"fwd_ms\": "));
+  EXPECT_THAT(FormatCsv(r), HasSubstr(",baseline,fits,memory_capacity_gib\n"));
+  EXPECT_THAT(FormatCsv(r),
+              HasSubstr(absl::StrFormat(",1,0,%.6g\n", capacity)));
+
+  // With checkpoint costs the rows of the CSV keep the header's columns.
+  Scenario saving = MicroBatchSweep({"64", "1"}, capacity);
+  saving.set_save_interval(10);
+  ASSERT_OK_AND_ASSIGN(ScenarioResult c, RunScenario(saving, {}));
+  const std::vector<std::string> lines =
+      absl::StrSplit(FormatCsv(c), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_THAT(lines[0], HasSubstr("checkpoint_overhead"));
+  for (const std::string& line : lines) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','),
+              std::count(lines[0].begin(), lines[0].end(), ','))
+        << line;
+  }
+  EXPECT_THAT(FormatTable(c), HasSubstr("checkpoint every 10 steps"));
+}
+
+TEST(WhatifTest, FastestLineNamesTheFittingVariantWithTheMostTokens) {
+  ASSERT_OK_AND_ASSIGN(
+      ScenarioResult big,
+      RunScenario(MicroBatchSweep({"1", "2", "4", "64"}, 4096), {}));
+  // A device that holds micro-batches up to 4 but not 64.
+  const double capacity = (big.variants[2].metrics.device_memory_gib +
+                           big.variants[3].metrics.device_memory_gib) /
+                          2;
+  ASSERT_OK_AND_ASSIGN(
+      ScenarioResult r,
+      RunScenario(MicroBatchSweep({"2", "64", "1", "4"}, capacity), {}));
+  int expected = -1;
+  for (int i = 0; i < static_cast<int>(r.variants.size()); ++i) {
+    const VariantResult& v = r.variants[i];
+    if (v.does_not_fit.has_value()) continue;
+    if (expected < 0 ||
+        v.metrics.tokens_per_s > r.variants[expected].metrics.tokens_per_s) {
+      expected = i;
+    }
+  }
+  EXPECT_TRUE(r.variants[1].does_not_fit.has_value());
+  ASSERT_GE(expected, 0);
+  EXPECT_EQ(r.fastest, expected);
+  EXPECT_THAT(
+      FormatTable(r),
+      HasSubstr(absl::StrCat("fastest that fits: micro_batch=",
+                             r.variants[expected].settings[0].second, " (")));
+  EXPECT_THAT(FormatJson(r),
+              HasSubstr(absl::StrCat("\"fastest_fitting\": ", expected, ",")));
+
+  // None fits: no fastest.
+  ASSERT_OK_AND_ASSIGN(ScenarioResult none,
+                       RunScenario(MicroBatchSweep({"64"}, 0.01), {}));
+  EXPECT_EQ(none.fastest, -1);
+  EXPECT_THAT(FormatJson(none), HasSubstr("\"fastest_fitting\": null"));
 }
 
 TEST(WhatifTest, ExplainPrintsEveryKindOfTerm) {

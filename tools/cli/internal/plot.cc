@@ -125,6 +125,10 @@ absl::StatusOr<PlotData> CollectPlotData(const whatif::ScenarioResult& r,
       data.x_labels.push_back(x);
     }
     if (!lines.count(series)) data.series.push_back(series);
+    if (v.does_not_fit.has_value()) {
+      lines[series];  // its line has a gap there
+      continue;
+    }
     ZR_ASSIGN_OR_RETURN(lines[series][x],
                         whatif::MetricValue(v.metrics, metric));
   }
