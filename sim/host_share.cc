@@ -45,5 +45,12 @@ ProcessHost ThisProcessHost() {
   return h;
 }
 
+absl::Status SetHostOfThisProcess(int cores_per_rank,
+                                  HardwareProfile* profile) {
+  if (cores_per_rank > 0) return SetHostCores(cores_per_rank, 0, profile);
+  const ProcessHost host = ThisProcessHost();
+  return SetHostCores(host.cores, host.node_cores, profile);
+}
+
 }  // namespace sim
 }  // namespace zero3

@@ -36,6 +36,10 @@ struct ProcessHost {
 };
 ProcessHost ThisProcessHost();
 
+// Gives `profile` the host of this process (ThisProcessHost: its cores of
+// the node's), or `cores_per_rank` cores per rank when it is > 0.
+absl::Status SetHostOfThisProcess(int cores_per_rank, HardwareProfile* profile);
+
 }  // namespace sim
 }  // namespace zero3
 

@@ -2,6 +2,8 @@
 
 #include "sim/host_share.h"
 
+#include <sched.h>
+
 #include <cmath>
 
 #include "gtest/gtest.h"
@@ -81,6 +83,28 @@ TEST(HostShareTest, ThisProcessHasAtLeastOneCore) {
   const ProcessHost h = ThisProcessHost();
   EXPECT_GE(h.cores, 1);
   EXPECT_GE(h.node_cores, h.cores);
+}
+
+// A `zero3 launch` rank runs with its share of the CPUs as its affinity
+// mask: narrowed to one CPU, this thread's host is one core.
+TEST(HostShareTest, TheProcessHostFollowsItsAffinity) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  HardwareProfile p = H200WithCores(32);
+  const absl::Status set = SetHostOfThisProcess(0, &p);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  ASSERT_TRUE(set.ok()) << set;
+  EXPECT_EQ(p.host().cores_per_rank(), 1);
+  EXPECT_EQ(p.host().cores_per_node(), ThisProcessHost().node_cores);
+  // Told otherwise, the cores given.
+  ASSERT_TRUE(SetHostOfThisProcess(24, &p).ok());
+  EXPECT_EQ(p.host().cores_per_rank(), 24);
 }
 
 }  // namespace

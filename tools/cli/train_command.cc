@@ -1013,11 +1013,8 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
   step.profile = in.profile;
   // The host this rank has: its affinity (its share under `zero3 launch`)
   // on this node, unless --predict-host-cores says otherwise.
-  const sim::ProcessHost host = sim::ThisProcessHost();
-  ZR_RETURN_IF_ERROR(sim::SetHostCores(
-      predict_host_cores_ > 0 ? static_cast<int>(predict_host_cores_)
-                              : host.cores,
-      predict_host_cores_ > 0 ? 0 : host.node_cores, &step.profile));
+  ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
+      static_cast<int>(predict_host_cores_), &step.profile));
   step.spec = in.spec;
   step.options = in.options;
   step.gpus = static_cast<int>(ranks_);
