@@ -120,6 +120,8 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            CheckCurve(f.inter_node_busbw(), "fabric.inter_node_busbw", false),
            CheckCurve(l.pageable_d2h_curve(), "host_link.pageable_d2h_curve",
                       false),
+           CheckCurve(h.memory_bandwidth_by_threads(),
+                      "host.memory_bandwidth_by_threads", false),
            Require(f.gpus_per_node() > 0, "fabric.gpus_per_node"),
            Require(f.nics_per_node() >= 0, "fabric.nics_per_node (0: none)"),
            Require(f.nics_per_node() == 0 || f.nic_gbps() > 0,
@@ -281,6 +283,34 @@ int CostModel::HostCores() const {
 double CostModel::HostMemoryGbps() const {
   const HostProfile& h = profile_.host();
   double gbps = h.memory_bandwidth_gbps_per_rank();
+  if (h.has_memory_bandwidth_gbps_per_node()) {
+    gbps = std::min(gbps, h.memory_bandwidth_gbps_per_node() / ranks_per_node_);
+  }
+  return gbps;
+}
+
+double CostModel::HostTaskGbps(int threads) const {
+  const HostProfile& h = profile_.host();
+  const auto& curve = h.memory_bandwidth_by_threads();
+  if (curve.empty()) {
+    return std::min(threads * h.memory_bandwidth_gbps_per_thread(),
+                    HostMemoryGbps());
+  }
+  const CurvePoint& first = curve.Get(0);
+  const CurvePoint& last = curve.Get(curve.size() - 1);
+  double gbps;
+  if (threads < first.size()) {
+    gbps = first.value() * threads / first.size();
+  } else if (threads <= last.size() || curve.size() < 2 ||
+             !h.has_memory_bandwidth_gbps_per_node()) {
+    gbps = InterpolateCurve(curve, threads);
+  } else {
+    const CurvePoint& before = curve.Get(curve.size() - 2);
+    const double slope = (last.value() - before.value()) /
+                         (std::log(last.size()) - std::log(before.size()));
+    gbps = last.value() +
+           std::max(0.0, slope) * (std::log(threads) - std::log(last.size()));
+  }
   if (h.has_memory_bandwidth_gbps_per_node()) {
     gbps = std::min(gbps, h.memory_bandwidth_gbps_per_node() / ranks_per_node_);
   }
@@ -470,9 +500,7 @@ int64_t CostModel::HostTaskNanos(double flops, int64_t bytes,
   const HostProfile& h = profile_.host();
   const int t = std::max(1, std::min(threads, HostCores()));
   const double compute_ns = flops / (t * h.gflops_per_core());
-  const double bandwidth =
-      std::min(t * h.memory_bandwidth_gbps_per_thread(), HostMemoryGbps());
-  const double memory_ns = TransferNs(bytes, bandwidth);
+  const double memory_ns = TransferNs(bytes, HostTaskGbps(t));
   return MicrosToNanos(h.host_task_overhead_us()) +
          Nanos(std::max(compute_ns, memory_ns));
 }
@@ -607,13 +635,20 @@ std::string CostModel::ExplainHostTask(double flops, int64_t bytes,
                                        int threads) const {
   const HostProfile& h = profile_.host();
   const int t = std::max(1, std::min(threads, HostCores()));
+  const std::string memory =
+      h.memory_bandwidth_by_threads().empty()
+          ? absl::StrFormat("min(%d x %.3g GB/s, the rank's %.3g GB/s)", t,
+                            h.memory_bandwidth_gbps_per_thread(),
+                            HostMemoryGbps())
+          : absl::StrFormat("%.3g GB/s (memory_bandwidth_by_threads at %d)",
+                            HostTaskGbps(t), t);
   return absl::StrFormat(
       "host task (%.4g FLOP, %d bytes, %d threads of the rank's %d cores, "
       "%d ranks per node): %.1f us overhead + max(FLOPs / (%d x %.3g "
-      "GFLOP/s), bytes / min(%d x %.3g GB/s, the rank's %.3g GB/s)) = %.3f us",
+      "GFLOP/s), bytes / %s) = %.3f us",
       flops, bytes, t, HostCores(), ranks_per_node_, h.host_task_overhead_us(),
-      t, h.gflops_per_core(), t, h.memory_bandwidth_gbps_per_thread(),
-      HostMemoryGbps(), HostTaskNanos(flops, bytes, threads) / 1e3);
+      t, h.gflops_per_core(), memory,
+      HostTaskNanos(flops, bytes, threads) / 1e3);
 }
 
 }  // namespace sim

@@ -94,6 +94,11 @@ class CostModel {
   // A rank's share of the host: cores, and memory bandwidth in GB/s.
   int HostCores() const;
   double HostMemoryGbps() const;
+  // The memory bandwidth (GB/s) a host task on `threads` threads reaches
+  // (threads already capped at HostCores()): HostProfile's
+  // memory_bandwidth_by_threads where given, else threads x the per-thread
+  // figure; at most the rank's share of the node either way.
+  double HostTaskGbps(int threads) const;
   // A strided device-to-device copy (Stream::Copy2D) of `bytes`; whether it
   // runs on a copy engine (GpuProfile.copy2d_gbps) rather than the SMs.
   int64_t Copy2DNanos(int64_t bytes) const;

@@ -703,6 +703,8 @@ absl::Status Calibration::MeasureHostAdam() {
   p_.mutable_host()->set_memory_bandwidth_gbps_per_thread(one);
   p_.mutable_host()->set_memory_bandwidth_gbps_per_rank(all);
   p_.mutable_host()->set_cores_per_rank(max_threads);
+  // A base profile's curve by threads was measured on its own machine.
+  p_.mutable_host()->clear_memory_bandwidth_by_threads();
   Note(
       absl::StrFormat("host AdamW: %.1f GB/s on 1 thread (%.2f Gparam/s), "
                       "%.1f GB/s on %d threads (%.2f Gparam/s)",

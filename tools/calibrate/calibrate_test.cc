@@ -118,16 +118,17 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
     EXPECT_GE(c.value(), expected * 0.5);
   }
   // Host AdamW: one thread at the per-thread bandwidth; all of this
-  // machine's threads at the per-rank bandwidth or their sum, whichever is
-  // less.
+  // machine's threads at what the simulator gives them (two ranks on the
+  // node). The base's bandwidth-by-threads curve is another machine's: gone.
   const int threads = zero::OptimizerThreads(0);
+  sim::CostModel host = sim::CostModel::Create(truth).value();
+  host.set_ranks_per_node(2);
   EXPECT_TRUE(near(got.host().memory_bandwidth_gbps_per_thread(),
                    truth.host().memory_bandwidth_gbps_per_thread(), 0.02));
-  EXPECT_TRUE(
-      near(got.host().memory_bandwidth_gbps_per_rank(),
-           std::min(threads * truth.host().memory_bandwidth_gbps_per_thread(),
-                    truth.host().memory_bandwidth_gbps_per_rank()),
-           0.02));
+  EXPECT_TRUE(near(got.host().memory_bandwidth_gbps_per_rank(),
+                   host.HostTaskGbps(std::min(threads, host.HostCores())),
+                   0.02));
+  EXPECT_EQ(got.host().memory_bandwidth_by_threads_size(), 0);
   // The written profile loads again.
   EXPECT_TRUE(sim::ParseProfile(ProfileText(result), "calibrated").ok());
 }

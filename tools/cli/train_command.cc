@@ -32,6 +32,7 @@
 #include "core/util/status_macros.h"
 #include "core/zero/sync_points.h"
 #include "core/zero/sync_relevance.h"
+#include "sim/host_share.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -147,6 +148,11 @@ class TrainCommand : public Command {
     flags.AddBool("predict", &predict_,
                   "cuda: also simulate the same configuration on --hardware "
                   "and print predicted beside measured FWD/BWD/STEP");
+    flags.AddInt("predict-host-cores", &predict_host_cores_, "N",
+                 "with --predict: host cores per rank to predict for",
+                 IntRange{0, 4096});
+    flags.SetDefaultText("predict-host-cores",
+                         "the CPUs this process may run on");
     // Data.
     flags.AddString("data-dtype", &data_dtype_, "uint16|uint32",
                     "token ids' type in a flat --data file (default: uint16 "
@@ -353,6 +359,7 @@ class TrainCommand : public Command {
   bool symmetric_note_ = false;     // symmetric by default: say so
   const FlagSet* flags_ = nullptr;  // the parsed flags (for given())
   bool predict_ = false;
+  int64_t predict_host_cores_ = 0;  // 0: this process's affinity
   bool profile_ops_ = false;
   bool dry_run_ = false;
   std::string max_pinned_bytes_;
@@ -1004,6 +1011,10 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
     const Inputs& in, const Results& results, std::ostream& out) const {
   whatif::StepInput step;
   step.profile = in.profile;
+  // The host this rank has: its affinity (its share under `zero3 launch`)
+  // on this node, unless --predict-host-cores says otherwise.
+  ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
+      static_cast<int>(predict_host_cores_), &step.profile));
   step.spec = in.spec;
   step.options = in.options;
   step.gpus = static_cast<int>(ranks_);
@@ -1029,8 +1040,10 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
                              median(&engine::StepStats::total_ns)};
   const double simulated[] = {m.fwd_ms, m.bwd_ms, m.step_ms, m.total_ms};
   const char* names[] = {"FWD", "BWD", "STEP", "total"};
-  out << absl::StrFormat("prediction on %s (median of measured steps 2..%d):\n",
-                         in.profile.name(), rows.size());
+  out << absl::StrFormat(
+      "prediction on %s, %d host cores per rank (median of measured steps "
+      "2..%d):\n",
+      in.profile.name(), step.profile.host().cores_per_rank(), rows.size());
   out << absl::StrFormat("  %-6s %12s %12s %9s\n", "phase", "measured ms",
                          "predicted ms", "error");
   for (int i = 0; i < 4; ++i) {

@@ -63,7 +63,8 @@ class WhatifCommand : public Command {
            "the host thread was blocked, the device-memory peak and pinned "
            "host memory, with deltas against the baseline variant. KEYs of "
            "--set and --vary are scenario keys (hardware, model, gpus, tp, "
-           "micro_batch, seq, accumulation), configuration keys with "
+           "micro_batch, seq, accumulation, host_cores_per_gpu, "
+           "host_memory_gbps), configuration keys with "
            "DeepSpeed's dotted names (zero3.grad_offload, "
            "zero_optimization.offload_optimizer.pin_memory, ...) or "
            "hardware-profile figures (hardware.host_link.pinned_d2h_gbps). "
@@ -100,6 +101,15 @@ class WhatifCommand : public Command {
     flags.AddInt("accumulation", &accumulation_, "N",
                  "gradient accumulation steps", kAccumulationRange);
     flags.SetDefaultText("accumulation", "1");
+    flags.AddInt("host-cores-per-gpu", &host_cores_, "N",
+                 "host cores each GPU's rank has (scenario key "
+                 "host_cores_per_gpu)",
+                 IntRange{0, 4096});
+    flags.SetDefaultText("host-cores-per-gpu", "the profile's");
+    flags.AddDouble("host-memory-gbps", &host_gbps_, "GBPS",
+                    "the node's host memory bandwidth (scenario key "
+                    "host_memory_gbps)");
+    flags.SetDefaultText("host-memory-gbps", "the profile's");
     flags.AddString("config", &config_, "FILE",
                     "a DeepSpeed JSON or zero3 configuration");
     flags.AddRepeated("set", &set_, "KEY=VALUE", "set a key for every variant");
@@ -184,6 +194,17 @@ class WhatifCommand : public Command {
       run.base_dir.clear();
     }
     for (const std::string& s : set_) scenario.add_set(s);
+    if (host_cores_ > 0) {
+      scenario.add_set(absl::StrCat("host_cores_per_gpu=", host_cores_));
+    }
+    if (host_gbps_ < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--host-memory-gbps: expected a positive bandwidth, got ",
+          host_gbps_));
+    }
+    if (host_gbps_ > 0) {
+      scenario.add_set(absl::StrCat("host_memory_gbps=", host_gbps_));
+    }
     for (const std::string& v : vary_) {
       const absl::optional<KeyValue> kv = SplitKeyValue(v);
       if (!kv.has_value() || kv->key.empty() || kv->value.empty()) {
@@ -278,6 +299,8 @@ class WhatifCommand : public Command {
   int64_t gpus_ = 0, tp_ = 0, micro_batch_ = 0, seq_ = 0, accumulation_ = 0,
           steps_ = 0;
   int64_t save_interval_ = 0;
+  int64_t host_cores_ = 0;
+  double host_gbps_ = 0;
   std::vector<std::string> set_, vary_;
   std::string format_ = "table";
   std::string csv_, trace_dir_, plot_;

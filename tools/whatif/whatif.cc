@@ -30,6 +30,7 @@
 #include "core/util/text_proto.h"
 #include "google/protobuf/descriptor.h"
 #include "sim/cost_model.h"
+#include "sim/host_share.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 
@@ -47,7 +48,9 @@ constexpr double kUnlimitedGiB = 1 << 20;
 // key, or a hardware-profile figure under "hardware.".
 const std::vector<std::string>& ScenarioKeys() {
   static const auto* keys = new std::vector<std::string>{
-      "hardware", "model", "gpus", "tp", "micro_batch", "seq", "accumulation"};
+      "hardware",        "model", "gpus",         "tp",
+      "micro_batch",     "seq",   "accumulation", "host_cores_per_gpu",
+      "host_memory_gbps"};
   return *keys;
 }
 
@@ -67,6 +70,7 @@ bool IsScenarioKey(const std::string& key) {
 // micro-step and step, so those are the tightest.
 int64_t ScenarioMax(const std::string& key) {
   if (key == "micro_batch") return int64_t{1} << 16;
+  if (key == "host_cores_per_gpu") return 4096;
   if (key == "accumulation") return 1024;
   if (key == "steps") return 1000;
   return int64_t{1} << 20;  // gpus, tp, seq
@@ -101,6 +105,7 @@ struct Variant {
   std::string hardware, model;
   int64_t gpus = 0, tp = 1, micro_batch = 0, seq = 0, accumulation = 0;
   bool micro_batch_set = false, accumulation_set = false;
+  int64_t host_cores_per_gpu = 0;  // 0: the profile's
   std::vector<std::string> config_overrides;
   std::vector<std::pair<std::string, std::string>> profile_overrides;
 };
@@ -114,6 +119,9 @@ absl::Status Apply(const std::string& raw_key, const std::string& value,
     v->model = value;
   } else if (absl::StartsWith(key, "hardware.")) {
     v->profile_overrides.push_back({key.substr(9), value});
+  } else if (key == "host_memory_gbps") {
+    v->profile_overrides.push_back(
+        {"host.memory_bandwidth_gbps_per_node", value});
   } else if (IsScenarioKey(key)) {
     ZR_ASSIGN_OR_RETURN(int64_t n, ParsePositive(key, value));
     if (key == "gpus") v->gpus = n;
@@ -123,6 +131,7 @@ absl::Status Apply(const std::string& raw_key, const std::string& value,
       v->micro_batch_set = true;
     }
     if (key == "seq") v->seq = n;
+    if (key == "host_cores_per_gpu") v->host_cores_per_gpu = n;
     if (key == "accumulation") {
       v->accumulation = n;
       v->accumulation_set = true;
@@ -271,6 +280,10 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
   ZR_ASSIGN_OR_RETURN(r.profile, sim::LoadProfile(v.hardware));
   for (const auto& [path, value] : v.profile_overrides) {
     ZR_RETURN_IF_ERROR(SetProfileField(&r.profile, path, value));
+  }
+  if (v.host_cores_per_gpu > 0) {
+    ZR_RETURN_IF_ERROR(sim::SetHostCores(static_cast<int>(v.host_cores_per_gpu),
+                                         0, &r.profile));
   }
   ZR_RETURN_IF_ERROR(sim::CostModel::Create(r.profile).status());
   ZR_ASSIGN_OR_RETURN(r.spec, model::LoadModelSpecOrHfConfig(v.model));
