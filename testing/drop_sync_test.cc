@@ -53,6 +53,8 @@ struct Case {
   zero::Sync sync;
   // Substrings one report must contain, with the optimizer offloaded.
   std::vector<std::string> expected;
+  // Runs with activation checkpointing of every layer and cpu_checkpointing.
+  bool host_checkpoints = false;
 };
 
 // What one report must contain in `offload` mode: without offload, the
@@ -65,8 +67,12 @@ std::vector<std::string> Expected(const Case& c, Offload offload) {
   return c.expected;
 }
 
-zero::ZeroOptions Options(Offload offload) {
+zero::ZeroOptions Options(Offload offload, const Case& c) {
   zero::ZeroOptions o;
+  if (c.host_checkpoints) {
+    o.checkpoint_every = 1;
+    o.checkpoint_to_host = true;
+  }
   o.micro_batch = 2;
   o.seq = 8;
   o.seed = 3;
@@ -88,6 +94,8 @@ std::vector<int64_t> TinyNumels() {
 
 std::vector<std::string> Races(const zero::ZeroOptions& o) {
   auto spec = model::LoadModelSpec("tiny").value();
+  // Four kept layer inputs: the two device slots are each reused.
+  if (o.checkpoint_to_host) spec.set_num_layers(4);
   auto data = model::SyntheticBatches(spec.vocab_size(), 1);
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
@@ -99,7 +107,7 @@ std::vector<std::string> Races(const zero::ZeroOptions& o) {
 
 std::vector<std::string> RacesWithout(
     const Case& c, const std::function<void(zero::ZeroOptions&)>& adjust = {}) {
-  zero::ZeroOptions o = Options(Offload::kOptimizer);
+  zero::ZeroOptions o = Options(Offload::kOptimizer, c);
   o.syncs.Drop(c.sync);
   if (adjust) adjust(o);
   return Races(o);
@@ -119,7 +127,19 @@ const std::vector<Case>& Cases() {
            {"race on 'gradient slot'", "bucket param"}},
       Case{zero::Sync::kParamsUpdatedBeforeGather,
            {"race on 'parameter shard'", "all-gather param"}},
-      Case{zero::Sync::kLossRead, {"race on 'loss (host)'", "read loss"}}};
+      Case{zero::Sync::kLossRead, {"race on 'loss (host)'", "read loss"}},
+      Case{zero::Sync::kCheckpointOffloadAfterWrite,
+           {"race on 'activations'", "input D2H"},
+           true},
+      Case{zero::Sync::kCheckpointSlotReuse,
+           {"race on 'activations'", "input D2H"},
+           true},
+      Case{zero::Sync::kCheckpointRestoreSlotFree,
+           {"race on 'activations'", "input H2D"},
+           true},
+      Case{zero::Sync::kCheckpointRestoreBeforeRecompute,
+           {"race on 'activations'", "input H2D"},
+           true}};
   return *cases;
 }
 
@@ -128,7 +148,7 @@ class DropSyncTest
 
 TEST_P(DropSyncTest, DetectorReportsTheRace) {
   const auto& [offload, c] = GetParam();
-  zero::ZeroOptions o = Options(offload);
+  zero::ZeroOptions o = Options(offload, c);
   const std::string moot = zero::DropHasNoEffect(c.sync, o, TinyNumels());
   o.syncs.Drop(c.sync);
   const std::vector<std::string> races = Races(o);
@@ -168,7 +188,7 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
        {Offload::kNone, Offload::kOptimizer, Offload::kOptimizerAndParam}) {
     for (const Case& c : Cases()) {
       const bool moot =
-          !zero::DropHasNoEffect(c.sync, Options(offload), TinyNumels())
+          !zero::DropHasNoEffect(c.sync, Options(offload, c), TinyNumels())
                .empty();
       EXPECT_EQ(moot, offload == Offload::kOptimizerAndParam &&
                           c.sync == zero::Sync::kParamsUpdatedBeforeGather)
@@ -182,7 +202,7 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
 // params-updated-before-gather each cover the other, and dropping both is a
 // race.
 TEST(DropSyncTest, PersistentParametersNeedOneOfTwoSyncs) {
-  zero::ZeroOptions o = Options(Offload::kOptimizer);
+  zero::ZeroOptions o = Options(Offload::kOptimizer, Case{});
   o.param_persistence_threshold = 100000;
   for (zero::Sync s : {zero::Sync::kParamBufferReuse,
                        zero::Sync::kParamsUpdatedBeforeGather}) {
@@ -209,6 +229,20 @@ TEST(DropSyncTest, DirectLowPrecisionOffloadNeedsTheSameSync) {
               Contains(AllOf(HasSubstr("race on 'host gradients (bf16)'"),
                              HasSubstr("grad D2H"), HasSubstr("adamw"))))
       << absl::StrJoin(races, "\n");
+}
+
+// Without cpu_checkpointing nothing is copied to host memory: dropping the
+// copies' synchronizations changes nothing.
+TEST(DropSyncTest, HostCheckpointSyncsNeedCpuCheckpointing) {
+  for (const Case& c : Cases()) {
+    if (!c.host_checkpoints) continue;
+    zero::ZeroOptions o = Options(Offload::kOptimizer, Case{});
+    o.checkpoint_every = 1;
+    EXPECT_THAT(zero::DropHasNoEffect(c.sync, o, TinyNumels()),
+                HasSubstr("cpu_checkpointing"));
+    o.syncs.Drop(c.sync);
+    EXPECT_THAT(Races(o), IsEmpty()) << zero::SyncName(c.sync);
+  }
 }
 
 TEST(DropSyncTest, EverySyncIsCovered) {

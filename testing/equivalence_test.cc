@@ -401,6 +401,26 @@ std::vector<Case> Cases() {
          o.dtype = runtime::DType::kBF16;
          o.checkpoint_mlp_only = true;
        })});
+  // cpu_checkpointing: the kept inputs go through host memory.
+  auto to_host = [](std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      o.checkpoint_to_host = true;
+      if (more) more(o);
+    };
+  };
+  cases.push_back({"ckpt_host_w1", 1, ckpt(1, to_host(nullptr))});
+  cases.push_back({"ckpt_host_offload_w2", 2, ckpt(1, to_host(offload))});
+  cases.push_back({"ckpt_host_every2_w2", 2, ckpt(2, to_host(nullptr))});
+  cases.push_back({"ckpt_host_bf16_accumulation2_w2", 2,
+                   ckpt(1, to_host([](zero::ZeroOptions& o) {
+                          o.dtype = runtime::DType::kBF16;
+                          o.accumulation = 2;
+                        }))});
+  cases.push_back({"ckpt_host_mlp_only_bf16_w1", 1,
+                   ckpt(1, to_host([](zero::ZeroOptions& o) {
+                          o.dtype = runtime::DType::kBF16;
+                          o.checkpoint_mlp_only = true;
+                        }))});
   return cases;
 }
 

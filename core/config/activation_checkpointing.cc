@@ -39,9 +39,13 @@ void CheckActivationCheckpointing(const Config& config, Diagnostics* diag) {
        "changes nothing in zero3: each rank is its own model-parallel group, "
        "so its kept layer inputs have no other rank to be partitioned "
        "across; ignored"},
-      {"cpu_checkpointing", a.cpu_checkpointing(),
-       "copies to host memory are not implemented yet; ignored: the kept "
-       "layer inputs stay in device memory"},
+      // Honoured with recompute on: the kept layer inputs live in pinned
+      // host memory between forward and backward (core/model/transformer.h).
+      {"cpu_checkpointing",
+       a.cpu_checkpointing() &&
+           config.zero3().activation_checkpoint_interval() == 0,
+       "moves the kept layer inputs to host memory only with recompute on; "
+       "ignored until zero3.activation_checkpoint_interval is set"},
       {a.contiguous_memory_optimization() ? "contiguous_memory_optimization"
                                           : "number_checkpoints",
        a.contiguous_memory_optimization() || a.has_number_checkpoints(),

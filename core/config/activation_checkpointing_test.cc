@@ -44,7 +44,7 @@ TEST(ActivationCheckpointingTest, SectionAloneTurnsNothingOn) {
   for (const char* key :
        {"activation_checkpointing: configures DeepSpeed's checkpoint",
         "partition_activations: changes nothing",
-        "cpu_checkpointing: copies to host memory are not implemented",
+        "cpu_checkpointing: moves the kept layer inputs to host memory only",
         "number_checkpoints: changes nothing",
         "synchronize_checkpoint_boundary: not needed", "profile: ignored"}) {
     EXPECT_THAT(c.notices, Contains(HasSubstr(key)));
@@ -63,6 +63,15 @@ TEST(ActivationCheckpointingTest, PolicyKeyIsReadAndBounded) {
       Load(R"({"zero3": {"activation_checkpoint_interval": -1}})").status();
   EXPECT_THAT(std::string(negative.message()),
               HasSubstr("zero3.activation_checkpoint_interval"));
+}
+
+TEST(ActivationCheckpointingTest, CpuCheckpointingIsHonouredWithRecompute) {
+  ASSERT_OK_AND_ASSIGN(LoadedConfig c,
+                       Load(R"({"zero3": {"activation_checkpoint_interval": 1},
+                         "activation_checkpointing": {
+                           "cpu_checkpointing": true}})"));
+  EXPECT_TRUE(c.config.activation_checkpointing().cpu_checkpointing());
+  EXPECT_THAT(c.notices, Not(Contains(HasSubstr("cpu_checkpointing"))));
 }
 
 TEST(ActivationCheckpointingTest, ContiguousNeedsPartitionAndCount) {

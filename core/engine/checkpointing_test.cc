@@ -5,6 +5,7 @@
 // virtual time), prefetch follows it, and values are bit-identical to the run
 // without it.
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -29,12 +30,15 @@ struct Measured {
   std::vector<double> losses;
   std::vector<float> first_param;  // rank 0's master of parameter 1
   std::string trace;
+  size_t races = 0;
 };
 
 // Two steps on two simulated ranks, rank 0's figures.
+// layers > 0 replaces the model's number of layers.
 Measured Measure(const std::string& model, const zero::ZeroOptions& o,
-                 sim::SimMode mode) {
-  const model::ModelSpec spec = model::LoadModelSpec(model).value();
+                 sim::SimMode mode, int layers = 0) {
+  model::ModelSpec spec = model::LoadModelSpec(model).value();
+  if (layers > 0) spec.set_num_layers(layers);
   sim::SimOptions so;
   so.profile = mode == sim::SimMode::kTiming
                    ? sim::LoadProfile("h200_sxm").value()
@@ -64,6 +68,7 @@ Measured Measure(const std::string& model, const zero::ZeroOptions& o,
     return absl::OkStatus();
   }));
   m.trace = (*world)->trace().ToJson();
+  m.races = (*world)->races().size();
   return m;
 }
 
@@ -131,6 +136,61 @@ TEST(CheckpointingTest, TimingModeShowsMemorySavedAndRecomputeCost) {
   EXPECT_LT(mlp.activation_bytes, off.activation_bytes / 2);
   EXPECT_LT(mlp.bwd_ns, on.bwd_ns);
   EXPECT_GT(mlp.bwd_ns, off.bwd_ns);
+}
+
+// cpu_checkpointing: the kept layer inputs go to host memory and back, the
+// values stay bit-identical, and no race is reported (four layers: both
+// device slots are reused in forward and backward).
+TEST(CheckpointingTest, CpuCheckpointingIsBitIdentical) {
+  for (int every : {1, 2}) {
+    for (runtime::DType dtype : {runtime::DType::kF32, runtime::DType::kBF16}) {
+      zero::ZeroOptions o = Options(every);
+      o.dtype = dtype;
+      o.accumulation = 2;
+      const Measured device = Measure("tiny", o, sim::SimMode::kData, 4);
+      o.checkpoint_to_host = true;
+      const Measured host = Measure("tiny", o, sim::SimMode::kData, 4);
+      EXPECT_EQ(host.losses, device.losses) << every;
+      EXPECT_EQ(host.first_param, device.first_param) << every;
+      EXPECT_FALSE(host.first_param.empty());
+      EXPECT_EQ(host.races, 0u);
+      // Every other layer: two kept inputs, as many as the slots.
+      if (every == 1) {
+        EXPECT_LT(host.activation_bytes, device.activation_bytes);
+      } else {
+        EXPECT_EQ(host.activation_bytes, device.activation_bytes);
+      }
+      EXPECT_TRUE(absl::StrContains(host.trace, "L0 input D2H"));
+      EXPECT_TRUE(absl::StrContains(host.trace, "L0 input H2D"));
+      EXPECT_FALSE(absl::StrContains(device.trace, "input D2H"));
+    }
+  }
+}
+
+// In timing mode on a real shape: the device holds two kept inputs instead
+// of one per layer, so the arena and the device peak drop by the others,
+// and the copies appear in the trace.
+TEST(CheckpointingTest, CpuCheckpointingLowersTheDevicePeak) {
+  zero::ZeroOptions o = Options(1);
+  o.dtype = runtime::DType::kBF16;
+  o.seq = 1024;
+  o.offload_optimizer = true;
+  const Measured device = Measure("qwen2.5-0.5b", o, sim::SimMode::kTiming);
+  o.checkpoint_to_host = true;
+  const Measured host = Measure("qwen2.5-0.5b", o, sim::SimMode::kTiming);
+  const model::ModelSpec spec = model::LoadModelSpec("qwen2.5-0.5b").value();
+  const int64_t input = o.micro_batch * o.seq * spec.hidden_size() * 2;
+  EXPECT_EQ(device.activation_bytes - host.activation_bytes,
+            (spec.num_layers() - 2) * input);
+  EXPECT_LE(host.device_peak,
+            device.device_peak - (spec.num_layers() - 2) * input);
+  EXPECT_TRUE(absl::StrContains(host.trace, "L23 input D2H"));
+  EXPECT_TRUE(absl::StrContains(host.trace, "L0 input H2D"));
+  std::printf("device peak %lld -> %lld bytes, bwd %lld -> %lld ns\n",
+              static_cast<long long>(device.device_peak),
+              static_cast<long long>(host.device_peak),
+              static_cast<long long>(device.bwd_ns),
+              static_cast<long long>(host.bwd_ns));
 }
 
 // The coordinator's trace holds the recompute's visits, the same every step,

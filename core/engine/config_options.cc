@@ -71,6 +71,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
       c.zero3().weight_decay_exclude_bias_and_norm();
   o.checkpoint_every = c.zero3().activation_checkpoint_interval();
   o.checkpoint_mlp_only = c.zero3().activation_checkpoint_mlp_only();
+  o.checkpoint_to_host = c.activation_checkpointing().cpu_checkpointing();
   if (c.has_scheduler()) o.lr_schedule = ScheduleFromConfig(c.scheduler());
   // As DeepSpeed: "Adam" with adam_w_mode (the default) is AdamW too.
   o.adamw_mode =

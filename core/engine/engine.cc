@@ -110,11 +110,22 @@ absl::Status Engine::Init(const model::ParamSource& params) {
     ZR_ASSIGN_OR_RETURN(tensor_parallel.comm, rt_.Group(tp_group));
     ZR_ASSIGN_OR_RETURN(dp, rt_.Group(dp_group));
   }
+  model::Checkpointing checkpointing;
+  checkpointing.every = options_.checkpoint_every;
+  checkpointing.mlp_only = options_.checkpoint_mlp_only;
+  checkpointing.to_host = options_.checkpoint_to_host;
+  const zero::SyncPoints& s = options_.syncs;
+  checkpointing.syncs.offload_after_write =
+      s.enabled(Sync::kCheckpointOffloadAfterWrite);
+  checkpointing.syncs.slot_reuse = s.enabled(Sync::kCheckpointSlotReuse);
+  checkpointing.syncs.restore_slot_free =
+      s.enabled(Sync::kCheckpointRestoreSlotFree);
+  checkpointing.syncs.restore_before_recompute =
+      s.enabled(Sync::kCheckpointRestoreBeforeRecompute);
   ZR_ASSIGN_OR_RETURN(
-      model_, model::Transformer::Create(
-                  spec_, dtype, options_.micro_batch, options_.seq, rt_,
-                  tensor_parallel,
-                  {options_.checkpoint_every, options_.checkpoint_mlp_only}));
+      model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
+                                         options_.seq, rt_, tensor_parallel,
+                                         checkpointing));
   std::vector<int64_t> numels;
   for (const model::ParamInfo& p : model_->params()) {
     numels.push_back(p.numel());

@@ -50,6 +50,108 @@ struct Transformer::Saved {
   TensorRef tmp, dres_a, dres_b, dmid, dh, datt, dq, dk, dv, dm, dgate, dup;
 };
 
+// checkpointing.to_host: the inputs of the recomputed layers ("kept" layers,
+// ordinal i in forward order) live in pinned host memory between forward
+// and backward; on the device they alternate between two slots, kept
+// input i in slot i % 2. Every copy runs on the model's copy stream, in
+// order, so a D2H into host input i follows the previous backward's H2D
+// from it, and an H2D into a slot follows the forward's D2H from it.
+class Transformer::HostCopies {
+ public:
+  static absl::StatusOr<std::unique_ptr<HostCopies>> Create(
+      Transformer& m, const std::vector<int64_t>& kept) {
+    auto h = std::unique_ptr<HostCopies>(new HostCopies(m, kept));
+    runtime::Device& dev = m.rt_.device();
+    ZR_ASSIGN_OR_RETURN(h->copy_, dev.CreateStream("checkpoint copy"));
+    for (int s = 0; s < 2; ++s) {
+      for (auto* e : {&h->written_[s], &h->offloaded_[s], &h->read_[s],
+                      &h->restored_[s]}) {
+        ZR_ASSIGN_OR_RETURN(*e, dev.CreateEvent());
+      }
+    }
+    const int64_t each = m.tokens() * m.spec_.hidden_size();
+    ZR_ASSIGN_OR_RETURN(h->host_, runtime::AllocateHost(
+                                      m.rt_,
+                                      each * static_cast<int64_t>(kept.size()) *
+                                          k::DTypeSize(m.dtype_),
+                                      runtime::HostMemoryKind::kPinned,
+                                      "checkpointed layer inputs (host)"));
+    for (size_t i = 0; i < kept.size(); ++i) {
+      h->inputs_.push_back(TensorRef::Of(h->host_, m.dtype_,
+                                         static_cast<int64_t>(i) * each, each));
+    }
+    return h;
+  }
+
+  // Kept input i of layer `layer`, or -1 if its input stays on the device.
+  int Ordinal(int64_t layer) const {
+    auto it = std::find(kept_.begin(), kept_.end(), layer);
+    return it == kept_.end() ? -1 : static_cast<int>(it - kept_.begin());
+  }
+
+  // Before `compute` writes kept input i: its slot's D2H of input i - 2 is
+  // done (sync checkpoint-slot-reuse).
+  absl::Status BeforeWrite(Stream& compute, int i) {
+    if (i < 2 || !m_.checkpointing_.syncs.slot_reuse) {
+      return absl::OkStatus();
+    }
+    return compute.Wait(*offloaded_[i % 2]);
+  }
+
+  // After `compute` enqueued the write of kept input i: copies it to the
+  // host once written (sync checkpoint-offload-after-write).
+  absl::Status Offload(Stream& compute, int i) {
+    const int s = i % 2;
+    ZR_RETURN_IF_ERROR(compute.Record(*written_[s]));
+    if (m_.checkpointing_.syncs.offload_after_write) {
+      ZR_RETURN_IF_ERROR(copy_->Wait(*written_[s]));
+    }
+    ZR_RETURN_IF_ERROR(copy_->Copy(inputs_[i].slice, Slot(i).slice,
+                                   absl::StrCat("L", kept_[i], " input D2H")));
+    return copy_->Record(*offloaded_[s]);
+  }
+
+  // Copies kept input i back into its slot once `compute` is done with
+  // what it read there (sync checkpoint-restore-slot-free).
+  absl::Status Restore(Stream& compute, int i) {
+    if (i < 0) return absl::OkStatus();
+    const int s = i % 2;
+    ZR_RETURN_IF_ERROR(compute.Record(*read_[s]));
+    if (m_.checkpointing_.syncs.restore_slot_free) {
+      ZR_RETURN_IF_ERROR(copy_->Wait(*read_[s]));
+    }
+    ZR_RETURN_IF_ERROR(copy_->Copy(Slot(i).slice, inputs_[i].slice,
+                                   absl::StrCat("L", kept_[i], " input H2D")));
+    return copy_->Record(*restored_[s]);
+  }
+
+  // Before `compute` reads kept input i in backward: its H2D is done (sync
+  // checkpoint-restore-before-recompute).
+  absl::Status BeforeRead(Stream& compute, int i) {
+    if (!m_.checkpointing_.syncs.restore_before_recompute) {
+      return absl::OkStatus();
+    }
+    return compute.Wait(*restored_[i % 2]);
+  }
+
+  int count() const { return static_cast<int>(kept_.size()); }
+
+ private:
+  HostCopies(Transformer& m, std::vector<int64_t> kept)
+      : m_(m), kept_(std::move(kept)) {}
+  const TensorRef& Slot(int i) const { return m_.saved_->res[kept_[i]]; }
+
+  Transformer& m_;
+  std::vector<int64_t> kept_;  // the layers whose inputs go to the host
+  std::unique_ptr<Stream> copy_;
+  runtime::OwnedBuffer host_;
+  std::vector<TensorRef> inputs_;  // on the host, one per kept layer
+  // Per slot: input written (compute), copied out (copy), last read
+  // (compute), copied back (copy).
+  std::unique_ptr<runtime::Event> written_[2], offloaded_[2], read_[2],
+      restored_[2];
+};
+
 namespace {
 
 // Parameter ids of layer l, recomputed from the construction order below.
@@ -231,7 +333,22 @@ absl::Status Transformer::Allocate() {
   Saved& sv = *saved_;
   sv.res.resize(s.num_layers() + 1);
   sv.layers.resize(s.num_layers());
-  for (TensorRef& r : sv.res) act(&r, t * h);
+  // With to_host, the kept layers' inputs share two slots (see HostCopies).
+  std::vector<int64_t> host_kept;
+  for (int64_t l = 0; l < s.num_layers(); ++l) {
+    if (checkpointing_.to_host && checkpointing_.Recomputes(l)) {
+      host_kept.push_back(l);
+    }
+  }
+  TensorRef slots[2];
+  for (int i = 0; i < std::min<int>(2, host_kept.size()); ++i) {
+    act(&slots[i], t * h);
+  }
+  for (int64_t l = 0; l <= s.num_layers(); ++l) {
+    if (std::find(host_kept.begin(), host_kept.end(), l) == host_kept.end()) {
+      act(&sv.res[l], t * h);
+    }
+  }
   // Recomputed layers alias the first one's slots (reserved once, copied
   // after): all of them, or with mlp_only the MLP's (attention's, up to mid,
   // the MLP's input, stay per layer).
@@ -291,6 +408,12 @@ absl::Status Transformer::Allocate() {
     l->gate = shared->gate;
     l->up = shared->up;
     l->m = shared->m;
+  }
+  for (size_t i = 0; i < host_kept.size(); ++i) {
+    sv.res[host_kept[i]] = slots[i % 2];
+  }
+  if (!host_kept.empty()) {
+    ZR_ASSIGN_OR_RETURN(host_, HostCopies::Create(*this, host_kept));
   }
   return absl::OkStatus();
 }
@@ -432,7 +555,8 @@ class Transformer::Steps {
 
  private:
   absl::Status AttentionForward(int64_t l, Ops& o);
-  absl::Status MlpForward(int64_t l, Ops& o);
+  // write_output false: stops short of res[l+1].
+  absl::Status MlpForward(int64_t l, Ops& o, bool write_output);
   // Leave the gradient of mid (the residual between attention and MLP) in
   // sv_.dmid.
   absl::Status MlpBackward(int64_t l, Ops& o, const TensorRef& dres);
@@ -504,7 +628,11 @@ absl::Status Transformer::Steps::LayerForward(int64_t l, Pass pass) {
   if (pass == Pass::kForward || !m_.checkpointing_.mlp_only) {
     ZR_RETURN_IF_ERROR(AttentionForward(l, o));
   }
-  ZR_RETURN_IF_ERROR(MlpForward(l, o));
+  // A recompute's output, res[l+1], is read by no later step; where it is
+  // another kept input's slot, not writing it keeps that input intact.
+  const bool write_output = pass == Pass::kForward || m_.host_ == nullptr ||
+                            m_.host_->Ordinal(l + 1) < 0;
+  ZR_RETURN_IF_ERROR(MlpForward(l, o, write_output));
   return pp_.EndModule(module, pass);
 }
 
@@ -551,7 +679,8 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
 }
 
 // res[l+1] = mid + down(swiglu(gate(h2), up(h2))), h2 = norm(mid).
-absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o) {
+absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o,
+                                            bool write_output) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
   ZR_RETURN_IF_ERROR(o.Run(NormForward(a.mid, pp_.Param(id.ln2), a.h2, a.rstd2),
@@ -570,6 +699,7 @@ absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o) {
                               pp_.Param(id.wd), sv_.tmp, "down_proj fwd"));
   ZR_RETURN_IF_ERROR(
       m_.AllReduceTp(stream_, sv_.tmp, absl::StrCat("L", l, " tp mlp out")));
+  if (!write_output) return absl::OkStatus();
   return o.Add(a.mid, sv_.tmp, sv_.res[l + 1], "residual 2 fwd");
 }
 
@@ -784,9 +914,15 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
   targets_ = targets;
   grad_scale_ = grad_scale;
   Steps steps(*this, stream, pp);
+  // Kept input i (with to_host) is written by the step before its layer.
+  const auto kept = [&](int64_t l) { return host_ ? host_->Ordinal(l) : -1; };
   ZR_RETURN_IF_ERROR(steps.EmbeddingForward(tokens));
+  if (kept(0) >= 0) ZR_RETURN_IF_ERROR(host_->Offload(stream, kept(0)));
   for (int64_t l = 0; l < spec_.num_layers(); ++l) {
+    const int next = kept(l + 1);
+    if (next >= 0) ZR_RETURN_IF_ERROR(host_->BeforeWrite(stream, next));
     ZR_RETURN_IF_ERROR(steps.LayerForward(l, Pass::kForward));
+    if (next >= 0) ZR_RETURN_IF_ERROR(host_->Offload(stream, next));
   }
   ZR_RETURN_IF_ERROR(steps.HeadForward(targets, loss));
   forward_done_ = true;
@@ -801,13 +937,22 @@ absl::Status Transformer::Backward(Stream& stream, ParamProvider& pp) {
   Steps steps(*this, stream, pp);
   TensorRef dres = saved_->dres_a;   // gradient of the residual stream
   TensorRef dnext = saved_->dres_b;  // the same one layer down
+  // With to_host, the last two kept inputs come back first; each later one
+  // once the backward that read its slot is enqueued.
+  const int kept = host_ ? host_->count() : 0;
+  for (int i = kept - 1; i >= std::max(0, kept - 2); --i) {
+    ZR_RETURN_IF_ERROR(host_->Restore(stream, i));
+  }
   ZR_RETURN_IF_ERROR(steps.HeadBackward(dres));
   for (int64_t l = spec_.num_layers() - 1; l >= 0; --l) {
+    const int i = host_ ? host_->Ordinal(l) : -1;
+    if (i >= 0) ZR_RETURN_IF_ERROR(host_->BeforeRead(stream, i));
     if (checkpointing_.Recomputes(l)) {
       // Rewrites res[l+1] with the same bits; no later step reads it.
       ZR_RETURN_IF_ERROR(steps.LayerForward(l, Pass::kRecompute));
     }
     ZR_RETURN_IF_ERROR(steps.LayerBackward(l, dres, dnext));
+    if (i >= 2) ZR_RETURN_IF_ERROR(host_->Restore(stream, i - 2));
     std::swap(dres, dnext);
   }
   return steps.EmbeddingBackward(dres);

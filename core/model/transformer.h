@@ -21,9 +21,11 @@
 // when the device is done with its work (its owner synchronizes first).
 //
 // Everything is enqueued on one compute stream, in order, so the model needs
-// no synchronization of its own. Parameters, activations and gradients use
-// one dtype (fp32, bf16 or fp16); saved statistics (RMSNorm rstd, attention
-// and loss log-sum-exp) and the loss are fp32.
+// no synchronization of its own, except with checkpointing.to_host, whose
+// copies run on a stream of the model's (see HostCopies in transformer.cc).
+// Parameters, activations and gradients use one dtype (fp32, bf16 or fp16);
+// saved statistics (RMSNorm rstd, attention and loss log-sum-exp) and the loss
+// are fp32.
 //
 // Tensor parallelism (Megatron-style, for timing studies): with degree tp,
 // each rank holds 1/tp of every block - q, k and v heads and the MLP's inner
@@ -88,6 +90,19 @@ struct Checkpointing {
   // Selective: recomputed layers keep attention's activations (cheap to
   // store, costly to recompute at long sequences) and recompute the MLP only.
   bool mlp_only = false;
+  // DeepSpeed's cpu_checkpointing, with every >= 1: the recomputed layers'
+  // inputs are copied to pinned host memory in forward (on a copy stream)
+  // and back ahead of each recompute, so the device holds two of them at a
+  // time instead of all. Changes no value.
+  bool to_host = false;
+  // The orderings the host copies rely on (named in core/zero/sync_points.h;
+  // false drops one, for the race detector's tests).
+  struct HostCopySyncs {
+    bool offload_after_write = true;  // D2H waits for the input's producer
+    bool slot_reuse = true;           // forward overwrites a slot after its D2H
+    bool restore_slot_free = true;    // H2D waits for the slot's last reads
+    bool restore_before_recompute = true;  // recompute waits for its H2D
+  } syncs;
   bool Recomputes(int64_t layer) const {
     return every > 0 && layer % every == 0;
   }
@@ -210,6 +225,8 @@ class Transformer {
   int64_t arena_bytes_ = 0;
   struct Saved;
   std::unique_ptr<Saved> saved_;
+  class HostCopies;  // checkpointing.to_host: the copies and their events
+  std::unique_ptr<HostCopies> host_;
   // The last forward's inputs and loss-gradient scale, for Backward.
   runtime::BufferSlice tokens_, targets_;
   float grad_scale_ = 1.0f;

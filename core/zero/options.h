@@ -42,6 +42,9 @@ struct ZeroOptions {
   int checkpoint_every = 0;
   // With checkpoint_every: recompute only the MLP of those layers.
   bool checkpoint_mlp_only = false;
+  // With checkpoint_every: keep the recomputed layers' inputs in pinned host
+  // memory between forward and backward (DeepSpeed's cpu_checkpointing).
+  bool checkpoint_to_host = false;
 
   // Clip the global gradient norm to this; 0 disables.
   double gradient_clipping = 1.0;

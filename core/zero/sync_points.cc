@@ -39,6 +39,19 @@ constexpr Entry kEntries[] = {
      "step's gathers"},
     {Sync::kLossRead, "loss-read",
      "host waits for the loss copy before reading the loss"},
+    {Sync::kCheckpointOffloadAfterWrite, "checkpoint-offload-after-write",
+     "copy stream waits for the kernel writing a kept layer input before "
+     "copying it to host memory (cpu_checkpointing)"},
+    {Sync::kCheckpointSlotReuse, "checkpoint-slot-reuse",
+     "compute stream waits for a kept input's copy to host memory before "
+     "overwriting its device slot (cpu_checkpointing)"},
+    {Sync::kCheckpointRestoreSlotFree, "checkpoint-restore-slot-free",
+     "copy stream waits for backward's reads of a device slot before copying "
+     "a kept input back into it (cpu_checkpointing)"},
+    {Sync::kCheckpointRestoreBeforeRecompute,
+     "checkpoint-restore-before-recompute",
+     "compute stream waits for a kept input's copy back to the device before "
+     "the layer's recompute reads it (cpu_checkpointing)"},
 };
 
 const Entry& EntryOf(Sync sync) {

@@ -48,6 +48,19 @@ enum class Sync {
   // orders the host's refills of the pinned input and parameter staging
   // buffers after the copies that read them.
   kLossRead,
+  // With cpu_checkpointing (the model's copy stream, core/model/
+  // transformer.h): the copy stream waits for the kernel that writes a kept
+  // layer input before copying it to host memory.
+  kCheckpointOffloadAfterWrite,
+  // The compute stream waits for a kept input's copy to host memory before
+  // writing another kept input into its device slot.
+  kCheckpointSlotReuse,
+  // The copy stream waits for backward's last reads of a device slot before
+  // copying another kept input back into it.
+  kCheckpointRestoreSlotFree,
+  // The compute stream waits for a kept input's copy back to the device
+  // before the layer's recompute and backward read it.
+  kCheckpointRestoreBeforeRecompute,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

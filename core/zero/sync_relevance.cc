@@ -19,6 +19,15 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "issues the next step's gathers, so the host's own order protects "
            "them";
   }
+  const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
+                               sync == Sync::kCheckpointSlotReuse ||
+                               sync == Sync::kCheckpointRestoreSlotFree ||
+                               sync == Sync::kCheckpointRestoreBeforeRecompute;
+  if (host_checkpoint &&
+      (options.checkpoint_every == 0 || !options.checkpoint_to_host)) {
+    return "nothing is copied to host memory without activation "
+           "checkpointing and cpu_checkpointing";
+  }
   if (sync != Sync::kParamBufferReuse &&
       sync != Sync::kParamsUpdatedBeforeGather) {
     return "";

@@ -99,6 +99,10 @@ std::vector<Case> Cases() {
   one.options.micro_batch = 4;
   one.options.seq = 32;
   cases.push_back(one);
+  Case host{"cpu checkpointing", 2, offload.options};
+  host.options.checkpoint_every = 1;
+  host.options.checkpoint_to_host = true;
+  cases.push_back(host);
   return cases;
 }
 
@@ -145,6 +149,26 @@ TEST(MemoryEstimateTest, FallbackMovesPinnedToPageable) {
   EXPECT_GT(split.fallback_bytes, 0);
   EXPECT_EQ(split.pinned_bytes + split.pageable_bytes,
             all.pinned_bytes + all.pageable_bytes);
+}
+
+// cpu_checkpointing moves the kept layer inputs but two from device memory
+// to pinned host memory, all of them.
+TEST(MemoryEstimateTest, CpuCheckpointingCountsItsPinnedInputs) {
+  EstimateInput in;
+  in.spec = model::LoadModelSpec("qwen2.5-0.5b").value();
+  in.options.micro_batch = 2;
+  in.options.seq = 1024;
+  in.options.dtype = kernels::DType::kBF16;
+  in.options.offload_optimizer = true;
+  in.options.checkpoint_every = 1;
+  in.profile = sim::LoadProfile("h200_sxm").value();
+  const MemoryEstimate device = EstimateMemory(in).value();
+  in.options.checkpoint_to_host = true;
+  const MemoryEstimate host = EstimateMemory(in).value();
+  const int64_t layers = in.spec.num_layers();
+  const int64_t input = 2 * 1024 * in.spec.hidden_size() * 2;
+  EXPECT_EQ(host.pinned_bytes - device.pinned_bytes, layers * input);
+  EXPECT_LE(host.device_bytes, device.device_bytes - (layers - 2) * input);
 }
 
 TEST(MemoryEstimateTest, SevenBillionParametersCostNothingToEstimate) {
