@@ -348,6 +348,12 @@ std::vector<Case> Cases() {
          o.optimizer_pin_memory = false;
          o.grad_offload = zero::GradOffload::kBlocking;
        }});
+  cases.push_back(
+      {"per_param_fp32_offload_param", 2, [=](zero::ZeroOptions& o) {
+         deepspeed_path(o);
+         o.offload_param = true;
+         o.dtype = runtime::DType::kBF16;
+       }});
   cases.push_back({"per_param_fp32_twin_flow", 2, [=](zero::ZeroOptions& o) {
                      deepspeed_path(o);
                      o.offload_ratio = 0.5;

@@ -266,14 +266,17 @@ absl::Status Engine::AllocateOptimizerState() {
   // copies touch need pinning, the master too where it goes back to the
   // device in fp32 (DeepSpeed's path).
   const HostMemoryKind pageable = HostMemoryKind::kPageable;
-  const bool fp32_back = options_.per_param_fp32_grads;
+  // With offload_param the working shard is host memory that the update
+  // writes directly; there is nothing to send back.
+  const bool fp32_back =
+      options_.per_param_fp32_grads && !options_.offload_param;
   ZR_ASSIGN_OR_RETURN(
       host_master_,
       AllocateHost(
           rt_, host_n * 4,
           fp32_back ? PinnedIf(options_.optimizer_pin_memory) : pageable,
           "fp32 master (host)"));
-  if (fp32_back && !options_.offload_param) {
+  if (fp32_back) {
     const int64_t piece = std::min(host_n, options_.host_step_piece);
     ZR_ASSIGN_OR_RETURN(writeback_,
                         AllocateDevice(dev, std::max<int64_t>(1, piece) * 4,
@@ -641,8 +644,10 @@ absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
     HostTask adam;
     adam.label = absl::StrCat("adamw ", piece.name);
     adam.reads = {gs};
-    // DeepSpeed's path writes no working copy: the fp32 master goes back.
-    const bool fp32_back = options_.per_param_fp32_grads;
+    // DeepSpeed's path writes no working copy: the fp32 master goes back
+    // (unless offload_param keeps the working shard on the host).
+    const bool fp32_back =
+        options_.per_param_fp32_grads && !options_.offload_param;
     adam.writes = {m, m1, m2};
     if (!fp32_back) adam.writes.push_back(out);
     adam.flops = 15.0 * n;
