@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -119,11 +120,21 @@ TEST(LaunchLocalTest, GivenPortAndNoPrefix) {
 // Node 1 of 2 with two processes each: global ranks 2 and 3, local 0 and
 // 1, the given master address; a failure names the global rank.
 TEST(LaunchLocalTest, SecondNodeRunsTheUpperRanks) {
-  LaunchOptions options =
-      Shell(2,
-            "echo \"rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE "
-            "lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK addr=$MASTER_ADDR\"; "
-            "[ \"$RANK\" = 3 ] && exit 7; sleep 30");
+  // Rank 3 fails only once rank 2 has printed its line (a file says so),
+  // or the launcher could stop rank 2 before it ever ran.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string printed =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/second_node_rank2_printed");
+  std::remove(printed.c_str());
+  LaunchOptions options = Shell(
+      2, absl::StrCat(
+             "echo \"rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE "
+             "lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK addr=$MASTER_ADDR\"; "
+             "if [ \"$RANK\" = 3 ]; then i=0; while [ ! -e '",
+             printed,
+             "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); "
+             "done; exit 7; fi; touch '",
+             printed, "'; sleep 30"));
   options.nnodes = 2;
   options.node_rank = 1;
   options.master_addr = "10.0.0.1";
