@@ -6,8 +6,8 @@
 #   bash tools/benchmarks/peers/run_all.sh [--models 1.5b,3b] [--only V,...] [--skip V,...]
 #        [--budget SECONDS] [--checkpointing none|hf|ds] [--zero3 FILE] [--peer-dir DIR] [--list]
 #
-# Needs: a zero3 binary (--zero3; default .device/zero3.xz, else
-# .device/new/zero3.xz; .xz is unpacked to /tmp), and in --peer-dir (default
+# Needs: a zero3 binary (--zero3 FILE, plain or .xz, which is unpacked to
+# /tmp; default ./zero3, else bazel-bin/tools/zero3), and in --peer-dir (default
 # .peer): whl/*.whl (Python packages DeepSpeed needs that the machine lacks),
 # whl_opt/*.whl (installed only where the machine's own are missing or too
 # old), ds_pr8207.tar.xz and ds_head.tar.xz (export_deepspeed.sh).
@@ -155,7 +155,7 @@ done
 
 # ---- zero3 binary
 if [ -z "$ZERO3" ]; then
-  for c in .device/zero3.xz .device/new/zero3.xz .device/zero3; do [ -f "$c" ] && { ZERO3=$c; break; }; done
+  for c in ./zero3 bazel-bin/tools/zero3; do [ -f "$c" ] && { ZERO3=$c; break; }; done
 fi
 Z=""
 if [ -n "$ZERO3" ] && [ -f "$ZERO3" ]; then
@@ -165,7 +165,7 @@ if [ -n "$ZERO3" ] && [ -f "$ZERO3" ]; then
     *) Z=$(cd "$(dirname "$ZERO3")" && pwd)/$(basename "$ZERO3") ;;
   esac
 fi
-[ -n "$Z" ] || note "no zero3 binary (looked for ${ZERO3:-.device/zero3.xz, .device/new/zero3.xz}): zero3 runs are skipped"
+[ -n "$Z" ] || note "no zero3 binary (looked for ${ZERO3:-./zero3, bazel-bin/tools/zero3}; give --zero3 FILE): zero3 runs are skipped"
 
 # ---- the machine
 python3 - "$OUT/machine.json" "${Z:-}" <<'PY' >> "$LOG" 2>&1
