@@ -19,12 +19,12 @@
 
 #include "backends/cuda/cuda_libraries.h"
 
-#define ZR_CUDA_DYNLOAD(library, name)                                   \
-  ([]() {                                                                \
-    static const auto fn = reinterpret_cast<decltype(&::name)>(          \
-        ::zero3::cuda::CudaSymbol(::zero3::cuda::CudaLibrary::library,   \
-                                  #name));                               \
-    return fn;                                                           \
+#define ZR_CUDA_DYNLOAD(library, name)                                 \
+  ([]() {                                                              \
+    static const auto fn =                                             \
+        reinterpret_cast<decltype(&::name)>(::zero3::cuda::CudaSymbol( \
+            ::zero3::cuda::CudaLibrary::library, #name));              \
+    return fn;                                                         \
   }())
 
 // cuBLAS.

@@ -54,7 +54,6 @@
 #ifndef ZERO3_BACKENDS_CUDA_KERNELS_LAUNCH_H_
 #define ZERO3_BACKENDS_CUDA_KERNELS_LAUNCH_H_
 
-#include "backends/cuda/cuda_dynload.h"
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -65,6 +64,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "backends/cuda/cuda_dynload.h"
 #include "core/runtime/kernel_call.h"
 
 namespace zero3 {

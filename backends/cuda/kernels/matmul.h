@@ -27,7 +27,6 @@
 #ifndef ZERO3_BACKENDS_CUDA_KERNELS_MATMUL_H_
 #define ZERO3_BACKENDS_CUDA_KERNELS_MATMUL_H_
 
-#include "backends/cuda/cuda_dynload.h"
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -37,6 +36,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "backends/cuda/cuda_dynload.h"
 #include "core/kernels/dtype.h"
 #include "core/kernels/op_args.h"
 
