@@ -184,15 +184,10 @@ int64_t Engine::HostShareBegin() {
   if (options_.offload_param) return 0;
   // The device share's elements: the configured fraction, or (auto) what
   // fits in the free device memory beside the buffers still to come.
-  int64_t device_elements = std::llround((1 - options_.offload_ratio) * total);
-  if (options_.auto_offload_ratio) {
-    // Master and moments, and the fp32 gradient partition where the reducer
-    // keeps it for the device share only.
-    const bool straight =
-        zero::GradReducer::StraightToHost(options_, options_.dtype);
-    device_elements =
-        std::max<int64_t>(0, AutoDeviceShareBytes() / (straight ? 16 : 12));
-  }
+  const int64_t device_elements =
+      options_.auto_offload_ratio
+          ? AutoDeviceElements()
+          : std::llround((1 - options_.offload_ratio) * total);
   // The first parameter boundary that keeps the device share within it.
   for (int p = 0; p < layout_->num_params(); ++p) {
     const zero::ParamShard& s = layout_->param(p);
@@ -201,7 +196,7 @@ int64_t Engine::HostShareBegin() {
   return total;
 }
 
-int64_t Engine::AutoDeviceShareBytes() {
+int64_t Engine::AutoDeviceElements() {
   runtime::Device& dev = rt_.device();
   const int64_t esize = kernels::DTypeSize(options_.dtype);
   // Still to come: the gradient reducer's slots and buckets, bounded by two
@@ -221,7 +216,10 @@ int64_t Engine::AutoDeviceShareBytes() {
   const int64_t reserve =
       2 * largest_module * esize + bucket * (dp_size_ + 1) * esize +
       (straight ? 0 : layout_->total() * 4) + dev.total_memory_bytes() / 20;
-  return dev.free_memory_bytes() - reserve;
+  // Per element: master and moments, and the fp32 gradient partition where
+  // the reducer keeps it for the device share only.
+  return std::max<int64_t>(
+      0, (dev.free_memory_bytes() - reserve) / (straight ? 16 : 12));
 }
 
 void Engine::PlanSubGroups() {
@@ -826,24 +824,16 @@ absl::Status Engine::ExportState(TrainingState* into) {
       // A vector of this size already (a snapshot reused) is not touched.
       outs[i]->resize(layout_->total());
       char* out = reinterpret_cast<char*>(outs[i]->data());
-      const char* from_device = static_cast<const char*>(temp.data());
-      const char* from_host = static_cast<const char*>(host[i]->data());
       // On all of the rank's cores: a snapshot for a checkpoint is a copy of
       // the whole state, taken while the step waits.
-      ParallelFor(
-          device_bytes + host_bytes, threads,
-          [&](int64_t begin, int64_t end) {
-            for (int64_t b = begin; b < end;) {
-              const bool dev = b < device_bytes;
-              const int64_t stop = dev ? std::min(end, device_bytes) : end;
-              std::memcpy(out + b,
-                          dev ? from_device + i * device_bytes + b
-                              : from_host + (b - device_bytes),
-                          stop - b);
-              b = stop;
-            }
-          },
-          int64_t{1} << 24, 64);
+      if (device_bytes > 0) {
+        ParallelCopy(out,
+                     static_cast<const char*>(temp.data()) + i * device_bytes,
+                     device_bytes, threads);
+      }
+      if (host_bytes > 0) {
+        ParallelCopy(out + device_bytes, host[i]->data(), host_bytes, threads);
+      }
     }
     return absl::OkStatus();
   };

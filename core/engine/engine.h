@@ -146,9 +146,9 @@ class Engine : private model::ParamProvider {
   // Where the host share of the optimizer starts in the flat layout
   // (ZeroContext::host_begin), from offload_optimizer and its ratio.
   int64_t HostShareBegin();
-  // auto_offload_ratio: the device bytes the optimizer's device share may
-  // take (negative when none).
-  int64_t AutoDeviceShareBytes();
+  // auto_offload_ratio: the elements of the optimizer's device share that
+  // fit in the free device memory beside the buffers still to come.
+  int64_t AutoDeviceElements();
   // The optimizer sub-groups (the one that spans host_begin cut in two) and
   // their runs of equal weight decay.
   void PlanSubGroups();

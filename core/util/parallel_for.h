@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,19 @@ void ParallelFor(int64_t n, int threads, const Body& body,
   for (int i = 1; i < t; ++i) workers.emplace_back(work);
   work();
   for (std::thread& w : workers) w.join();
+}
+
+// memcpy of `bytes` from src to dst on up to `threads` threads, in pieces
+// of at least 16 MiB.
+inline void ParallelCopy(void* dst, const void* src, int64_t bytes,
+                         int threads) {
+  ParallelFor(
+      bytes, threads,
+      [&](int64_t begin, int64_t end) {
+        std::memcpy(static_cast<char*>(dst) + begin,
+                    static_cast<const char*>(src) + begin, end - begin);
+      },
+      int64_t{1} << 24, 64);
 }
 
 }  // namespace zero3
