@@ -386,20 +386,21 @@ absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
 absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
   // Moments start at zero: host buffers are zero-filled; device ones are
   // filled here.
-  const DType dtype = options_.dtype;
   const int64_t total = ctx_.host_begin;
   ZR_RETURN_IF_ERROR(compute_->Copy(
       master_.All(), host_master.Slice(0, total * 4), "master H2D"));
   for (const runtime::OwnedBuffer* b : {&exp_avg_, &exp_avg_sq_}) {
     ZR_RETURN_IF_ERROR(compute_->Memset(b->All(), 0, "zero adam moments"));
   }
-  ops::Cast cast;
-  cast.args.n = total;
-  cast.args.src = DType::kF32;
-  cast.args.dst = dtype;
-  cast.src = TensorRef::Of(master_, DType::kF32, 0, total);
-  cast.dst = TensorRef::Of(shard_, dtype, 0, total);
-  return compute_->Launch(KernelCall(cast, "initial working shard"));
+  return CastDeviceShare("initial working shard");
+}
+
+absl::Status Engine::CastDeviceShare(absl::string_view label) {
+  const int64_t n = ctx_.host_begin;
+  return compute_->Launch(
+      KernelCall(ops::Cast::Of(TensorRef::Of(master_, DType::kF32, 0, n),
+                               TensorRef::Of(shard_, options_.dtype, 0, n)),
+                 std::string(label)));
 }
 
 absl::Status Engine::InitHostShards() {
@@ -691,17 +692,13 @@ absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,
   // buffer follows this piece's cast.
   ZR_RETURN_IF_ERROR(compute_->Copy(writeback_.Slice(0, n * 4), master,
                                     absl::StrCat("fp32 param H2D ", name)));
-  ops::Cast cast;
-  cast.args.n = n;
-  cast.args.src = DType::kF32;
-  cast.args.dst = options_.dtype;
-  cast.src = TensorRef::Of(writeback_, DType::kF32, 0, n);
-  cast.dst = TensorRef::Of(shard_, options_.dtype, offset, n);
-  return compute_->Launch(KernelCall(cast, absl::StrCat("cast ", name)));
+  return compute_->Launch(KernelCall(
+      ops::Cast::Of(TensorRef::Of(writeback_, DType::kF32, 0, n),
+                    TensorRef::Of(shard_, options_.dtype, offset, n)),
+      absl::StrCat("cast ", name)));
 }
 
 absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
-  const DType dtype = options_.dtype;
   const TensorRef grads = reducer_->device_partition();
   for (size_t g = 0; g < sub_groups_.size(); ++g) {
     if (sub_groups_[g].offset >= ctx_.host_begin) break;  // the host share
@@ -723,14 +720,7 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
           KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
     }
   }
-  const int64_t n = ctx_.host_begin;
-  ops::Cast cast;
-  cast.args.n = n;
-  cast.args.src = DType::kF32;
-  cast.args.dst = dtype;
-  cast.src = TensorRef::Of(master_, DType::kF32, 0, n);
-  cast.dst = TensorRef::Of(shard_, dtype, 0, n);
-  return compute_->Launch(KernelCall(cast, "new working shard"));
+  return CastDeviceShare("new working shard");
 }
 
 model::DataPosition Engine::data_position() const {
@@ -908,15 +898,7 @@ absl::Status Engine::ImportDeviceState(const TrainingState& state) {
     enqueued = compute_->Copy(targets[i]->All(), temp.Slice(i * bytes, bytes),
                               "training state H2D");
   }
-  if (enqueued.ok()) {
-    ops::Cast cast;
-    cast.args.n = n;
-    cast.args.src = DType::kF32;
-    cast.args.dst = options_.dtype;
-    cast.src = TensorRef::Of(master_, DType::kF32, 0, n);
-    cast.dst = TensorRef::Of(shard_, options_.dtype, 0, n);
-    enqueued = compute_->Launch(KernelCall(cast, "restored working shard"));
-  }
+  if (enqueued.ok()) enqueued = CastDeviceShare("restored working shard");
   // What was enqueued reads `temp`: done before it is freed, on every path.
   ZR_RETURN_IF_ERROR(compute_->Synchronize());
   ZR_RETURN_IF_ERROR(enqueued);

@@ -160,6 +160,9 @@ class Engine : private model::ParamProvider {
                                   const runtime::Buffer& host_master);
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);
   absl::Status InitHostShards();
+  // The device share's working shard from its fp32 master (a kernel on the
+  // compute stream).
+  absl::Status CastDeviceShare(absl::string_view label);
   // ImportState without optimizer offload: the state through pinned
   // staging to the device, and the working shard cast from the master.
   absl::Status ImportDeviceState(const TrainingState& state);

@@ -118,6 +118,16 @@ struct Add {
 struct Cast {  // args.src / args.dst must match the tensors' dtypes
   kernels::CastArgs args;
   TensorRef src, dst;
+  // src into dst, of equal element counts, with args taken from them.
+  static Cast Of(const TensorRef& src, const TensorRef& dst) {
+    Cast c;
+    c.args.n = src.elements();
+    c.args.src = src.dtype;
+    c.args.dst = dst.dtype;
+    c.src = src;
+    c.dst = dst;
+    return c;
+  }
 };
 // The sum of squares of x, kept in double precision as two fp32 values,
 // out = [hi, lo] with hi + lo the double sum: gradient norms must not depend

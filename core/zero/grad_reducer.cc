@@ -292,29 +292,19 @@ absl::Status GradReducer::Flush(int b) {
     const int64_t device_n =
         std::min(bucket.elements, ctx_.host_begin - bucket.offset);
     if (device_n > 0) {
-      ops::Cast cast;
-      cast.args.n = device_n;
-      cast.args.src = ctx_.dtype;
-      cast.args.dst = DType::kF32;
-      cast.src = mine.Elements(0, device_n);
-      cast.dst =
-          TensorRef::Of(partition_, DType::kF32, bucket.offset, device_n);
-      ZR_RETURN_IF_ERROR(
-          s.Launch(KernelCall(cast, absl::StrCat("partition = bucket ", b))));
+      ZR_RETURN_IF_ERROR(s.Launch(KernelCall(
+          ops::Cast::Of(
+              mine.Elements(0, device_n),
+              TensorRef::Of(partition_, DType::kF32, bucket.offset, device_n)),
+          absl::StrCat("partition = bucket ", b))));
     }
     return NormAndOffload(b, mine);
   }
   const TensorRef part =
       TensorRef::Of(partition_, DType::kF32, bucket.offset, bucket.elements);
   if (micro_ == 0) {
-    ops::Cast cast;
-    cast.args.n = bucket.elements;
-    cast.args.src = ctx_.dtype;
-    cast.args.dst = DType::kF32;
-    cast.src = mine;
-    cast.dst = part;
-    ZR_RETURN_IF_ERROR(
-        s.Launch(KernelCall(cast, absl::StrCat("partition = bucket ", b))));
+    ZR_RETURN_IF_ERROR(s.Launch(KernelCall(
+        ops::Cast::Of(mine, part), absl::StrCat("partition = bucket ", b))));
   } else {
     ops::Accumulate acc;
     acc.args.n = bucket.elements;
