@@ -43,6 +43,8 @@ def describe(rec):
         if ratio:
             share = ratio.group(1).strip('"')
             what += f", `ratio: {share}`" if share != "auto" else ', `ratio: "auto"`'
+        if "--gradient-checkpointing" in variant:
+            what += ", activation checkpointing (`--gradient-checkpointing`)"
         return f"zero3, {what}"
     if peer == "fsdp2":
         if not rec.get("offload"):

@@ -14,8 +14,8 @@ import signal
 import time
 import traceback
 
-# Exact Qwen2.5 shapes (config.json of the released checkpoints); all tie the
-# output layer to the input embedding.
+# Exact Qwen2.5 shapes (config.json of the released checkpoints); all but 7B
+# tie the output layer to the input embedding.
 SHAPES = {
     "qwen2.5-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                          num_attention_heads=14, num_key_value_heads=2),
@@ -23,6 +23,9 @@ SHAPES = {
                          num_attention_heads=12, num_key_value_heads=2),
     "qwen2.5-3b": dict(hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
                        num_attention_heads=16, num_key_value_heads=2),
+    "qwen2.5-7b": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                       num_attention_heads=28, num_key_value_heads=4, vocab_size=152064,
+                       tie_word_embeddings=False),
 }
 VOCAB = 151936
 
@@ -41,7 +44,7 @@ def model_name(name):
 
 def add_common_args(ap):
     """The flags every benchmark takes."""
-    ap.add_argument("--model", default="qwen2.5-1.5b", help="qwen2.5-{0.5b,1.5b,3b} (or 0.5b, 1.5b, 3b)")
+    ap.add_argument("--model", default="qwen2.5-1.5b", help="qwen2.5-{0.5b,1.5b,3b,7b} (or 0.5b, 1.5b, 3b, 7b)")
     ap.add_argument("--mbs", type=int, default=4, help="sequences per micro-batch")
     ap.add_argument("--seq", type=int, default=2048, help="tokens per sequence")
     ap.add_argument("--steps", type=int, default=6, help="optimizer steps, warm-up included")
@@ -64,10 +67,10 @@ def single_process_env(port):
 def qwen2_config(model):
     """A transformers Qwen2Config of the preset, sdpa attention, no KV cache."""
     from transformers import Qwen2Config
-    cfg = Qwen2Config(vocab_size=VOCAB, max_position_embeddings=32768, rms_norm_eps=1e-6,
+    shape = {"vocab_size": VOCAB, "tie_word_embeddings": True, **SHAPES[model]}
+    cfg = Qwen2Config(max_position_embeddings=32768, rms_norm_eps=1e-6,
                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
-                      tie_word_embeddings=True, use_cache=False, attn_implementation="sdpa",
-                      **SHAPES[model])
+                      use_cache=False, attn_implementation="sdpa", **shape)
     cfg._attn_implementation = "sdpa"
     return cfg
 

@@ -4,7 +4,8 @@
 # the GPU machine:
 #
 #   bash tools/benchmarks/peers/run_all.sh [--models 1.5b,3b] [--only V,...] [--skip V,...]
-#        [--budget SECONDS] [--checkpointing none|hf|ds] [--zero3 FILE] [--peer-dir DIR] [--list]
+#        [--mbs N] [--seq N] [--budget SECONDS] [--checkpointing none|hf|ds]
+#        [--zero3 FILE] [--peer-dir DIR] [--list]
 #
 # Needs: a zero3 binary (--zero3 FILE, plain or .xz, which is unpacked to
 # /tmp; default ./zero3, else bazel-bin/tools/zero3), and in --peer-dir (default
@@ -66,6 +67,8 @@ while [ $# -gt 0 ]; do
     --skip) SKIP=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --checkpointing) CKPT=$2; shift 2 ;;
+    --mbs) MBS=$2; shift 2 ;;
+    --seq) SEQ=$2; shift 2 ;;
     --zero3) ZERO3=$2; shift 2 ;;
     --peer-dir) PEER_DIR=$2; shift 2 ;;
     --list) list_variants; exit 0 ;;
@@ -79,8 +82,13 @@ for v in ${ONLY//,/ } ${SKIP//,/ }; do
   echo "$VARIANTS" | grep -q "^$v|" || { echo "run_all.sh: no variant '$v' (--list lists them)" >&2; exit 2; }
 done
 for m in ${MODELS//,/ }; do
-  case $m in 0.5b|1.5b|3b) ;; *) echo "run_all.sh: --models takes 0.5b, 1.5b, 3b, not '$m'" >&2; exit 2 ;; esac
+  case $m in 0.5b|1.5b|3b|7b) ;; *) echo "run_all.sh: --models takes 0.5b, 1.5b, 3b, 7b, not '$m'" >&2; exit 2 ;; esac
 done
+for n in "$MBS" "$SEQ"; do
+  case $n in ''|*[!0-9]*|0) echo "run_all.sh: --mbs and --seq take positive integers, not '$n'" >&2; exit 2 ;; esac
+done
+ZERO3_CKPT=()
+[ "$CKPT" != none ] && ZERO3_CKPT=(--gradient-checkpointing)
 
 T0=$SECONDS
 mkdir -p "$OUT"
@@ -216,10 +224,15 @@ run_one() {  # label timeout command...
   return 0
 }
 
-# seconds: the minimum left to start a run, and its timeout (1.5B; 3B takes 1.6x, 0.5B 0.6x)
+# seconds: the minimum left to start a run, and its timeout (1.5B at 4 x 2048
+# tokens; 3B takes 1.6x, 7B 4x, 0.5B 0.6x; the timeout also grows by half the
+# factor by which a micro-batch holds more tokens)
 min_s() { case $1 in zero3) echo 30 ;; fsdp2) echo 45 ;; *) echo 75 ;; esac; }
 max_s() { case $1 in zero3) echo 120 ;; fsdp2) echo 150 ;; *) echo 200 ;; esac; }
-scale() { case $2 in 3b) echo $(($1 * 16 / 10)) ;; 0.5b) echo $(($1 * 6 / 10)) ;; *) echo "$1" ;; esac; }
+TOKENS_X10=$((MBS * SEQ * 10 / 8192))
+[ "$TOKENS_X10" -lt 10 ] && TOKENS_X10=10
+scale() { case $2 in 3b) echo $(($1 * 16 / 10)) ;; 7b) echo $(($1 * 4)) ;; 0.5b) echo $(($1 * 6 / 10)) ;; *) echo "$1" ;; esac; }
+longer() { echo $(($1 * (10 + (TOKENS_X10 - 10) / 2) / 10)); }
 
 port=29600
 for m in ${MODELS//,/ }; do
@@ -236,7 +249,7 @@ for m in ${MODELS//,/ }; do
       fail_line "$label" "$m" "$peer" skipped_budget
       continue
     fi
-    to=$(scale "$(max_s "$kind")" "$m")
+    to=$(longer "$(scale "$(max_s "$kind")" "$m")")
     [ "$to" -gt $((l - 5)) ] && to=$((l - 5))
     before=$(wc -l < "$JL")
     port=$((port + 1))
@@ -252,9 +265,9 @@ for m in ${MODELS//,/ }; do
         # shellcheck disable=SC2086
         run_one "$label" "$to" "$Z" train --backend cuda --model "qwen2.5-$m" --ranks 1 --seq "$SEQ" \
           --data synthetic --steps "$ZERO3_STEPS" --set bf16.enabled=true \
-          --set train_micro_batch_size_per_gpu="$MBS" --metrics "$metrics" $args
+          --set train_micro_batch_size_per_gpu="$MBS" --metrics "$metrics" "${ZERO3_CKPT[@]}" $args
         python3 "$HERE/zero3_record.py" --metrics "$metrics" --label "$label" --model "qwen2.5-$m" \
-          --mbs "$MBS" --seq "$SEQ" --variant "$args" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
+          --mbs "$MBS" --seq "$SEQ" --variant "$args${ZERO3_CKPT[*]:+ ${ZERO3_CKPT[*]}}" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
         ;;
       fsdp2)
         ck=none
