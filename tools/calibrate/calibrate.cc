@@ -712,6 +712,22 @@ absl::Status Calibration::MeasureHostAdam() {
   return absl::OkStatus();
 }
 
+// `text` as comment lines of at most 78 columns (a longer word makes a
+// longer line), indented like the measurements, continuations by 2 more.
+std::string WrapComment(absl::string_view text) {
+  std::string out, line = "#  ";
+  bool line_empty = true;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line_empty && line.size() + 1 + word.size() > 78) {
+      absl::StrAppend(&out, line, "\n");
+      line = "#    ";
+    }
+    absl::StrAppend(&line, " ", word);
+    line_empty = false;
+  }
+  return absl::StrCat(out, line, "\n");
+}
+
 }  // namespace
 
 void ClearInStepAdjustments(sim::HardwareProfile* p) {
@@ -732,13 +748,23 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
   ZR_ASSIGN_OR_RETURN(auto stream, rt.device().CreateStream("calibrate"));
   ZR_ASSIGN_OR_RETURN(auto other, rt.device().CreateStream("calibrate 2"));
   Calibration c(rt, *stream, *other, o, result);
+  auto progress = [&](const std::string& what) {
+    if (o.progress && rt.rank() == 0) o.progress(what);
+  };
   ZR_RETURN_IF_ERROR(c.Init());
+  progress("GEMMs at the models' shapes");
   ZR_RETURN_IF_ERROR(c.MeasureGemms());
+  progress("attention forward and backward");
   ZR_RETURN_IF_ERROR(c.MeasureAttention());
+  progress("memory-bound kernels and launches");
   ZR_RETURN_IF_ERROR(c.MeasureMemoryBound());
+  progress("the launch queue");
   ZR_RETURN_IF_ERROR(c.MeasureLaunchQueue());
+  progress("host-device copies");
   ZR_RETURN_IF_ERROR(c.MeasureCopies());
+  progress("collectives");
   ZR_RETURN_IF_ERROR(c.MeasureCollectives());
+  progress("host AdamW by threads");
   ZR_RETURN_IF_ERROR(c.MeasureHostAdam());
   return result;
 }
@@ -755,7 +781,18 @@ std::string ProfileText(const Result& result) {
       "# copies are cudaMemcpyAsync-style calls on a non-blocking stream;\n"
       "# collectives span all ranks of the run; host AdamW runs the engine's\n"
       "# optimizer. Peaks, capacities and API costs not listed below come\n"
-      "# from the base profile. The measurements:\n#\n";
+      "# from the base profile.\n#\n";
+  if (!result.fit_notes.empty()) {
+    absl::StrAppend(&header,
+                    "# Fitted from training steps on the same machine (zero3 "
+                    "calibrate's\n# in-step fit: op timing of each kind of "
+                    "operation against the\n# isolated figures below):\n#\n");
+    for (const std::string& note : result.fit_notes) {
+      absl::StrAppend(&header, WrapComment(note));
+    }
+    absl::StrAppend(&header, "#\n");
+  }
+  absl::StrAppend(&header, "# The measurements:\n#\n");
   for (absl::string_view line : absl::StrSplit(result.report, '\n')) {
     if (!line.empty()) absl::StrAppend(&header, "#   ", line, "\n");
   }

@@ -1,0 +1,460 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/calibrate/in_step_fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/util/status_macros.h"
+#include "tools/calibrate/op_class.h"
+#include "tools/whatif/whatif.h"
+
+namespace zero3 {
+namespace calibrate {
+namespace {
+
+// The fitted classes, in the order they are judged.
+constexpr std::array<OpClass, 6> kFitted = {
+    OpClass::kGemm,      OpClass::kAttention, OpClass::kElementwise,
+    OpClass::kOptimizer, OpClass::kHostAdam,  OpClass::kStridedCopy};
+using Figures = std::array<double, kFitted.size()>;
+constexpr int kClasses = static_cast<int>(OpClass::kOther) + 1;
+using ClassMs = std::array<double, kClasses>;
+using Use = std::array<bool, kFitted.size()>;
+constexpr const char* kPhases[] = {"FWD", "BWD", "STEP"};
+// A figure is kept when leaving it out raises the held-out mean absolute
+// error by more than this (0.01 percentage points).
+constexpr double kMinGain = 1e-4;
+
+int Index(OpClass c) { return static_cast<int>(c); }
+
+// Whether a class's figure is a rate (time falls as it grows) rather than
+// a factor on time.
+bool IsRate(OpClass c) {
+  return c == OpClass::kHostAdam || c == OpClass::kStridedCopy;
+}
+
+// Device (or host task) time per step of each class.
+ClassMs TimesByClass(const std::vector<runtime::OpTiming>& ops, int steps) {
+  ClassMs ms{};
+  for (const runtime::OpTiming& op : ops) {
+    ms[Index(ClassifyOp(op.stream, op.label))] +=
+        (op.end_ns - op.start_ns) / 1e6 / std::max(1, steps);
+  }
+  return ms;
+}
+
+// The profile's field each class's figure sets.
+std::string FieldOf(OpClass c) {
+  switch (c) {
+    case OpClass::kGemm:
+      return "gpu.gemm_in_step_factor";
+    case OpClass::kAttention:
+      return "gpu.attention_in_step_factor";
+    case OpClass::kElementwise:
+      return "gpu.elementwise_in_step_factor";
+    case OpClass::kOptimizer:
+      return "gpu.optimizer_in_step_factor";
+    case OpClass::kStridedCopy:
+      return "gpu.copy2d_gbps";
+    default:
+      return "host.memory_bandwidth_*";
+  }
+}
+
+// Scales every host memory bandwidth figure of `h` by `f`.
+void ScaleHostBandwidth(double f, sim::HostProfile* h) {
+  h->set_memory_bandwidth_gbps_per_rank(h->memory_bandwidth_gbps_per_rank() *
+                                        f);
+  h->set_memory_bandwidth_gbps_per_thread(
+      h->memory_bandwidth_gbps_per_thread() * f);
+  if (h->has_memory_bandwidth_gbps_per_node()) {
+    h->set_memory_bandwidth_gbps_per_node(h->memory_bandwidth_gbps_per_node() *
+                                          f);
+  }
+  for (sim::CurvePoint& p : *h->mutable_memory_bandwidth_by_threads()) {
+    p.set_value(p.value() * f);
+  }
+}
+
+// `isolated` with the figures of the classes in `use`: kernel classes'
+// factors multiply device time, the host's multiplies its bandwidth, the
+// strided copies' is their rate.
+sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
+                                 const Figures& f, const Use& use) {
+  sim::HardwareProfile p = isolated;
+  sim::GpuProfile* g = p.mutable_gpu();
+  if (use[0]) g->set_gemm_in_step_factor(f[0]);
+  if (use[1]) g->set_attention_in_step_factor(f[1]);
+  if (use[2]) g->set_elementwise_in_step_factor(f[2]);
+  if (use[3]) g->set_optimizer_in_step_factor(f[3]);
+  if (use[4]) ScaleHostBandwidth(f[4], p.mutable_host());
+  if (use[5]) g->set_copy2d_gbps(f[5]);
+  return p;
+}
+
+// Simulates `steps` steps of `c` on `profile`: the last step's phases and
+// operations.
+absl::StatusOr<MeasuredStep> Simulate(const sim::HardwareProfile& profile,
+                                      const StepCase& c, int steps) {
+  whatif::StepInput in;
+  in.profile = profile;
+  in.spec = c.spec;
+  in.options = c.options;
+  in.gpus = c.gpus;
+  in.steps = steps;
+  in.op_timings = true;
+  ZR_ASSIGN_OR_RETURN(whatif::VariantResult r, whatif::SimulateStep(in));
+  MeasuredStep m;
+  m.fwd_ms = r.metrics.fwd_ms;
+  m.bwd_ms = r.metrics.bwd_ms;
+  m.step_ms = r.metrics.step_ms;
+  m.ops = std::move(r.ops);
+  m.op_steps = 1;
+  return m;
+}
+
+std::array<double, 3> Phases(const MeasuredStep& m) {
+  return {m.fwd_ms, m.bwd_ms, m.step_ms};
+}
+
+std::string BatchName(std::pair<int64_t, int64_t> b) {
+  return absl::StrCat(b.first, "x", b.second);
+}
+
+// One fit, with the measurements it came from.
+class Fit {
+ public:
+  Fit(const sim::HardwareProfile& isolated, const std::vector<StepCase>& cases,
+      const FitOptions& o)
+      : isolated_(isolated), cases_(cases), o_(o) {}
+
+  absl::Status Measure(const StepRunner& run);
+  absl::Status FitFigures();
+  absl::Status Judge();
+  FitResult Finish();
+
+ private:
+  void Progress(const std::string& line) {
+    if (o_.progress) o_.progress(line);
+  }
+  // Mean absolute relative error of the held-out phases under `profile`,
+  // and each case's predicted phases.
+  absl::StatusOr<double> HeldOutError(const sim::HardwareProfile& profile,
+                                      std::vector<MeasuredStep>* predictions);
+  std::string FitCaseNames() const;
+  std::string HeldOutNames() const;
+  std::string PhaseTable(const std::vector<MeasuredStep>& before,
+                         const std::vector<MeasuredStep>& after) const;
+
+  const sim::HardwareProfile& isolated_;
+  const std::vector<StepCase>& cases_;
+  const FitOptions& o_;
+  std::vector<MeasuredStep> measured_;
+  Figures figure_{1, 1, 1, 1, 1, 1};
+  std::array<bool, kFitted.size()> fitted_{};
+  ClassMs measured_ms_{}, isolated_ms_{};  // over the fit cases
+  Use kept_{};
+  std::array<std::string, kFitted.size()> verdict_;
+  std::string report_;
+};
+
+absl::Status Fit::Measure(const StepRunner& run) {
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    Progress(absl::StrFormat(
+        "training steps: %s on %d GPU(s), %d steps (%d/%d)", cases_[i].name,
+        cases_[i].gpus, o_.steps, i + 1, cases_.size()));
+    ZR_ASSIGN_OR_RETURN(MeasuredStep m, run(cases_[i], o_.steps));
+    measured_.push_back(std::move(m));
+  }
+  return absl::OkStatus();
+}
+
+// Three rounds: the ratio against the isolated prediction, then twice
+// refined by the secant through the last two predictions (time is not
+// quite proportional to a figure: kernels at the shortest kernel's time,
+// fixed costs of copies and host tasks). Strided copies, which
+// the isolated figures run on the SMs, start in the second round at the
+// rate of a memory-bound kernel on a copy engine.
+absl::Status Fit::FitFigures() {
+  Progress("fitting the in-step figures on the simulator");
+  const size_t copy = kFitted.size() - 1;
+  figure_[copy] =
+      isolated_.gpu().hbm_bandwidth_gbps() * isolated_.gpu().hbm_efficiency();
+  Figures last_x{}, last_pred{};
+  for (int round = 0; round < 3; ++round) {
+    Use use = {true, true, true, true, true, true};
+    use[copy] = round > 0;
+    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use);
+    ClassMs meas{}, pred{};
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      if (cases_[i].held_out) continue;
+      ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
+                          Simulate(p, cases_[i], o_.steps));
+      const ClassMs m = TimesByClass(measured_[i].ops, measured_[i].op_steps);
+      const ClassMs q = TimesByClass(pr.ops, pr.op_steps);
+      for (int c = 0; c < kClasses; ++c) {
+        meas[c] += m[c];
+        pred[c] += q[c];
+      }
+    }
+    if (round == 0) {
+      measured_ms_ = meas;
+      isolated_ms_ = pred;
+    }
+    for (size_t k = 0; k < kFitted.size(); ++k) {
+      const int c = Index(kFitted[k]);
+      if (!use[k] || meas[c] <= 0 || pred[c] <= 0) continue;
+      const bool rate = IsRate(kFitted[k]);
+      // x scales the class's time: the factor, or the rate's inverse.
+      const double x = rate ? 1 / figure_[k] : figure_[k];
+      double next = x * meas[c] / pred[c];
+      if (fitted_[k] && x != last_x[k] && pred[c] != last_pred[k]) {
+        // Time is about a + b x (fixed costs besides): the secant.
+        const double slope = (pred[c] - last_pred[k]) / (x - last_x[k]);
+        if (slope > 0) next = x + (meas[c] - pred[c]) / slope;
+      }
+      if (next <= 0) next = x * meas[c] / pred[c];
+      last_x[k] = x;
+      last_pred[k] = pred[c];
+      fitted_[k] = true;
+      figure_[k] = rate ? 1 / next : next;
+    }
+  }
+  for (size_t k = 0; k < kFitted.size(); ++k) {
+    const int c = Index(kFitted[k]);
+    if (!fitted_[k]) {
+      absl::StrAppendFormat(&report_,
+                            "in step: %-11s no operations in the "
+                            "fit cases; not fitted\n",
+                            OpClassName(kFitted[k]));
+      continue;
+    }
+    absl::StrAppendFormat(
+        &report_,
+        "in step: %-11s %9.2f ms measured, %9.2f ms from the isolated "
+        "figures: %s %.3f\n",
+        OpClassName(kFitted[k]), measured_ms_[c], isolated_ms_[c],
+        kFitted[k] == OpClass::kHostAdam      ? "rate x"
+        : kFitted[k] == OpClass::kStridedCopy ? "GB/s"
+                                              : "factor",
+        figure_[k]);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> Fit::HeldOutError(
+    const sim::HardwareProfile& profile,
+    std::vector<MeasuredStep>* predictions) {
+  double sum = 0;
+  int n = 0;
+  predictions->clear();
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    if (!cases_[i].held_out) continue;
+    ZR_ASSIGN_OR_RETURN(MeasuredStep p, Simulate(profile, cases_[i], o_.steps));
+    const std::array<double, 3> meas = Phases(measured_[i]);
+    const std::array<double, 3> pred = Phases(p);
+    for (int ph = 0; ph < 3; ++ph) {
+      if (meas[ph] <= 0) continue;
+      sum += std::abs(pred[ph] - meas[ph]) / meas[ph];
+      ++n;
+    }
+    predictions->push_back(std::move(p));
+  }
+  return n > 0 ? sum / n : 0.0;
+}
+
+// Starts from every fitted figure and drops, one at a time, each whose
+// removal does not raise the held-out error (the figures act together: a
+// slower GEMM alone can move a phase away from the measurement that the
+// GEMM and the elementwise factor together reproduce).
+absl::Status Fit::Judge() {
+  const bool any_held_out =
+      std::any_of(cases_.begin(), cases_.end(),
+                  [](const StepCase& c) { return c.held_out; });
+  kept_ = fitted_;
+  if (!any_held_out) {
+    for (size_t k = 0; k < kFitted.size(); ++k) {
+      verdict_[k] = "no held-out case to judge it: kept";
+    }
+    return absl::OkStatus();
+  }
+  Progress(absl::StrCat("judging on the held-out cases: ", HeldOutNames()));
+  std::vector<MeasuredStep> before, after, ignored;
+  ZR_ASSIGN_OR_RETURN(const double base, HeldOutError(isolated_, &before));
+  ZR_ASSIGN_OR_RETURN(
+      double current,
+      HeldOutError(WithFigures(isolated_, figure_, kept_), &ignored));
+  const double all = current;
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (size_t k = 0; k < kFitted.size(); ++k) {
+      if (!kept_[k]) continue;
+      Use without = kept_;
+      without[k] = false;
+      ZR_ASSIGN_OR_RETURN(
+          const double e,
+          HeldOutError(WithFigures(isolated_, figure_, without), &ignored));
+      verdict_[k] = absl::StrFormat(
+          "held-out error %.2f%% with it, %.2f%% without: %s", 100 * current,
+          100 * e, e <= current + kMinGain ? "dropped" : "kept");
+      if (e <= current + kMinGain) {
+        kept_[k] = false;
+        current = e;
+        dropped = true;
+      }
+    }
+  }
+  ZR_ASSIGN_OR_RETURN(
+      const double final_error,
+      HeldOutError(WithFigures(isolated_, figure_, kept_), &after));
+  absl::StrAppend(&report_, PhaseTable(before, after));
+  absl::StrAppendFormat(&report_,
+                        "held-out mean |error|: %.2f%% with the isolated "
+                        "figures, %.2f%% with every fitted one, %.2f%% with "
+                        "the kept ones\n",
+                        100 * base, 100 * all, 100 * final_error);
+  return absl::OkStatus();
+}
+
+std::string Fit::PhaseTable(const std::vector<MeasuredStep>& before,
+                            const std::vector<MeasuredStep>& after) const {
+  std::string t = absl::StrFormat(
+      "held-out %-30s %-5s %11s %11s %8s %11s %8s\n", "case", "phase",
+      "measured ms", "isolated ms", "error", "fitted ms", "error");
+  size_t j = 0;
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    if (!cases_[i].held_out) continue;
+    const std::array<double, 3> meas = Phases(measured_[i]);
+    const std::array<double, 3> was = Phases(before[j]);
+    const std::array<double, 3> now = Phases(after[j]);
+    for (int ph = 0; ph < 3; ++ph) {
+      auto err = [&](double p) {
+        return meas[ph] > 0 ? absl::StrFormat("%+7.1f%%",
+                                              100 * (p - meas[ph]) / meas[ph])
+                            : std::string("       -");
+      };
+      absl::StrAppendFormat(&t,
+                            "held-out %-30s %-5s %11.2f %11.2f %s %11.2f %s\n",
+                            cases_[i].name, kPhases[ph], meas[ph], was[ph],
+                            err(was[ph]), now[ph], err(now[ph]));
+    }
+    ++j;
+  }
+  return t;
+}
+
+std::string Fit::FitCaseNames() const {
+  std::vector<std::string> names;
+  for (const StepCase& c : cases_) {
+    if (!c.held_out) names.push_back(c.name);
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+std::string Fit::HeldOutNames() const {
+  std::vector<std::string> names;
+  for (const StepCase& c : cases_) {
+    if (c.held_out) names.push_back(c.name);
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+FitResult Fit::Finish() {
+  FitResult r;
+  r.profile = WithFigures(isolated_, figure_, kept_);
+  int gpus = 1;
+  for (const StepCase& c : cases_) gpus = c.gpus;
+  const std::string from = absl::StrFormat("steps 2..%d of %s on %d GPU(s)",
+                                           o_.steps, FitCaseNames(), gpus);
+  std::vector<std::string> kept_names;
+  for (size_t k = 0; k < kFitted.size(); ++k) {
+    if (!fitted_[k]) continue;
+    const int c = Index(kFitted[k]);
+    const bool host = kFitted[k] == OpClass::kHostAdam;
+    const bool copy = kFitted[k] == OpClass::kStridedCopy;
+    absl::StrAppendFormat(&report_, "in step: %s %.3f: %s\n",
+                          FieldOf(kFitted[k]), figure_[k], verdict_[k]);
+    if (!kept_[k]) continue;
+    kept_names.push_back(FieldOf(kFitted[k]));
+    r.notes.push_back(absl::StrFormat(
+        "%s %s %.3f: %s time per step in %s, %.2f ms measured (op timing) "
+        "against %.2f ms from the isolated figures%s; %s",
+        FieldOf(kFitted[k]), host ? "scaled by" : "=", figure_[k],
+        OpClassName(kFitted[k]), from, measured_ms_[c], isolated_ms_[c],
+        host   ? " (the host AdamW's in-step rate over its isolated one)"
+        : copy ? " (an SM copy there; here a copy engine's rate)"
+               : "",
+        verdict_[k]));
+  }
+  if (gpus == 1 && !kept_names.empty()) {
+    r.notes.push_back(
+        "the in-step factors were fitted on one GPU (no NCCL kernels beside "
+        "them); gpu.single_gpu_in_step_scale stays 1");
+  }
+  absl::StrAppendFormat(&report_, "in step: kept %s\n",
+                        kept_names.empty() ? std::string("none")
+                                           : absl::StrJoin(kept_names, ", "));
+  r.report = std::move(report_);
+  return r;
+}
+
+}  // namespace
+
+std::vector<StepCase> DefaultCases(
+    const model::ModelSpec& spec,
+    const std::vector<std::pair<int64_t, int64_t>>& fit_batches,
+    const std::vector<std::pair<int64_t, int64_t>>& held_out_batches,
+    int gpus) {
+  std::vector<StepCase> cases;
+  auto add = [&](std::pair<int64_t, int64_t> b, bool held_out) {
+    for (bool offload : {false, true}) {
+      StepCase c;
+      c.name = absl::StrCat(spec.name(), " ", BatchName(b),
+                            offload ? " pinned" : " none");
+      c.spec = spec;
+      c.options.dtype = kernels::DType::kBF16;
+      c.options.micro_batch = b.first;
+      c.options.seq = b.second;
+      c.options.offload_optimizer = offload;
+      c.options.optimizer_pin_memory = true;
+      c.options.grad_offload = zero::GradOffload::kAsync;
+      c.gpus = gpus;
+      c.held_out = held_out;
+      cases.push_back(std::move(c));
+    }
+  };
+  for (const auto& b : fit_batches) add(b, false);
+  for (const auto& b : held_out_batches) add(b, true);
+  return cases;
+}
+
+absl::StatusOr<FitResult> FitInStep(const sim::HardwareProfile& isolated,
+                                    const std::vector<StepCase>& cases,
+                                    const StepRunner& run,
+                                    const FitOptions& options) {
+  if (options.steps < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the in-step fit needs at least 2 steps per case (the first is not "
+        "timed), got ",
+        options.steps));
+  }
+  Fit fit(isolated, cases, options);
+  ZR_RETURN_IF_ERROR(fit.Measure(run));
+  ZR_RETURN_IF_ERROR(fit.FitFigures());
+  ZR_RETURN_IF_ERROR(fit.Judge());
+  return fit.Finish();
+}
+
+StepRunner SimulatedStepRunner(const sim::HardwareProfile& profile) {
+  return [profile](const StepCase& c, int steps) {
+    return Simulate(profile, c, steps);
+  };
+}
+
+}  // namespace calibrate
+}  // namespace zero3
