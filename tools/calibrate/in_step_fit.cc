@@ -21,10 +21,19 @@ namespace {
 constexpr std::array<OpClass, 6> kFitted = {
     OpClass::kGemm,      OpClass::kAttention, OpClass::kElementwise,
     OpClass::kOptimizer, OpClass::kHostAdam,  OpClass::kStridedCopy};
-using Figures = std::array<double, kFitted.size()>;
+// The figures: one per fitted class, then the one-GPU scale.
+constexpr int kFigures = kFitted.size() + 1;
+constexpr int kHost = 4, kCopy = 5, kScale = 6;
+using Figures = std::array<double, kFigures>;
+using Use = std::array<bool, kFigures>;
+// The field each figure sets.
+constexpr const char* kFields[kFigures] = {
+    "gpu.gemm_in_step_factor",        "gpu.attention_in_step_factor",
+    "gpu.elementwise_in_step_factor", "gpu.optimizer_in_step_factor",
+    "host.memory_bandwidth_*",        "gpu.copy2d_gbps",
+    "gpu.single_gpu_in_step_scale"};
 constexpr int kClasses = static_cast<int>(OpClass::kOther) + 1;
 using ClassMs = std::array<double, kClasses>;
-using Use = std::array<bool, kFitted.size()>;
 constexpr const char* kPhases[] = {"FWD", "BWD", "STEP"};
 // A figure is kept when leaving it out raises the held-out mean absolute
 // error by more than this (0.01 percentage points).
@@ -48,22 +57,18 @@ ClassMs TimesByClass(const std::vector<runtime::OpTiming>& ops, int steps) {
   return ms;
 }
 
-// The profile's field each class's figure sets.
-std::string FieldOf(OpClass c) {
-  switch (c) {
-    case OpClass::kGemm:
-      return "gpu.gemm_in_step_factor";
-    case OpClass::kAttention:
-      return "gpu.attention_in_step_factor";
-    case OpClass::kElementwise:
-      return "gpu.elementwise_in_step_factor";
-    case OpClass::kOptimizer:
-      return "gpu.optimizer_in_step_factor";
-    case OpClass::kStridedCopy:
-      return "gpu.copy2d_gbps";
-    default:
-      return "host.memory_bandwidth_*";
+// The next value of x, a figure that time grows with (a factor, or a
+// rate's inverse), that makes `pred` `meas`: the ratio, or where an earlier
+// round predicted at another x, the secant (time is about a + b x: kernels
+// at the shortest kernel's time, fixed costs of copies and host tasks).
+double NextX(double x, double meas, double pred, bool have_last, double last_x,
+             double last_pred) {
+  double next = x * meas / pred;
+  if (have_last && x != last_x && pred != last_pred) {
+    const double slope = (pred - last_pred) / (x - last_x);
+    if (slope > 0) next = x + (meas - pred) / slope;
   }
+  return next > 0 ? next : x * meas / pred;
 }
 
 // Scales every host memory bandwidth figure of `h` by `f`.
@@ -81,9 +86,10 @@ void ScaleHostBandwidth(double f, sim::HostProfile* h) {
   }
 }
 
-// `isolated` with the figures of the classes in `use`: kernel classes'
-// factors multiply device time, the host's multiplies its bandwidth, the
-// strided copies' is their rate.
+// `isolated` with the figures in `use`: kernel classes' factors multiply
+// device time, the host's multiplies its bandwidth, the strided copies' is
+// their rate, and the one-GPU scale multiplies the kernel factors on one
+// GPU.
 sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
                                  const Figures& f, const Use& use) {
   sim::HardwareProfile p = isolated;
@@ -94,6 +100,7 @@ sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
   if (use[3]) g->set_optimizer_in_step_factor(f[3]);
   if (use[4]) ScaleHostBandwidth(f[4], p.mutable_host());
   if (use[5]) g->set_copy2d_gbps(f[5]);
+  if (use[6]) g->set_single_gpu_in_step_scale(f[6]);
   return p;
 }
 
@@ -131,10 +138,13 @@ class Fit {
  public:
   Fit(const sim::HardwareProfile& isolated, const std::vector<StepCase>& cases,
       const FitOptions& o)
-      : isolated_(isolated), cases_(cases), o_(o) {}
+      : isolated_(isolated), cases_(cases), o_(o) {
+    for (const StepCase& c : cases) gpus_ = std::max(gpus_, c.gpus);
+  }
 
   absl::Status Measure(const StepRunner& run);
   absl::Status FitFigures();
+  absl::Status FitOneGpuScale();
   absl::Status Judge();
   FitResult Finish();
 
@@ -142,11 +152,16 @@ class Fit {
   void Progress(const std::string& line) {
     if (o_.progress) o_.progress(line);
   }
+  // A one-GPU case of a fit on several GPUs: it fits the one-GPU scale.
+  bool Solo(const StepCase& c) const { return gpus_ > 1 && c.gpus == 1; }
+  // How figure `k` was obtained, for the profile's header.
+  std::string HowObtained(int k, const std::string& from) const;
   // Mean absolute relative error of the held-out phases under `profile`,
   // and each case's predicted phases.
   absl::StatusOr<double> HeldOutError(const sim::HardwareProfile& profile,
                                       std::vector<MeasuredStep>* predictions);
-  std::string FitCaseNames() const;
+  // The fit cases of several GPUs, or with `solo` those of one.
+  std::string FitCaseNames(bool solo) const;
   std::string HeldOutNames() const;
   std::string PhaseTable(const std::vector<MeasuredStep>& before,
                          const std::vector<MeasuredStep>& after) const;
@@ -155,11 +170,15 @@ class Fit {
   const std::vector<StepCase>& cases_;
   const FitOptions& o_;
   std::vector<MeasuredStep> measured_;
-  Figures figure_{1, 1, 1, 1, 1, 1};
-  std::array<bool, kFitted.size()> fitted_{};
+  int gpus_ = 1;  // of the fit: its most GPUs
+  Figures figure_{1, 1, 1, 1, 1, 1, 1};
+  Use fitted_{};
   ClassMs measured_ms_{}, isolated_ms_{};  // over the fit cases
+  // GEMM, attention and elementwise time of the one-GPU fit cases, and as
+  // the kernel factors of several GPUs predict it.
+  double solo_measured_ms_ = 0, solo_predicted_ms_ = 0;
   Use kept_{};
-  std::array<std::string, kFitted.size()> verdict_;
+  std::array<std::string, kFigures> verdict_;
   std::string report_;
 };
 
@@ -174,25 +193,22 @@ absl::Status Fit::Measure(const StepRunner& run) {
   return absl::OkStatus();
 }
 
-// Three rounds: the ratio against the isolated prediction, then twice
-// refined by the secant through the last two predictions (time is not
-// quite proportional to a figure: kernels at the shortest kernel's time,
-// fixed costs of copies and host tasks). Strided copies, which
+// Three rounds on the fit cases of the most GPUs: the ratio against the
+// isolated prediction, then twice refined (NextX). Strided copies, which
 // the isolated figures run on the SMs, start in the second round at the
 // rate of a memory-bound kernel on a copy engine.
 absl::Status Fit::FitFigures() {
   Progress("fitting the in-step figures on the simulator");
-  const size_t copy = kFitted.size() - 1;
-  figure_[copy] =
+  figure_[kCopy] =
       isolated_.gpu().hbm_bandwidth_gbps() * isolated_.gpu().hbm_efficiency();
   Figures last_x{}, last_pred{};
   for (int round = 0; round < 3; ++round) {
-    Use use = {true, true, true, true, true, true};
-    use[copy] = round > 0;
+    Use use = {true, true, true, true, true, true, false};
+    use[kCopy] = round > 0;
     const sim::HardwareProfile p = WithFigures(isolated_, figure_, use);
     ClassMs meas{}, pred{};
     for (size_t i = 0; i < cases_.size(); ++i) {
-      if (cases_[i].held_out) continue;
+      if (cases_[i].held_out || Solo(cases_[i])) continue;
       ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
                           Simulate(p, cases_[i], o_.steps));
       const ClassMs m = TimesByClass(measured_[i].ops, measured_[i].op_steps);
@@ -210,15 +226,9 @@ absl::Status Fit::FitFigures() {
       const int c = Index(kFitted[k]);
       if (!use[k] || meas[c] <= 0 || pred[c] <= 0) continue;
       const bool rate = IsRate(kFitted[k]);
-      // x scales the class's time: the factor, or the rate's inverse.
       const double x = rate ? 1 / figure_[k] : figure_[k];
-      double next = x * meas[c] / pred[c];
-      if (fitted_[k] && x != last_x[k] && pred[c] != last_pred[k]) {
-        // Time is about a + b x (fixed costs besides): the secant.
-        const double slope = (pred[c] - last_pred[k]) / (x - last_x[k]);
-        if (slope > 0) next = x + (meas[c] - pred[c]) / slope;
-      }
-      if (next <= 0) next = x * meas[c] / pred[c];
+      const double next =
+          NextX(x, meas[c], pred[c], fitted_[k], last_x[k], last_pred[k]);
       last_x[k] = x;
       last_pred[k] = pred[c];
       fitted_[k] = true;
@@ -244,6 +254,52 @@ absl::Status Fit::FitFigures() {
                                               : "factor",
         figure_[k]);
   }
+  return absl::OkStatus();
+}
+
+// With the fit cases of several GPUs done: the scale that makes the one-GPU
+// fit cases' GEMM, attention and elementwise time what was measured, in
+// three rounds (NextX).
+absl::Status Fit::FitOneGpuScale() {
+  if (std::none_of(cases_.begin(), cases_.end(),
+                   [&](const StepCase& c) { return Solo(c) && !c.held_out; })) {
+    return absl::OkStatus();
+  }
+  Progress("fitting the one-GPU scale on the simulator");
+  Use use = fitted_;
+  use[kScale] = true;
+  double last_x = 0, last_pred = 0;
+  for (int round = 0; round < 3; ++round) {
+    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use);
+    double meas = 0, pred = 0;
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      if (cases_[i].held_out || !Solo(cases_[i])) continue;
+      ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
+                          Simulate(p, cases_[i], o_.steps));
+      const ClassMs m = TimesByClass(measured_[i].ops, measured_[i].op_steps);
+      const ClassMs q = TimesByClass(pr.ops, pr.op_steps);
+      for (OpClass c :
+           {OpClass::kGemm, OpClass::kAttention, OpClass::kElementwise}) {
+        meas += m[Index(c)];
+        pred += q[Index(c)];
+      }
+    }
+    if (meas <= 0 || pred <= 0) return absl::OkStatus();
+    if (round == 0) {
+      solo_measured_ms_ = meas;
+      solo_predicted_ms_ = pred;
+    }
+    const double x = figure_[kScale];
+    figure_[kScale] = NextX(x, meas, pred, round > 0, last_x, last_pred);
+    last_x = x;
+    last_pred = pred;
+  }
+  fitted_[kScale] = true;
+  absl::StrAppendFormat(
+      &report_,
+      "in step: one GPU   %9.2f ms measured, %9.2f ms from the factors of "
+      "%d GPUs: scale %.3f\n",
+      solo_measured_ms_, solo_predicted_ms_, gpus_, figure_[kScale]);
   return absl::OkStatus();
 }
 
@@ -278,7 +334,7 @@ absl::Status Fit::Judge() {
                   [](const StepCase& c) { return c.held_out; });
   kept_ = fitted_;
   if (!any_held_out) {
-    for (size_t k = 0; k < kFitted.size(); ++k) {
+    for (int k = 0; k < kFigures; ++k) {
       verdict_[k] = "no held-out case to judge it: kept";
     }
     return absl::OkStatus();
@@ -292,7 +348,7 @@ absl::Status Fit::Judge() {
   const double all = current;
   for (bool dropped = true; dropped;) {
     dropped = false;
-    for (size_t k = 0; k < kFitted.size(); ++k) {
+    for (int k = 0; k < kFigures; ++k) {
       if (!kept_[k]) continue;
       Use without = kept_;
       without[k] = false;
@@ -324,7 +380,7 @@ absl::Status Fit::Judge() {
 std::string Fit::PhaseTable(const std::vector<MeasuredStep>& before,
                             const std::vector<MeasuredStep>& after) const {
   std::string t = absl::StrFormat(
-      "held-out %-30s %-5s %11s %11s %8s %11s %8s\n", "case", "phase",
+      "held-out %-36s %-5s %11s %11s %8s %11s %8s\n", "case", "phase",
       "measured ms", "isolated ms", "error", "fitted ms", "error");
   size_t j = 0;
   for (size_t i = 0; i < cases_.size(); ++i) {
@@ -339,7 +395,7 @@ std::string Fit::PhaseTable(const std::vector<MeasuredStep>& before,
                             : std::string("       -");
       };
       absl::StrAppendFormat(&t,
-                            "held-out %-30s %-5s %11.2f %11.2f %s %11.2f %s\n",
+                            "held-out %-36s %-5s %11.2f %11.2f %s %11.2f %s\n",
                             cases_[i].name, kPhases[ph], meas[ph], was[ph],
                             err(was[ph]), now[ph], err(now[ph]));
     }
@@ -348,10 +404,10 @@ std::string Fit::PhaseTable(const std::vector<MeasuredStep>& before,
   return t;
 }
 
-std::string Fit::FitCaseNames() const {
+std::string Fit::FitCaseNames(bool solo) const {
   std::vector<std::string> names;
   for (const StepCase& c : cases_) {
-    if (!c.held_out) names.push_back(c.name);
+    if (!c.held_out && Solo(c) == solo) names.push_back(c.name);
   }
   return absl::StrJoin(names, ", ");
 }
@@ -364,34 +420,42 @@ std::string Fit::HeldOutNames() const {
   return absl::StrJoin(names, ", ");
 }
 
+std::string Fit::HowObtained(int k, const std::string& from) const {
+  if (k == kScale) {
+    return absl::StrFormat(
+        "GEMM, attention and elementwise time per step on one GPU (%s), "
+        "%.2f ms measured (op timing) against %.2f ms from the factors of %d "
+        "GPUs",
+        from, solo_measured_ms_, solo_predicted_ms_, gpus_);
+  }
+  const int c = Index(kFitted[k]);
+  return absl::StrFormat(
+      "%s time per step in %s, %.2f ms measured (op timing) against %.2f ms "
+      "from the isolated figures%s",
+      OpClassName(kFitted[k]), from, measured_ms_[c], isolated_ms_[c],
+      k == kHost   ? " (the host AdamW's in-step rate over its isolated one)"
+      : k == kCopy ? " (an SM copy there; here a copy engine's rate)"
+                   : "");
+}
+
 FitResult Fit::Finish() {
   FitResult r;
   r.profile = WithFigures(isolated_, figure_, kept_);
-  int gpus = 1;
-  for (const StepCase& c : cases_) gpus = c.gpus;
-  const std::string from = absl::StrFormat("steps 2..%d of %s on %d GPU(s)",
-                                           o_.steps, FitCaseNames(), gpus);
   std::vector<std::string> kept_names;
-  for (size_t k = 0; k < kFitted.size(); ++k) {
+  for (int k = 0; k < kFigures; ++k) {
     if (!fitted_[k]) continue;
-    const int c = Index(kFitted[k]);
-    const bool host = kFitted[k] == OpClass::kHostAdam;
-    const bool copy = kFitted[k] == OpClass::kStridedCopy;
-    absl::StrAppendFormat(&report_, "in step: %s %.3f: %s\n",
-                          FieldOf(kFitted[k]), figure_[k], verdict_[k]);
+    absl::StrAppendFormat(&report_, "in step: %s %.3f: %s\n", kFields[k],
+                          figure_[k], verdict_[k]);
     if (!kept_[k]) continue;
-    kept_names.push_back(FieldOf(kFitted[k]));
+    kept_names.push_back(kFields[k]);
+    const std::string from = absl::StrFormat(
+        "steps 2..%d of %s on %d GPU(s)", o_.steps,
+        FitCaseNames(/*solo=*/k == kScale), k == kScale ? 1 : gpus_);
     r.notes.push_back(absl::StrFormat(
-        "%s %s %.3f: %s time per step in %s, %.2f ms measured (op timing) "
-        "against %.2f ms from the isolated figures%s; %s",
-        FieldOf(kFitted[k]), host ? "scaled by" : "=", figure_[k],
-        OpClassName(kFitted[k]), from, measured_ms_[c], isolated_ms_[c],
-        host   ? " (the host AdamW's in-step rate over its isolated one)"
-        : copy ? " (an SM copy there; here a copy engine's rate)"
-               : "",
-        verdict_[k]));
+        "%s %s %.3f: %s; %s", kFields[k], k == kHost ? "scaled by" : "=",
+        figure_[k], HowObtained(k, from), verdict_[k]));
   }
-  if (gpus == 1 && !kept_names.empty()) {
+  if (gpus_ == 1 && !kept_names.empty()) {
     r.notes.push_back(
         "the in-step factors were fitted on one GPU (no NCCL kernels beside "
         "them); gpu.single_gpu_in_step_scale stays 1");
@@ -430,6 +494,19 @@ std::vector<StepCase> DefaultCases(
   };
   for (const auto& b : fit_batches) add(b, false);
   for (const auto& b : held_out_batches) add(b, true);
+  if (gpus > 1) {
+    // The first fitted and held-out micro-batches on one GPU, optimizer on
+    // the device: the one-GPU scale.
+    for (size_t i = 0; i < 2; ++i) {
+      const auto& batches = i == 0 ? fit_batches : held_out_batches;
+      if (batches.empty()) continue;
+      StepCase c = cases[i == 0 ? 0 : 2 * fit_batches.size()];
+      c.name =
+          absl::StrCat(spec.name(), " ", BatchName(batches[0]), " none, 1 GPU");
+      c.gpus = 1;
+      cases.push_back(std::move(c));
+    }
+  }
   return cases;
 }
 
@@ -446,6 +523,7 @@ absl::StatusOr<FitResult> FitInStep(const sim::HardwareProfile& isolated,
   Fit fit(isolated, cases, options);
   ZR_RETURN_IF_ERROR(fit.Measure(run));
   ZR_RETURN_IF_ERROR(fit.FitFigures());
+  ZR_RETURN_IF_ERROR(fit.FitOneGpuScale());
   ZR_RETURN_IF_ERROR(fit.Judge());
   return fit.Finish();
 }

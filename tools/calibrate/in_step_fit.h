@@ -11,9 +11,12 @@
 // measured to predicted time summed over the class's operations of the fit
 // cases (a time-weighted ratio, refined once against the prediction with
 // the first fit): gpu.gemm_in_step_factor, attention_in_step_factor,
-// elementwise_in_step_factor, optimizer_in_step_factor, and the host's
-// memory bandwidth figures (scaled by the host AdamW's in-step rate over
-// its isolated one).
+// elementwise_in_step_factor, optimizer_in_step_factor, copy2d_gbps (the
+// gradient reducer's strided copies), and the host's memory bandwidth
+// figures (scaled by the host AdamW's in-step rate over its isolated one).
+// The factors are those of the cases' GPUs; where the fit runs on several,
+// its one-GPU cases then fit gpu.single_gpu_in_step_scale (the kernels'
+// time on one GPU over what the several-GPU factors predict).
 //
 // Held-out cases judge the fit: their FWD, BWD and STEP are predicted
 // without the fitted figures, then with each added in turn, and a figure
@@ -65,6 +68,8 @@ using StepRunner =
 // bf16 cases of `spec` on `gpus` GPUs: each micro-batch (sequences x
 // tokens) with the optimizer on the device and offloaded to pinned host
 // memory (asynchronous gradient offload); `held_out` batches are judged.
+// With several GPUs, also the first of each on one GPU (optimizer on the
+// device), which fit and judge gpu.single_gpu_in_step_scale.
 std::vector<StepCase> DefaultCases(
     const model::ModelSpec& spec,
     const std::vector<std::pair<int64_t, int64_t>>& fit_batches,

@@ -62,6 +62,26 @@ bool Near(double got, double want, double rel) {
   return std::abs(got - want) <= rel * std::abs(want);
 }
 
+// Each case's FWD, BWD and STEP on `fitted` within 2% of `truth`'s.
+void ExpectSamePhases(const sim::HardwareProfile& truth,
+                      const sim::HardwareProfile& fitted,
+                      const std::vector<StepCase>& cases) {
+  for (const StepCase& c : cases) {
+    whatif::StepInput in;
+    in.spec = c.spec;
+    in.options = c.options;
+    in.gpus = c.gpus;
+    in.steps = 3;
+    in.profile = truth;
+    const whatif::Metrics want = whatif::SimulateStep(in).value().metrics;
+    in.profile = fitted;
+    const whatif::Metrics got = whatif::SimulateStep(in).value().metrics;
+    EXPECT_TRUE(Near(got.fwd_ms, want.fwd_ms, 0.02)) << c.name;
+    EXPECT_TRUE(Near(got.bwd_ms, want.bwd_ms, 0.02)) << c.name;
+    EXPECT_TRUE(Near(got.step_ms, want.step_ms, 0.02)) << c.name;
+  }
+}
+
 TEST(InStepFitTest, FindsTheTruthsFiguresAndReproducesItsSteps) {
   const sim::HardwareProfile truth = Truth();
   const sim::HardwareProfile isolated = Isolated();
@@ -98,20 +118,33 @@ TEST(InStepFitTest, FindsTheTruthsFiguresAndReproducesItsSteps) {
   EXPECT_THAT(fit->report, HasSubstr("held-out qwen2.5-0.5b 2x1024 pinned"));
   EXPECT_EQ(progress.size(), 6u);  // 4 cases, fitting, judging
   // The fitted profile predicts the truth's phases of every case within 2%.
-  for (const StepCase& c : Cases()) {
-    whatif::StepInput in;
-    in.spec = c.spec;
-    in.options = c.options;
-    in.gpus = c.gpus;
-    in.steps = 3;
-    in.profile = truth;
-    const whatif::Metrics want = whatif::SimulateStep(in).value().metrics;
-    in.profile = fit->profile;
-    const whatif::Metrics got = whatif::SimulateStep(in).value().metrics;
-    EXPECT_TRUE(Near(got.fwd_ms, want.fwd_ms, 0.02)) << c.name;
-    EXPECT_TRUE(Near(got.bwd_ms, want.bwd_ms, 0.02)) << c.name;
-    EXPECT_TRUE(Near(got.step_ms, want.step_ms, 0.02)) << c.name;
-  }
+  ExpectSamePhases(truth, fit->profile, Cases());
+}
+
+TEST(InStepFitTest, FitsTheOneGpuScaleOnSeveralGpus) {
+  sim::HardwareProfile truth = Truth();
+  truth.mutable_gpu()->set_single_gpu_in_step_scale(0.936);
+  const std::vector<StepCase> cases =
+      DefaultCases(model::LoadModelSpec("qwen2.5-0.5b").value(), {{1, 1024}},
+                   {{2, 1024}}, 2);
+  ASSERT_EQ(cases.size(), 6u);
+  EXPECT_EQ(cases[4].gpus, 1);
+  EXPECT_FALSE(cases[4].held_out);
+  EXPECT_EQ(cases[5].gpus, 1);
+  EXPECT_TRUE(cases[5].held_out);
+  absl::StatusOr<FitResult> fit =
+      FitInStep(Isolated(), cases, SimulatedStepRunner(truth), {});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  const sim::GpuProfile& g = fit->profile.gpu();
+  EXPECT_TRUE(Near(g.gemm_in_step_factor(), 1.27, 0.02))
+      << g.gemm_in_step_factor();
+  EXPECT_TRUE(Near(g.elementwise_in_step_factor(), 1.28, 0.02))
+      << g.elementwise_in_step_factor();
+  EXPECT_TRUE(Near(g.single_gpu_in_step_scale(), 0.936, 0.02))
+      << g.single_gpu_in_step_scale() << "\n"
+      << fit->report;
+  EXPECT_THAT(fit->report, HasSubstr("gpu.single_gpu_in_step_scale"));
+  ExpectSamePhases(truth, fit->profile, cases);
 }
 
 TEST(InStepFitTest, KeepsOnlyFiguresThatHelpTheHeldOutCases) {
