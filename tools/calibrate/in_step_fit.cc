@@ -18,12 +18,13 @@ namespace calibrate {
 namespace {
 
 // The fitted classes, in the order they are judged.
-constexpr std::array<OpClass, 6> kFitted = {
-    OpClass::kGemm,      OpClass::kAttention, OpClass::kElementwise,
-    OpClass::kOptimizer, OpClass::kHostAdam,  OpClass::kStridedCopy};
+constexpr std::array<OpClass, 8> kFitted = {
+    OpClass::kGemm,        OpClass::kAttention,  OpClass::kElementwise,
+    OpClass::kOptimizer,   OpClass::kHostAdam,   OpClass::kStridedCopy,
+    OpClass::kPageableH2D, OpClass::kPageableD2H};
 // The figures: one per fitted class, then the one-GPU scale.
 constexpr int kFigures = kFitted.size() + 1;
-constexpr int kHost = 4, kCopy = 5, kScale = 6;
+constexpr int kHost = 4, kCopy = 5, kScale = 8;
 using Figures = std::array<double, kFigures>;
 using Use = std::array<bool, kFigures>;
 // The field each figure sets.
@@ -31,6 +32,7 @@ constexpr const char* kFields[kFigures] = {
     "gpu.gemm_in_step_factor",        "gpu.attention_in_step_factor",
     "gpu.elementwise_in_step_factor", "gpu.optimizer_in_step_factor",
     "host.memory_bandwidth_*",        "gpu.copy2d_gbps",
+    "host_link.pageable_h2d_gbps",    "host_link.pageable_d2h_gbps",
     "gpu.single_gpu_in_step_scale"};
 constexpr int kClasses = static_cast<int>(OpClass::kOther) + 1;
 using ClassMs = std::array<double, kClasses>;
@@ -44,15 +46,18 @@ int Index(OpClass c) { return static_cast<int>(c); }
 // Whether a class's figure is a rate (time falls as it grows) rather than
 // a factor on time.
 bool IsRate(OpClass c) {
-  return c == OpClass::kHostAdam || c == OpClass::kStridedCopy;
+  return c == OpClass::kHostAdam || c == OpClass::kStridedCopy ||
+         c == OpClass::kPageableH2D || c == OpClass::kPageableD2H;
 }
 
-// Device (or host task) time per step of each class.
-ClassMs TimesByClass(const std::vector<runtime::OpTiming>& ops, int steps) {
+// Device (or host task) time per step of each class in `m`, a step of `c`.
+ClassMs TimesByClass(const MeasuredStep& m, const StepCase& c) {
   ClassMs ms{};
-  for (const runtime::OpTiming& op : ops) {
-    ms[Index(ClassifyOp(op.stream, op.label))] +=
-        (op.end_ns - op.start_ns) / 1e6 / std::max(1, steps);
+  const bool pageable =
+      c.options.offload_optimizer && !c.options.optimizer_pin_memory;
+  for (const runtime::OpTiming& op : m.ops) {
+    ms[Index(ClassifyOp(op.stream, op.label, pageable))] +=
+        (op.end_ns - op.start_ns) / 1e6 / std::max(1, m.op_steps);
   }
   return ms;
 }
@@ -100,7 +105,9 @@ sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
   if (use[3]) g->set_optimizer_in_step_factor(f[3]);
   if (use[4]) ScaleHostBandwidth(f[4], p.mutable_host());
   if (use[5]) g->set_copy2d_gbps(f[5]);
-  if (use[6]) g->set_single_gpu_in_step_scale(f[6]);
+  if (use[6]) p.mutable_host_link()->set_pageable_h2d_gbps(f[6]);
+  if (use[7]) p.mutable_host_link()->set_pageable_d2h_gbps(f[7]);
+  if (use[8]) g->set_single_gpu_in_step_scale(f[8]);
   return p;
 }
 
@@ -171,7 +178,7 @@ class Fit {
   const FitOptions& o_;
   std::vector<MeasuredStep> measured_;
   int gpus_ = 1;  // of the fit: its most GPUs
-  Figures figure_{1, 1, 1, 1, 1, 1, 1};
+  Figures figure_{1, 1, 1, 1, 1, 1, 1, 1, 1};
   Use fitted_{};
   ClassMs measured_ms_{}, isolated_ms_{};  // over the fit cases
   // GEMM, attention and elementwise time of the one-GPU fit cases, and as
@@ -201,9 +208,13 @@ absl::Status Fit::FitFigures() {
   Progress("fitting the in-step figures on the simulator");
   figure_[kCopy] =
       isolated_.gpu().hbm_bandwidth_gbps() * isolated_.gpu().hbm_efficiency();
+  figure_[6] = isolated_.host_link().pageable_h2d_gbps();
+  figure_[7] = isolated_.host_link().pageable_d2h_gbps();
   Figures last_x{}, last_pred{};
   for (int round = 0; round < 3; ++round) {
-    Use use = {true, true, true, true, true, true, false};
+    Use use{};
+    use.fill(true);
+    use[kScale] = false;
     use[kCopy] = round > 0;
     const sim::HardwareProfile p = WithFigures(isolated_, figure_, use);
     ClassMs meas{}, pred{};
@@ -211,8 +222,8 @@ absl::Status Fit::FitFigures() {
       if (cases_[i].held_out || Solo(cases_[i])) continue;
       ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
                           Simulate(p, cases_[i], o_.steps));
-      const ClassMs m = TimesByClass(measured_[i].ops, measured_[i].op_steps);
-      const ClassMs q = TimesByClass(pr.ops, pr.op_steps);
+      const ClassMs m = TimesByClass(measured_[i], cases_[i]);
+      const ClassMs q = TimesByClass(pr, cases_[i]);
       for (int c = 0; c < kClasses; ++c) {
         meas[c] += m[c];
         pred[c] += q[c];
@@ -249,9 +260,9 @@ absl::Status Fit::FitFigures() {
         "in step: %-11s %9.2f ms measured, %9.2f ms from the isolated "
         "figures: %s %.3f\n",
         OpClassName(kFitted[k]), measured_ms_[c], isolated_ms_[c],
-        kFitted[k] == OpClass::kHostAdam      ? "rate x"
-        : kFitted[k] == OpClass::kStridedCopy ? "GB/s"
-                                              : "factor",
+        kFitted[k] == OpClass::kHostAdam ? "rate x"
+        : IsRate(kFitted[k])             ? "GB/s"
+                                         : "factor",
         figure_[k]);
   }
   return absl::OkStatus();
@@ -276,8 +287,8 @@ absl::Status Fit::FitOneGpuScale() {
       if (cases_[i].held_out || !Solo(cases_[i])) continue;
       ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
                           Simulate(p, cases_[i], o_.steps));
-      const ClassMs m = TimesByClass(measured_[i].ops, measured_[i].op_steps);
-      const ClassMs q = TimesByClass(pr.ops, pr.op_steps);
+      const ClassMs m = TimesByClass(measured_[i], cases_[i]);
+      const ClassMs q = TimesByClass(pr, cases_[i]);
       for (OpClass c :
            {OpClass::kGemm, OpClass::kAttention, OpClass::kElementwise}) {
         meas += m[Index(c)];
@@ -472,40 +483,47 @@ FitResult Fit::Finish() {
 std::vector<StepCase> DefaultCases(
     const model::ModelSpec& spec,
     const std::vector<std::pair<int64_t, int64_t>>& fit_batches,
-    const std::vector<std::pair<int64_t, int64_t>>& held_out_batches,
-    int gpus) {
+    const std::vector<std::pair<int64_t, int64_t>>& held_out_batches, int gpus,
+    bool pageable) {
+  enum class Host { kNone, kPinned, kPageable };
+  std::vector<Host> hosts = {Host::kNone, Host::kPinned};
+  if (pageable) hosts.push_back(Host::kPageable);
   std::vector<StepCase> cases;
-  auto add = [&](std::pair<int64_t, int64_t> b, bool held_out) {
-    for (bool offload : {false, true}) {
-      StepCase c;
-      c.name = absl::StrCat(spec.name(), " ", BatchName(b),
-                            offload ? " pinned" : " none");
-      c.spec = spec;
-      c.options.dtype = kernels::DType::kBF16;
-      c.options.micro_batch = b.first;
-      c.options.seq = b.second;
-      c.options.offload_optimizer = offload;
-      c.options.optimizer_pin_memory = true;
-      c.options.grad_offload = zero::GradOffload::kAsync;
-      c.gpus = gpus;
-      c.held_out = held_out;
-      cases.push_back(std::move(c));
-    }
+  auto add = [&](std::pair<int64_t, int64_t> b, Host host, int case_gpus,
+                 bool held_out) {
+    StepCase c;
+    c.name = absl::StrCat(spec.name(), " ", BatchName(b),
+                          host == Host::kNone     ? " none"
+                          : host == Host::kPinned ? " pinned"
+                                                  : " pageable",
+                          case_gpus != gpus ? ", 1 GPU" : "");
+    c.spec = spec;
+    c.options.dtype = kernels::DType::kBF16;
+    c.options.micro_batch = b.first;
+    c.options.seq = b.second;
+    c.options.offload_optimizer = host != Host::kNone;
+    c.options.optimizer_pin_memory = host != Host::kPageable;
+    // Pageable: DeepSpeed's blocking per-parameter gradient copies.
+    c.options.grad_offload = host == Host::kPageable
+                                 ? zero::GradOffload::kBlocking
+                                 : zero::GradOffload::kAsync;
+    c.gpus = case_gpus;
+    c.held_out = held_out;
+    cases.push_back(std::move(c));
   };
-  for (const auto& b : fit_batches) add(b, false);
-  for (const auto& b : held_out_batches) add(b, true);
-  if (gpus > 1) {
-    // The first fitted and held-out micro-batches on one GPU, optimizer on
-    // the device: the one-GPU scale.
-    for (size_t i = 0; i < 2; ++i) {
-      const auto& batches = i == 0 ? fit_batches : held_out_batches;
-      if (batches.empty()) continue;
-      StepCase c = cases[i == 0 ? 0 : 2 * fit_batches.size()];
-      c.name =
-          absl::StrCat(spec.name(), " ", BatchName(batches[0]), " none, 1 GPU");
-      c.gpus = 1;
-      cases.push_back(std::move(c));
-    }
+  for (const auto& b : fit_batches) {
+    for (Host h : hosts) add(b, h, gpus, false);
+  }
+  for (const auto& b : held_out_batches) {
+    for (Host h : hosts) add(b, h, gpus, true);
+  }
+  // The first fitted and held-out micro-batches on one GPU, optimizer on
+  // the device: the one-GPU scale.
+  if (gpus > 1 && !fit_batches.empty()) {
+    add(fit_batches[0], Host::kNone, 1, false);
+  }
+  if (gpus > 1 && !held_out_batches.empty()) {
+    add(held_out_batches[0], Host::kNone, 1, true);
   }
   return cases;
 }

@@ -12,8 +12,10 @@
 // cases (a time-weighted ratio, refined once against the prediction with
 // the first fit): gpu.gemm_in_step_factor, attention_in_step_factor,
 // elementwise_in_step_factor, optimizer_in_step_factor, copy2d_gbps (the
-// gradient reducer's strided copies), and the host's memory bandwidth
-// figures (scaled by the host AdamW's in-step rate over its isolated one).
+// gradient reducer's strided copies), the host's memory bandwidth figures
+// (scaled by the host AdamW's in-step rate over its isolated one), and
+// with cases offloading to pageable memory host_link.pageable_h2d_gbps
+// (the parameters' write-back) and pageable_d2h_gbps (gradient copies).
 // The factors are those of the cases' GPUs; where the fit runs on several,
 // its one-GPU cases then fit gpu.single_gpu_in_step_scale (the kernels'
 // time on one GPU over what the several-GPU factors predict).
@@ -67,13 +69,16 @@ using StepRunner =
 
 // bf16 cases of `spec` on `gpus` GPUs: each micro-batch (sequences x
 // tokens) with the optimizer on the device and offloaded to pinned host
-// memory (asynchronous gradient offload); `held_out` batches are judged.
-// With several GPUs, also the first of each on one GPU (optimizer on the
-// device), which fit and judge gpu.single_gpu_in_step_scale.
+// memory (asynchronous gradient offload), and with `pageable` offloaded to
+// pageable memory too (blocking gradient copies: the pageable copies'
+// in-step rates); `held_out` batches are judged. With several GPUs, also
+// the first of each on one GPU (optimizer on the device), which fit and
+// judge gpu.single_gpu_in_step_scale.
 std::vector<StepCase> DefaultCases(
     const model::ModelSpec& spec,
     const std::vector<std::pair<int64_t, int64_t>>& fit_batches,
-    const std::vector<std::pair<int64_t, int64_t>>& held_out_batches, int gpus);
+    const std::vector<std::pair<int64_t, int64_t>>& held_out_batches, int gpus,
+    bool pageable = false);
 
 struct FitOptions {
   int steps = 3;  // per case, the first not timed

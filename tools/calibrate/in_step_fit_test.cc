@@ -147,6 +147,37 @@ TEST(InStepFitTest, FitsTheOneGpuScaleOnSeveralGpus) {
   ExpectSamePhases(truth, fit->profile, cases);
 }
 
+TEST(InStepFitTest, FitsThePageableCopiesInAStep) {
+  // Inside a step the write-back runs at 0.6 of an isolated pageable H2D
+  // and the gradient copies at 1.2 of an isolated D2H.
+  sim::HardwareProfile truth = Truth();
+  const sim::HostLinkProfile& alone = Isolated().host_link();
+  truth.mutable_host_link()->set_pageable_h2d_gbps(0.6 *
+                                                   alone.pageable_h2d_gbps());
+  truth.mutable_host_link()->set_pageable_d2h_gbps(1.2 *
+                                                   alone.pageable_d2h_gbps());
+  const std::vector<StepCase> cases =
+      DefaultCases(model::LoadModelSpec("qwen2.5-0.5b").value(), {{1, 1024}},
+                   {{2, 1024}}, 1, /*pageable=*/true);
+  ASSERT_EQ(cases.size(), 6u);
+  EXPECT_EQ(cases[2].name, "qwen2.5-0.5b 1x1024 pageable");
+  EXPECT_FALSE(cases[2].options.optimizer_pin_memory);
+  absl::StatusOr<FitResult> fit =
+      FitInStep(Isolated(), cases, SimulatedStepRunner(truth), {});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  const sim::HostLinkProfile& got = fit->profile.host_link();
+  EXPECT_TRUE(Near(got.pageable_h2d_gbps(),
+                   truth.host_link().pageable_h2d_gbps(), 0.02))
+      << got.pageable_h2d_gbps() << "\n"
+      << fit->report;
+  EXPECT_TRUE(Near(got.pageable_d2h_gbps(),
+                   truth.host_link().pageable_d2h_gbps(), 0.02))
+      << got.pageable_d2h_gbps() << "\n"
+      << fit->report;
+  EXPECT_TRUE(Near(fit->profile.gpu().gemm_in_step_factor(), 1.27, 0.02));
+  ExpectSamePhases(truth, fit->profile, cases);
+}
+
 TEST(InStepFitTest, KeepsOnlyFiguresThatHelpTheHeldOutCases) {
   // The machine behaves exactly as the isolated figures say: every fitted
   // figure is 1 and changes no held-out prediction, so none is kept.

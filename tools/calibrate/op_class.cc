@@ -31,10 +31,17 @@ bool IsElementwise(absl::string_view label) {
 
 }  // namespace
 
-OpClass ClassifyOp(absl::string_view stream, absl::string_view label) {
+OpClass ClassifyOp(absl::string_view stream, absl::string_view label,
+                   bool pageable_host) {
   const bool adam = absl::StartsWith(label, "adamw");
   if (stream == "host") return adam ? OpClass::kHostAdam : OpClass::kOther;
   if (absl::StartsWith(label, "bucket param")) return OpClass::kStridedCopy;
+  if (pageable_host && absl::StartsWith(label, "param H2D")) {
+    return OpClass::kPageableH2D;
+  }
+  if (pageable_host && absl::StartsWith(label, "grad D2H")) {
+    return OpClass::kPageableD2H;
+  }
   if (IsDataMovement(label)) return OpClass::kOther;
   if (adam) return OpClass::kOptimizer;
   if (absl::StrContains(label, "attention fwd") ||
@@ -62,6 +69,10 @@ absl::string_view OpClassName(OpClass c) {
       return "host adamw";
     case OpClass::kStridedCopy:
       return "strided copy";
+    case OpClass::kPageableH2D:
+      return "pageable H2D";
+    case OpClass::kPageableD2H:
+      return "pageable D2H";
     case OpClass::kOther:
       break;
   }

@@ -28,11 +28,17 @@ enum class OpClass {
   kOptimizer,    // the device AdamW (optimizer_in_step_factor)
   kHostAdam,     // the host AdamW's tasks (the host's memory bandwidth)
   kStridedCopy,  // the gradient reducer's strided bucket copies (copy2d)
+  kPageableH2D,  // the optimizer's write-back from pageable host memory
+  kPageableD2H,  // gradient copies to pageable host memory
   kOther,        // copies, memsets, collectives, other host work
 };
 
-// The class of an operation on `stream` labelled `label`.
-OpClass ClassifyOp(absl::string_view stream, absl::string_view label);
+// The class of an operation on `stream` labelled `label`, in a run whose
+// optimizer state is in pageable host memory (`pageable_host`: the
+// write-back of the parameters and the gradient copies are pageable
+// copies) or pinned.
+OpClass ClassifyOp(absl::string_view stream, absl::string_view label,
+                   bool pageable_host = false);
 
 // "gemm", "attention", ... for reports.
 absl::string_view OpClassName(OpClass c);

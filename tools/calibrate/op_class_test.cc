@@ -19,6 +19,12 @@ TEST(OpClassTest, SortsTheEnginesLabels) {
   EXPECT_EQ(ClassifyOp("compute", "adamw sub-group 0"), OpClass::kOptimizer);
   EXPECT_EQ(ClassifyOp("host", "adamw sub-group 0 part 2"), OpClass::kHostAdam);
   EXPECT_EQ(ClassifyOp("reduce", "bucket param 12"), OpClass::kStridedCopy);
+  // The write-back and gradient copies of pageable host memory.
+  EXPECT_EQ(ClassifyOp("compute", "param H2D sub-group 0 part 1", true),
+            OpClass::kPageableH2D);
+  EXPECT_EQ(ClassifyOp("reduce", "grad D2H param 7", true),
+            OpClass::kPageableD2H);
+  EXPECT_EQ(ClassifyOp("reduce", "grad D2H param 7"), OpClass::kOther);
   // Copies, memsets, collectives and other host work are in no class.
   EXPECT_EQ(ClassifyOp("compute", "layer 2 input_layernorm bwd zero"),
             OpClass::kOther);

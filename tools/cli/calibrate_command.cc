@@ -105,6 +105,9 @@ class CalibrateCommand : public Command {
     flags.AddString("judge-batches", &judge_batches_, "BxS,...",
                     "held-out micro-batches that judge the fitted figures "
                     "(empty: keep them all)");
+    flags.AddBool("fit-pageable", &fit_pageable_,
+                  "also fit the pageable copies' in-step rates, from cases "
+                  "offloading to pageable memory");
     flags.AddInt(
         "fit-steps", &fit_steps_, "N",
         "training steps per case (the first not timed; on GPUs one more "
@@ -171,7 +174,8 @@ class CalibrateCommand : public Command {
           "--fit-batches is empty: name at least one micro-batch (e.g. "
           "2x2048), or skip the fit with --no-fit");
     }
-    return calibrate::DefaultCases(spec, fit, judge, static_cast<int>(gpus_));
+    return calibrate::DefaultCases(spec, fit, judge, static_cast<int>(gpus_),
+                                   fit_pageable_);
   }
 
   // The isolated measurements cover the fit cases' GEMMs and attention.
@@ -290,6 +294,7 @@ class CalibrateCommand : public Command {
   std::string fit_batches_ = "2x2048";
   std::string judge_batches_ = "4x2048";
   int64_t fit_steps_ = 3;
+  bool fit_pageable_ = false;
 };
 
 }  // namespace
