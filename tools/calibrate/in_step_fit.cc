@@ -434,15 +434,14 @@ std::string Fit::HeldOutNames() const {
 std::string Fit::HowObtained(int k, const std::string& from) const {
   if (k == kScale) {
     return absl::StrFormat(
-        "GEMM, attention and elementwise time per step on one GPU (%s), "
-        "%.2f ms measured (op timing) against %.2f ms from the factors of %d "
-        "GPUs",
+        "GEMM, attention and elementwise time in %s, %.2f ms measured against "
+        "%.2f ms from the factors of %d GPUs",
         from, solo_measured_ms_, solo_predicted_ms_, gpus_);
   }
   const int c = Index(kFitted[k]);
   return absl::StrFormat(
-      "%s time per step in %s, %.2f ms measured (op timing) against %.2f ms "
-      "from the isolated figures%s",
+      "%s time in %s, %.2f ms measured against %.2f ms from the isolated "
+      "figures%s",
       OpClassName(kFitted[k]), from, measured_ms_[c], isolated_ms_[c],
       k == kHost   ? " (the host AdamW's in-step rate over its isolated one)"
       : k == kCopy ? " (an SM copy there; here a copy engine's rate)"
@@ -460,7 +459,7 @@ FitResult Fit::Finish() {
     if (!kept_[k]) continue;
     kept_names.push_back(kFields[k]);
     const std::string from = absl::StrFormat(
-        "steps 2..%d of %s on %d GPU(s)", o_.steps,
+        "an op-timed step after %d of each of %s, on %d GPU(s)", o_.steps,
         FitCaseNames(/*solo=*/k == kScale), k == kScale ? 1 : gpus_);
     r.notes.push_back(absl::StrFormat(
         "%s %s %.3f: %s; %s", kFields[k], k == kHost ? "scaled by" : "=",

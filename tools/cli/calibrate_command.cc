@@ -150,14 +150,19 @@ class CalibrateCommand : public Command {
     };
     o.progress = progress;
     ZR_ASSIGN_OR_RETURN(calibrate::Result result, Measure(o, err));
-    if (!no_fit_) {
-      ZR_RETURN_IF_ERROR(FitInStep(o.base, cases, progress, err, &result));
-    }
+    // A failed fit still writes what was measured alone, then fails.
+    absl::Status fitted = absl::OkStatus();
+    if (!no_fit_) fitted = FitInStep(o.base, cases, progress, err, &result);
     err << result.report;
     ZR_RETURN_IF_ERROR(WriteProfile(calibrate::ProfileText(result), out, err));
     err << absl::StrFormat("calibration took %.1f s\n",
                            absl::ToDoubleSeconds(absl::Now() - start));
-    return absl::OkStatus();
+    if (fitted.ok()) return absl::OkStatus();
+    return absl::Status(
+        fitted.code(),
+        absl::StrCat("the in-step fit failed (the profile was written "
+                     "without in-step figures): ",
+                     fitted.message()));
   }
 
   // The in-step fit's cases: --fit-model at --fit-batches (fitted) and
@@ -221,6 +226,10 @@ class CalibrateCommand : public Command {
                         calibrate::FitInStep(isolated, cases, run, fo));
     result->profile = std::move(fit.profile);
     result->fit_notes = std::move(fit.notes);
+    result->fit_notes.push_back(absl::StrFormat(
+        "host.cores_per_rank %d, cores_per_node %d: this process's, which the "
+        "fit's predictions used",
+        isolated.host().cores_per_rank(), isolated.host().cores_per_node()));
     absl::StrAppend(&result->report, fit.report);
     return absl::OkStatus();
   }
