@@ -24,7 +24,8 @@ constexpr std::array<OpClass, 8> kFitted = {
     OpClass::kPageableH2D, OpClass::kPageableD2H};
 // The figures: one per fitted class, then the one-GPU scale.
 constexpr int kFigures = kFitted.size() + 1;
-constexpr int kHost = 4, kCopy = 5, kScale = 8;
+constexpr int kHost = 4, kCopy = 5, kPageableH2D = 6, kPageableD2H = 7,
+              kScale = 8;
 using Figures = std::array<double, kFigures>;
 using Use = std::array<bool, kFigures>;
 // The field each figure sets.
@@ -103,11 +104,12 @@ sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
   if (use[1]) g->set_attention_in_step_factor(f[1]);
   if (use[2]) g->set_elementwise_in_step_factor(f[2]);
   if (use[3]) g->set_optimizer_in_step_factor(f[3]);
-  if (use[4]) ScaleHostBandwidth(f[4], p.mutable_host());
-  if (use[5]) g->set_copy2d_gbps(f[5]);
-  if (use[6]) p.mutable_host_link()->set_pageable_h2d_gbps(f[6]);
-  if (use[7]) p.mutable_host_link()->set_pageable_d2h_gbps(f[7]);
-  if (use[8]) g->set_single_gpu_in_step_scale(f[8]);
+  if (use[kHost]) ScaleHostBandwidth(f[kHost], p.mutable_host());
+  if (use[kCopy]) g->set_copy2d_gbps(f[kCopy]);
+  sim::HostLinkProfile* link = p.mutable_host_link();
+  if (use[kPageableH2D]) link->set_pageable_h2d_gbps(f[kPageableH2D]);
+  if (use[kPageableD2H]) link->set_pageable_d2h_gbps(f[kPageableD2H]);
+  if (use[kScale]) g->set_single_gpu_in_step_scale(f[kScale]);
   return p;
 }
 
@@ -208,8 +210,8 @@ absl::Status Fit::FitFigures() {
   Progress("fitting the in-step figures on the simulator");
   figure_[kCopy] =
       isolated_.gpu().hbm_bandwidth_gbps() * isolated_.gpu().hbm_efficiency();
-  figure_[6] = isolated_.host_link().pageable_h2d_gbps();
-  figure_[7] = isolated_.host_link().pageable_d2h_gbps();
+  figure_[kPageableH2D] = isolated_.host_link().pageable_h2d_gbps();
+  figure_[kPageableD2H] = isolated_.host_link().pageable_d2h_gbps();
   Figures last_x{}, last_pred{};
   for (int round = 0; round < 3; ++round) {
     Use use{};
