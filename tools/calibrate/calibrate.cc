@@ -6,11 +6,13 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/kernels/op_args.h"
 #include "core/kernels/op_cost.h"
@@ -219,6 +221,18 @@ class Calibration {
   absl::Status MeasureBidirectional(const CopyBuffers& b);
   absl::Status MeasurePinRate();
   absl::Status MeasureCollectivesOf(int64_t total);
+  // The launch queue's probe: long GEMMs that keep the device busy.
+  struct QueueProbe {
+    static constexpr int kLong = 12;
+    static constexpr int kMaxCommands = 8192;
+    ops::Matmul long_gemm;
+  };
+  struct QueueDepth {
+    int commands = 0;  // 0: never blocked
+    double blocked_us = 0;
+  };
+  absl::StatusOr<QueueDepth> QueueDepthOf(
+      const QueueProbe& probe, const std::function<absl::Status()>& enqueue);
 
   Runtime& rt_;
   runtime::Device& dev_;
@@ -405,57 +419,131 @@ absl::Status Calibration::MeasureMemoryBound() {
 
 // The launch queue: how many commands a stream holds, while the device is
 // busy, before enqueueing one more blocks the host. Long GEMMs keep the
-// device busy (none finishes while the queue fills), then tiny kernels are
-// launched until one takes far longer than a launch.
+// device busy (none finishes while the queue fills), then commands of one
+// kind are enqueued until one takes far longer than a launch. The depth in
+// tiny kernels is the profile's; the other kinds (kernels with more
+// arguments, a GEMM, an attention backward that is several launches on
+// GPUs, event records, copies) are noted, since the driver's queue holds
+// commands of different sizes.
 absl::Status Calibration::MeasureLaunchQueue() {
-  constexpr int kLong = 12;
-  constexpr int kMaxTiny = 8192;
   const int64_t m = 16384, n = 16384, k = 8192;
-  ZR_ASSIGN_OR_RETURN(Buffer buf,
-                      dev_.Allocate((m * k + k * n + m * n + 1) * 2, "queue"));
+  const int64_t small = 1024;  // elements of each small operand
+  ZR_ASSIGN_OR_RETURN(
+      Buffer buf,
+      dev_.Allocate((m * k + k * n + m * n + 3 * small) * 2, "queue"));
   ZR_RETURN_IF_ERROR(stream_.Memset(buf.All(), 0, "zero queue"));
   ZR_RETURN_IF_ERROR(stream_.Synchronize());
-  ops::Matmul mm;
-  mm.args.m = m;
-  mm.args.n = n;
-  mm.args.k = k;
-  mm.args.trans_b = true;
-  mm.a = TensorRef::Of(buf, DType::kBF16, 0, m * k);
-  mm.b = TensorRef::Of(buf, DType::kBF16, m * k, k * n);
-  mm.c = TensorRef::Of(buf, DType::kBF16, m * k + k * n, m * n);
+  QueueProbe probe;
+  probe.long_gemm.args.m = m;
+  probe.long_gemm.args.n = n;
+  probe.long_gemm.args.k = k;
+  probe.long_gemm.args.trans_b = true;
+  probe.long_gemm.a = TensorRef::Of(buf, DType::kBF16, 0, m * k);
+  probe.long_gemm.b = TensorRef::Of(buf, DType::kBF16, m * k, k * n);
+  probe.long_gemm.c = TensorRef::Of(buf, DType::kBF16, m * k + k * n, m * n);
+  const int64_t at = m * k + k * n + m * n;
+  auto part = [&](int i) {
+    return TensorRef::Of(buf, DType::kBF16, at + i * small, small);
+  };
   ops::Fill tiny;
   tiny.args.n = 1;
-  tiny.x = TensorRef::Of(buf, DType::kBF16, m * k + k * n + m * n, 1);
-  for (int i = 0; i < kLong; ++i) {
-    ZR_RETURN_IF_ERROR(stream_.Launch(KernelCall(mm, "long gemm")));
+  tiny.x = part(0);
+  ops::Add add;
+  add.args.n = small;
+  add.a = part(0);
+  add.b = part(1);
+  add.out = part(2);
+  ops::Matmul gemm;  // 32 x 32 x 32 on the small operands
+  gemm.args.m = gemm.args.n = gemm.args.k = 32;
+  gemm.a = part(0);
+  gemm.b = part(1);
+  gemm.c = part(2);
+  // Attention backward of 64 tokens, one head of 64 (several launches on
+  // GPUs).
+  kernels::AttentionArgs aa;
+  aa.batch = 1;
+  aa.seq = 64;
+  aa.num_heads = aa.num_kv_heads = 1;
+  aa.head_dim = 64;
+  ZR_ASSIGN_OR_RETURN(Buffer act, dev_.Allocate(8 * 64 * 64 * 2, "queue act"));
+  ZR_ASSIGN_OR_RETURN(Buffer lse, dev_.Allocate(64 * 4, "queue lse"));
+  ZR_RETURN_IF_ERROR(stream_.Memset(act.All(), 0, "zero queue act"));
+  ZR_RETURN_IF_ERROR(stream_.Memset(lse.All(), 0, "zero queue lse"));
+  const AttentionKernels attention = AttentionOn(aa, act, lse);
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> event,
+                      dev_.CreateEvent());
+  const runtime::BufferSlice from = buf.Slice(at * 2, 1024),
+                             to = buf.Slice(at * 2 + 4096, 1024);
+  const std::vector<std::pair<std::string, std::function<absl::Status()>>>
+      kinds = {
+          {"tiny kernels",
+           [&] { return stream_.Launch(KernelCall(tiny, "tiny")); }},
+          {"3-operand kernels",
+           [&] { return stream_.Launch(KernelCall(add, "add")); }},
+          {"32^3 GEMMs",
+           [&] { return stream_.Launch(KernelCall(gemm, "gemm")); }},
+          {"64-token attention backwards",
+           [&] {
+             return stream_.Launch(
+                 KernelCall(attention.backward, "attention bwd"));
+           }},
+          {"event records", [&] { return stream_.Record(*event); }},
+          {"1 KiB device copies",
+           [&] { return stream_.Copy(to, from, "queue copy"); }},
+      };
+  std::vector<std::string> depths;
+  for (const auto& [name, enqueue] : kinds) {
+    ZR_ASSIGN_OR_RETURN(const QueueDepth d, QueueDepthOf(probe, enqueue));
+    if (name == kinds[0].first) {
+      if (d.commands > 0) {
+        p_.mutable_host()->set_stream_queue_depth(d.commands);
+      } else {
+        p_.mutable_host()->clear_stream_queue_depth();
+      }
+      Note(d.commands > 0
+               ? absl::StrFormat(
+                     "launch queue: a stream took %d commands while the "
+                     "device was busy; the next launch blocked the host for "
+                     "%.0f us",
+                     d.commands, d.blocked_us)
+               : std::string("launch queue: the launches did not block the "
+                             "host"));
+    }
+    depths.push_back(absl::StrFormat(
+        "%s %s", name,
+        d.commands > 0 ? absl::StrCat(d.commands) : std::string("unbounded")));
+  }
+  Note(absl::StrCat("launch queue by command (12 long GEMMs first): ",
+                    absl::StrJoin(depths, ", ")));
+  ZR_RETURN_IF_ERROR(dev_.Free(buf));
+  ZR_RETURN_IF_ERROR(dev_.Free(act));
+  ZR_RETURN_IF_ERROR(dev_.Free(lse));
+  return absl::OkStatus();
+}
+
+// Commands the stream holds behind QueueProbe::kLong long GEMMs before
+// `enqueue` blocks the host (0: it never did).
+absl::StatusOr<Calibration::QueueDepth> Calibration::QueueDepthOf(
+    const QueueProbe& probe, const std::function<absl::Status()>& enqueue) {
+  ZR_RETURN_IF_ERROR(stream_.Synchronize());
+  for (int i = 0; i < QueueProbe::kLong; ++i) {
+    ZR_RETURN_IF_ERROR(
+        stream_.Launch(KernelCall(probe.long_gemm, "long gemm")));
   }
   const double threshold_ns = std::max(50e3, 20e3 * p_.host().launch_us());
-  int queued = -1;
-  double blocked_us = 0;
-  for (int i = 0; i < kMaxTiny; ++i) {
+  QueueDepth d;
+  for (int i = 0; i < QueueProbe::kMaxCommands; ++i) {
     const int64_t t0 = rt_.NowNanos();
-    ZR_RETURN_IF_ERROR(stream_.Launch(KernelCall(tiny, "tiny")));
+    ZR_RETURN_IF_ERROR(enqueue());
     const double ns = static_cast<double>(rt_.NowNanos() - t0);
     if (ns > threshold_ns) {
-      queued = kLong + i;
-      blocked_us = ns / 1e3;
+      d.commands = QueueProbe::kLong + i;
+      d.blocked_us = ns / 1e3;
       break;
     }
   }
   ZR_RETURN_IF_ERROR(stream_.Synchronize());
-  ZR_RETURN_IF_ERROR(dev_.Free(buf));
-  if (queued > 0) {
-    p_.mutable_host()->set_stream_queue_depth(queued);
-    Note(absl::StrFormat(
-        "launch queue: a stream took %d commands while the device was "
-        "busy; the next launch blocked the host for %.0f us",
-        queued, blocked_us));
-  } else {
-    p_.mutable_host()->clear_stream_queue_depth();
-    Note(absl::StrFormat("launch queue: %d launches did not block the host",
-                         kLong + kMaxTiny));
-  }
-  return absl::OkStatus();
+  return d;
 }
 
 // Host <-> device copies: bandwidths, fixed costs, pageable staging, both
@@ -712,6 +800,22 @@ absl::Status Calibration::MeasureHostAdam() {
   return absl::OkStatus();
 }
 
+// `text` as comment lines of at most 78 columns (a longer word makes a
+// longer line), indented like the measurements, continuations by 2 more.
+std::string WrapComment(absl::string_view text) {
+  std::string out, line = "#  ";
+  bool line_empty = true;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line_empty && line.size() + 1 + word.size() > 78) {
+      absl::StrAppend(&out, line, "\n");
+      line = "#    ";
+    }
+    absl::StrAppend(&line, " ", word);
+    line_empty = false;
+  }
+  return absl::StrCat(out, line, "\n");
+}
+
 }  // namespace
 
 void ClearInStepAdjustments(sim::HardwareProfile* p) {
@@ -732,13 +836,23 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
   ZR_ASSIGN_OR_RETURN(auto stream, rt.device().CreateStream("calibrate"));
   ZR_ASSIGN_OR_RETURN(auto other, rt.device().CreateStream("calibrate 2"));
   Calibration c(rt, *stream, *other, o, result);
+  auto progress = [&](const std::string& what) {
+    if (o.progress && rt.rank() == 0) o.progress(what);
+  };
   ZR_RETURN_IF_ERROR(c.Init());
+  progress("GEMMs at the models' shapes");
   ZR_RETURN_IF_ERROR(c.MeasureGemms());
+  progress("attention forward and backward");
   ZR_RETURN_IF_ERROR(c.MeasureAttention());
+  progress("memory-bound kernels and launches");
   ZR_RETURN_IF_ERROR(c.MeasureMemoryBound());
+  progress("the launch queue");
   ZR_RETURN_IF_ERROR(c.MeasureLaunchQueue());
+  progress("host-device copies");
   ZR_RETURN_IF_ERROR(c.MeasureCopies());
+  progress("collectives");
   ZR_RETURN_IF_ERROR(c.MeasureCollectives());
+  progress("host AdamW by threads");
   ZR_RETURN_IF_ERROR(c.MeasureHostAdam());
   return result;
 }
@@ -755,7 +869,18 @@ std::string ProfileText(const Result& result) {
       "# copies are cudaMemcpyAsync-style calls on a non-blocking stream;\n"
       "# collectives span all ranks of the run; host AdamW runs the engine's\n"
       "# optimizer. Peaks, capacities and API costs not listed below come\n"
-      "# from the base profile. The measurements:\n#\n";
+      "# from the base profile.\n#\n";
+  if (!result.fit_notes.empty()) {
+    absl::StrAppend(&header,
+                    "# Fitted from training steps on the same machine (zero3 "
+                    "calibrate's\n# in-step fit: op timing of each kind of "
+                    "operation against the\n# isolated figures below):\n#\n");
+    for (const std::string& note : result.fit_notes) {
+      absl::StrAppend(&header, WrapComment(note));
+    }
+    absl::StrAppend(&header, "#\n");
+  }
+  absl::StrAppend(&header, "# The measurements:\n#\n");
   for (absl::string_view line : absl::StrSplit(result.report, '\n')) {
     if (!line.empty()) absl::StrAppend(&header, "#   ", line, "\n");
   }

@@ -20,6 +20,7 @@
 #define ZERO3_TOOLS_CALIBRATE_CALIBRATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,18 @@ struct Options {
   int64_t max_bytes = int64_t{512} << 20;
   // Parameters of the host AdamW measurement.
   int64_t adam_elements = int64_t{1} << 26;
+  // Called on rank 0 before each kind of measurement ("GEMMs (42
+  // shapes)"); may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 struct Result {
   sim::HardwareProfile profile;
   // Human-readable summary of every measurement.
   std::string report;
+  // How each figure fitted from training steps was obtained (one line
+  // each; in_step_fit.h); ProfileText writes them above the measurements.
+  std::vector<std::string> fit_notes;
 };
 
 // Runs on every rank of the runtime (collectives need them all); rank 0's
@@ -60,11 +67,12 @@ absl::StatusOr<Result> Calibrate(runtime::Runtime& rt, const Options& options);
 // (in-step kernel factors, the per-size pageable D2H curve and the ranks'
 // sharing of pageable copies, the strided copy rate): calibrate's output
 // starts from its base without them, since they describe the base's
-// figures, not the new ones.
+// figures, not the new ones (FitInStep in in_step_fit.h fits them again
+// from training steps on the machine calibrated).
 void ClearInStepAdjustments(sim::HardwareProfile* profile);
 
 // The profile as text-format protobuf with a comment on each measured
-// figure.
+// and each fitted figure.
 std::string ProfileText(const Result& result);
 
 }  // namespace calibrate

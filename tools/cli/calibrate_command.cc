@@ -2,8 +2,10 @@
 
 #include "tools/cli/calibrate_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -11,20 +13,43 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/io/write_file.h"
 #include "core/model/presets.h"
 #include "core/runtime/launcher.h"
 #include "core/util/status_macros.h"
+#include "sim/host_share.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "tools/calibrate/calibrate.h"
+#include "tools/calibrate/in_step_fit.h"
+#include "tools/cli/calibrate_steps.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/output_path.h"
 
 namespace zero3 {
 namespace cli {
 namespace {
+
+// "2x2048,4x2048" as (sequences, tokens) pairs; errors name --`flag`.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseBatches(
+    absl::string_view flag, absl::string_view text) {
+  std::vector<std::pair<int64_t, int64_t>> batches;
+  for (absl::string_view b : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<std::string> parts = absl::StrSplit(b, 'x');
+    int64_t n = 0, s = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &n) ||
+        !absl::SimpleAtoi(parts[1], &s) || n < 1 || s < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, ": '", b, "' is not SEQUENCESxTOKENS (e.g. 4x2048)"));
+    }
+    batches.push_back({n, s});
+  }
+  return batches;
+}
 
 class CalibrateCommand : public Command {
  public:
@@ -40,10 +65,16 @@ class CalibrateCommand : public Command {
            "launch and copy-call costs, pinned and pageable copies in both "
            "directions and how long they block the host, collective bus "
            "bandwidth by size (with --gpus 2 or more), host AdamW throughput "
-           "by thread count - and writes the profile (text format) with a "
-           "comment on how each figure was taken. Peaks and capacities come "
-           "from --base. With --backend sim it measures the simulator itself, "
-           "which must give --base back.";
+           "by thread count - then runs a few training steps with every "
+           "operation timed and fits the in-step figures (how much slower "
+           "GEMMs, attention, elementwise kernels and the device AdamW run "
+           "inside a step than alone, the host AdamW's rate inside a step), "
+           "keeping each only where it improves the prediction of held-out "
+           "steps. It writes the profile (text format) with a comment on how "
+           "each figure was taken. Peaks and capacities come from --base. "
+           "With --backend sim it measures the simulator itself (kernels "
+           "alone without --base's in-step figures, training steps with "
+           "them), which must give --base back.";
   }
   void DefineFlags(FlagSet& flags) override {
     flags.AddString("backend", &backend_, "cuda|sim", "what to measure");
@@ -64,6 +95,24 @@ class CalibrateCommand : public Command {
                  {1, 1 << 20});
     flags.AddString("out", &out_path_, "FILE",
                     "write the profile here (else stdout)");
+    flags.AddBool("no-fit", &no_fit_,
+                  "skip the training steps: no in-step figures");
+    flags.AddString("fit-model", &fit_model_, "NAME|FILE",
+                    "model of the in-step fit's training steps");
+    flags.AddString("fit-batches", &fit_batches_, "BxS,...",
+                    "micro-batches the in-step figures are fitted on (each "
+                    "without and with the optimizer offloaded, pinned)");
+    flags.AddString("judge-batches", &judge_batches_, "BxS,...",
+                    "held-out micro-batches that judge the fitted figures "
+                    "(empty: keep them all)");
+    flags.AddBool("fit-pageable", &fit_pageable_,
+                  "also fit the pageable copies' in-step rates, from cases "
+                  "offloading to pageable memory");
+    flags.AddInt(
+        "fit-steps", &fit_steps_, "N",
+        "training steps per case (the first not timed; on GPUs one more "
+        "runs with every operation timed)",
+        {2, 1000});
   }
   int Run(const std::vector<std::string>& positional, std::ostream& out,
           std::ostream& err) override {
@@ -78,7 +127,8 @@ class CalibrateCommand : public Command {
 
  private:
   absl::Status Execute(std::ostream& out, std::ostream& err) {
-    ZR_ASSIGN_OR_RETURN(const calibrate::Options o, ParseOptions());
+    const absl::Time start = absl::Now();
+    ZR_ASSIGN_OR_RETURN(calibrate::Options o, ParseOptions());
     if (backend_ != "cuda" && backend_ != "sim") {
       return absl::InvalidArgumentError(
           absl::StrCat("--backend must be cuda or sim, got '", backend_, "'"));
@@ -87,9 +137,101 @@ class CalibrateCommand : public Command {
       ZR_RETURN_IF_ERROR(
           internal::CheckOutputFile("--out", ResolveUserPath(out_path_)));
     }
-    ZR_ASSIGN_OR_RETURN(const calibrate::Result result, Measure(o, err));
+    std::vector<calibrate::StepCase> cases;
+    if (!no_fit_) {
+      ZR_ASSIGN_OR_RETURN(cases, FitCases());
+      ZR_RETURN_IF_ERROR(PreflightCases(cases, o.base, backend_ == "cuda"));
+      AddFitShapes(cases, &o);
+    }
+    auto progress = [&err, start](const std::string& what) {
+      err << absl::StrFormat("calibrate [%6.1f s]: %s",
+                             absl::ToDoubleSeconds(absl::Now() - start), what)
+          << std::endl;
+    };
+    o.progress = progress;
+    ZR_ASSIGN_OR_RETURN(calibrate::Result result, Measure(o, err));
+    // A failed fit still writes what was measured alone, then fails.
+    absl::Status fitted = absl::OkStatus();
+    if (!no_fit_) fitted = FitInStep(o.base, cases, progress, err, &result);
     err << result.report;
-    return WriteProfile(calibrate::ProfileText(result), out, err);
+    ZR_RETURN_IF_ERROR(WriteProfile(calibrate::ProfileText(result), out, err));
+    err << absl::StrFormat("calibration took %.1f s\n",
+                           absl::ToDoubleSeconds(absl::Now() - start));
+    if (fitted.ok()) return absl::OkStatus();
+    return absl::Status(
+        fitted.code(),
+        absl::StrCat("the in-step fit failed (the profile was written "
+                     "without in-step figures): ",
+                     fitted.message()));
+  }
+
+  // The in-step fit's cases: --fit-model at --fit-batches (fitted) and
+  // --judge-batches (held out), on --gpus GPUs.
+  absl::StatusOr<std::vector<calibrate::StepCase>> FitCases() const {
+    ZR_ASSIGN_OR_RETURN(const model::ModelSpec spec,
+                        model::LoadModelSpec(fit_model_));
+    ZR_ASSIGN_OR_RETURN(const auto fit,
+                        ParseBatches("fit-batches", fit_batches_));
+    ZR_ASSIGN_OR_RETURN(const auto judge,
+                        ParseBatches("judge-batches", judge_batches_));
+    if (fit.empty()) {
+      return absl::InvalidArgumentError(
+          "--fit-batches is empty: name at least one micro-batch (e.g. "
+          "2x2048), or skip the fit with --no-fit");
+    }
+    return calibrate::DefaultCases(spec, fit, judge, static_cast<int>(gpus_),
+                                   fit_pageable_);
+  }
+
+  // The isolated measurements cover the fit cases' GEMMs and attention.
+  static void AddFitShapes(const std::vector<calibrate::StepCase>& cases,
+                           calibrate::Options* o) {
+    for (const calibrate::StepCase& c : cases) {
+      const std::pair<int64_t, int64_t> b = {c.options.micro_batch,
+                                             c.options.seq};
+      if (std::find(o->batches.begin(), o->batches.end(), b) ==
+          o->batches.end()) {
+        o->batches.push_back(b);
+      }
+      if (std::none_of(o->models.begin(), o->models.end(),
+                       [&](const model::ModelSpec& m) {
+                         return m.name() == c.spec.name();
+                       })) {
+        o->models.push_back(c.spec);
+      }
+    }
+  }
+
+  // Fits the in-step figures of `result`'s isolated profile from training
+  // steps on --backend: the GPUs, or the simulator with all of `base`.
+  absl::Status FitInStep(
+      const sim::HardwareProfile& base,
+      const std::vector<calibrate::StepCase>& cases,
+      const std::function<void(const std::string&)>& progress,
+      std::ostream& err, calibrate::Result* result) const {
+    sim::HardwareProfile isolated = result->profile;
+    ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(0, &isolated));
+    calibrate::StepRunner run;
+    if (backend_ == "sim") {
+      sim::HardwareProfile machine = base;
+      ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(0, &machine));
+      run = calibrate::SimulatedStepRunner(machine);
+    } else {
+      run = GpuStepRunner(isolated, &err);
+    }
+    calibrate::FitOptions fo;
+    fo.steps = static_cast<int>(fit_steps_);
+    fo.progress = progress;
+    ZR_ASSIGN_OR_RETURN(calibrate::FitResult fit,
+                        calibrate::FitInStep(isolated, cases, run, fo));
+    result->profile = std::move(fit.profile);
+    result->fit_notes = std::move(fit.notes);
+    result->fit_notes.push_back(absl::StrFormat(
+        "host.cores_per_rank %d, cores_per_node %d: this process's, which the "
+        "fit's predictions used",
+        isolated.host().cores_per_rank(), isolated.host().cores_per_node()));
+    absl::StrAppend(&result->report, fit.report);
+    return absl::OkStatus();
   }
 
   // The flags as calibrate::Options.
@@ -102,17 +244,7 @@ class CalibrateCommand : public Command {
       ZR_ASSIGN_OR_RETURN(model::ModelSpec spec, model::LoadModelSpec(m));
       o.models.push_back(spec);
     }
-    for (absl::string_view b :
-         absl::StrSplit(batches_, ',', absl::SkipEmpty())) {
-      std::vector<std::string> parts = absl::StrSplit(b, 'x');
-      int64_t n = 0, s = 0;
-      if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &n) ||
-          !absl::SimpleAtoi(parts[1], &s) || n < 1 || s < 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--batches: '", b, "' is not SEQUENCESxTOKENS (e.g. 4x2048)"));
-      }
-      o.batches.push_back({n, s});
-    }
+    ZR_ASSIGN_OR_RETURN(o.batches, ParseBatches("batches", batches_));
     if (reps_ < 1 || max_mib_ < 1 || gpus_ < 1) {
       return absl::InvalidArgumentError(
           "--reps, --max-mib and --gpus must be positive");
@@ -126,7 +258,9 @@ class CalibrateCommand : public Command {
   absl::StatusOr<calibrate::Result> Measure(const calibrate::Options& o,
                                             std::ostream& err) const {
     internal::LauncherOptions lo;
+    // The simulator's kernels alone: without the in-step figures.
     lo.sim.profile = o.base;
+    calibrate::ClearInStepAdjustments(&lo.sim.profile);
     lo.sim.world_size = static_cast<int>(gpus_);
     lo.sim.mode = sim::SimMode::kTiming;
     lo.cuda.ranks_in_process = static_cast<int>(gpus_);
@@ -164,6 +298,12 @@ class CalibrateCommand : public Command {
   int64_t reps_ = 5;
   int64_t max_mib_ = 512;
   std::string out_path_;
+  bool no_fit_ = false;
+  std::string fit_model_ = "qwen2.5-1.5b";
+  std::string fit_batches_ = "2x2048";
+  std::string judge_batches_ = "4x2048";
+  int64_t fit_steps_ = 3;
+  bool fit_pageable_ = false;
 };
 
 }  // namespace
