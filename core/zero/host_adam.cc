@@ -150,8 +150,12 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
   const int64_t wsize = kernels::DTypeSize(x.working_dtype);
   alignas(64) float widened[kBlock];
   const bool direct = x.grad_dtype == DType::kF32;
+  // Out of place, each block is copied to the outputs while in cache and
+  // updated there in place: the same loop, so the same bits.
+  const bool out_of_place = x.params_out != nullptr;
   // With nothing to convert, one pass over the whole range.
-  const int64_t block = direct && !x.working ? end - begin : kBlock;
+  const int64_t block =
+      direct && !x.working && !out_of_place ? end - begin : kBlock;
   for (int64_t b = begin; b < end; b += block) {
     const int64_t n = std::min(end, b + block) - b;
     const float* g;
@@ -165,6 +169,11 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
     float* p = x.params + b;
     float* m = x.exp_avg + b;
     float* v = x.exp_avg_sq + b;
+    if (out_of_place) {
+      p = static_cast<float*>(std::memcpy(x.params_out + b, p, n * 4));
+      m = static_cast<float*>(std::memcpy(x.exp_avg_out + b, m, n * 4));
+      v = static_cast<float*>(std::memcpy(x.exp_avg_sq_out + b, v, n * 4));
+    }
     if (decay && a.adamw_mode) {
       Loop<false, true>(c, n, p, g, m, v);
     } else if (decay) {
@@ -195,6 +204,9 @@ void HostAdamWStep(const kernels::AdamWArgs& args,
   ZR_CHECK_GE(args.step, int64_t{1}) << "AdamW steps count from 1";
   ZR_CHECK(arrays.params && arrays.grads && arrays.exp_avg && arrays.exp_avg_sq)
       << "HostAdamWStep needs params, grads and both moments";
+  ZR_CHECK((arrays.params_out == nullptr) == (arrays.exp_avg_out == nullptr) &&
+           (arrays.params_out == nullptr) == (arrays.exp_avg_sq_out == nullptr))
+      << "HostAdamWStep out of place needs all three outputs";
   const Constants c = Prepare(args);
   ParallelFor(args.n, threads, [&](int64_t begin, int64_t end) {
     StepRange(args, c, arrays, begin, end);

@@ -61,6 +61,11 @@ enum class Sync {
   // The compute stream waits for a kept input's copy back to the device
   // before the layer's recompute and backward read it.
   kCheckpointRestoreBeforeRecompute,
+  // Speculative step (offload_optimizer.super_offload): the host waits for
+  // the reduce stream's copy of the last bucket covering a piece of its
+  // share before its speculative AdamW reads the piece's gradients, while
+  // backward still runs.
+  kSpeculativeGradsOnHost,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after
