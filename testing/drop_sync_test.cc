@@ -146,6 +146,10 @@ const std::vector<Case>& Cases() {
       Case{zero::Sync::kSpeculativeGradsOnHost,
            {"race on 'host gradients", "grad D2H", "speculative adamw"},
            false,
+           true},
+      Case{zero::Sync::kWriteBackBeforeGather,
+           {"race on 'parameter shard'", "param H2D", "all-gather param"},
+           false,
            true}};
   return *cases;
 }
@@ -199,7 +203,8 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
           !zero::DropHasNoEffect(c.sync, Options(offload, c), TinyNumels())
                .empty();
       const bool speculation_moot =
-          c.sync == zero::Sync::kSpeculativeGradsOnHost &&
+          (c.sync == zero::Sync::kSpeculativeGradsOnHost ||
+           c.sync == zero::Sync::kWriteBackBeforeGather) &&
           offload != Offload::kOptimizer;
       EXPECT_EQ(moot, speculation_moot ||
                           (offload == Offload::kOptimizerAndParam &&

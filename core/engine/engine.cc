@@ -176,6 +176,12 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
   PlanHostPieces();
+  if (zero::SpeculationApplies(options_) && ctx_.host_elements() > 0) {
+    ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
+    for (size_t i = 0; i < host_pieces_.size(); ++i) {
+      ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
+    }
+  }
   return InitParameters(params);
 }
 
@@ -484,6 +490,8 @@ absl::StatusOr<StepStats> Engine::Step() {
     ZR_RETURN_IF_ERROR(inputs_->Stage(*compute_, *data_, shape, step_, micro,
                                       dp_rank_,
                                       absl::StrCat("fill inputs ", micro)));
+    // After the inputs' copy, which would otherwise queue behind it.
+    ZR_RETURN_IF_ERROR(IssueWriteBack());
     const float grad_scale = static_cast<float>(scaler_.scale() / a);
     const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
     ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
@@ -617,8 +625,19 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   }
   scaler_.Update(false);
   if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
+  return AfterAppliedUpdate();
+}
+
+absl::Status Engine::AfterAppliedUpdate() {
   ZR_RETURN_IF_ERROR(compute_->Record(*updated_));
-  return coordinator_->AfterUpdate(updated_.get());
+  std::vector<zero::ParamCoordinator::PendingWrite> writes;
+  if (write_back_ != nullptr) {
+    for (size_t i = 0; i < host_pieces_.size(); ++i) {
+      writes.push_back({host_pieces_[i].offset, host_pieces_[i].elements,
+                        piece_written_[i].get()});
+    }
+  }
+  return coordinator_->AfterUpdate(updated_.get(), std::move(writes));
 }
 
 kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,
@@ -751,9 +770,31 @@ absl::Status Engine::WriteBackPiece(int index) {
                          n, piece.name);
   }
   if (options_.offload_param) return absl::OkStatus();
-  return compute_->Copy(shard_.Slice(piece.offset * esize, n * esize),
-                        staging_.Slice(at_host * esize, n * esize),
-                        absl::StrCat("param H2D ", piece.name));
+  const runtime::BufferSlice to = shard_.Slice(piece.offset * esize, n * esize);
+  const runtime::BufferSlice from = staging_.Slice(at_host * esize, n * esize);
+  const std::string label = absl::StrCat("param H2D ", piece.name);
+  if (write_back_ == nullptr) return compute_->Copy(to, from, label);
+  // Issued by IssueWriteBack, at the start of the next step.
+  write_back_pending_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Engine::IssueWriteBack() {
+  if (!write_back_pending_) return absl::OkStatus();
+  write_back_pending_ = false;
+  const int64_t esize = kernels::DTypeSize(options_.dtype);
+  // The last step's gathers of the shard are done: the host waited for the
+  // reduce stream, which waited for the backward that waited for them.
+  for (size_t i = 0; i < host_pieces_.size(); ++i) {
+    const HostPiece& piece = host_pieces_[i];
+    const int64_t n = piece.elements;
+    ZR_RETURN_IF_ERROR(write_back_->Copy(
+        shard_.Slice(piece.offset * esize, n * esize),
+        staging_.Slice((piece.offset - ctx_.host_begin) * esize, n * esize),
+        absl::StrCat("param H2D ", piece.name)));
+    ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,
@@ -804,6 +845,7 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   const zero::ParamShard& s = layout_->param(param);
   const int64_t valid = layout_->ValidElements(param);
   std::vector<float> out(valid);
@@ -845,6 +887,7 @@ absl::Status Engine::ExportState(TrainingState* into) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   const int64_t hb = ctx_.host_begin;
   const int64_t device_bytes = hb * 4;
   const int64_t host_bytes = ctx_.host_elements() * 4;
@@ -906,6 +949,7 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   const int64_t total = layout_->total();
   for (const std::vector<float>* v :
        {&state.master, &state.exp_avg, &state.exp_avg_sq}) {

@@ -59,7 +59,9 @@ struct StepStats {
   // leftover backward of the micro-step before); BWD when the host has
   // issued the backward pass (and, on the last micro-step, waited for the
   // gradient reduction); STEP when every rank's optimizer update is done,
-  // on the host and on the device.
+  // on the host and on the device (with the speculative step, all but the
+  // write-back of the host share's working copy, which overlaps the next
+  // FWD).
   int64_t fwd_ns = 0;
   int64_t bwd_ns = 0;
   int64_t step_ns = 0;
@@ -193,8 +195,17 @@ class Engine : private model::ParamProvider {
   // into staging_ (or shard_ with offload_param).
   absl::Status HostAdamPiece(int piece, const kernels::AdamWArgs& args,
                              bool speculative);
-  // The H2D (or fp32 write-back) of one updated piece.
+  // The H2D (or fp32 write-back) of one updated piece; with write_back_,
+  // left for IssueWriteBack.
   absl::Status WriteBackPiece(int piece);
+  // With write_back_: the updated working copy's H2D, piece by piece, each
+  // recording piece_written_, when an update left it pending. At the start
+  // of the next step (after its inputs' copy) and before the state is read
+  // or replaced.
+  absl::Status IssueWriteBack();
+  // The coordinator's release after an applied update: the next gathers
+  // wait for `updated_` and, with write_back_, each for its own pieces.
+  absl::Status AfterAppliedUpdate();
   // engine_speculation.cc: whether this step speculates; the speculative
   // host update during backward; what the norm makes of it.
   bool SpeculateThisStep() const;
@@ -220,6 +231,11 @@ class Engine : private model::ParamProvider {
 
   // Declared first, destroyed last: the members below use them.
   std::unique_ptr<runtime::Stream> compute_, gather_, reduce_;
+  // With the speculative step: the host share's working copy goes back on
+  // this stream, piece by piece (piece_written_), under the next forward.
+  std::unique_ptr<runtime::Stream> write_back_;
+  std::vector<std::unique_ptr<runtime::Event>> piece_written_;
+  bool write_back_pending_ = false;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
   zero::ZeroContext ctx_;

@@ -11,11 +11,12 @@
 // current master and moments into the next ones, and the new working copy
 // into the pinned staging, which goes to the device only after validation
 // (backward's all-gathers read the working shard). Update() validates
-// against the norm: committed, the copies swap and the staging goes to the
-// device; clipping triggered, the host share is updated again from the
-// current copies as without speculation; a non-finite norm skips the step
-// and the current copies stay. Either way the bits are those of the step
-// without speculation.
+// against the norm: committed, the copies swap; clipping triggered, the host
+// share is updated again from the current copies as without speculation; a
+// non-finite norm skips the step and the current copies stay. Either way the
+// bits are those of the step without speculation. The new working copy goes to
+// the device on the write-back stream at the start of the next step
+// (Engine::IssueWriteBack), each gather waiting only for its own pieces.
 
 #include <algorithm>
 #include <utility>

@@ -55,6 +55,9 @@ constexpr Entry kEntries[] = {
     {Sync::kSpeculativeGradsOnHost, "speculative-grads-on-host",
      "host waits for the copy of a piece's last gradient bucket before the "
      "speculative AdamW reads it, during backward (super_offload)"},
+    {Sync::kWriteBackBeforeGather, "write-back-before-gather",
+     "all-gather stream waits for the write-back of the pieces a parameter "
+     "overlaps before gathering it in the next step (super_offload)"},
 };
 
 const Entry& EntryOf(Sync sync) {

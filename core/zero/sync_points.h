@@ -66,6 +66,13 @@ enum class Sync {
   // share before its speculative AdamW reads the piece's gradients, while
   // backward still runs.
   kSpeculativeGradsOnHost,
+  // Speculative step: the working copy goes back to the device on a stream
+  // of its own, piece by piece, overlapping the next forward; the all-gather
+  // stream waits for the pieces a parameter's partition overlaps before
+  // gathering it. (The host's next writes to the pinned staging come after
+  // it has read the next loss, which follows every gather of the forward:
+  // loss-read orders them.)
+  kWriteBackBeforeGather,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after
