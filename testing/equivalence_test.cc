@@ -522,6 +522,12 @@ std::vector<Case> Cases() {
     };
   };
   cases.push_back({"ckpt_host_w1", 1, ckpt(1, to_host(nullptr))});
+  cases.push_back({"ckpt_host_speculative_w2", 2,
+                   ckpt(1, to_host([=](zero::ZeroOptions& o) {
+                          offload(o);
+                          o.speculative_step = zero::SpeculativeStep::kOn;
+                          o.reduce_bucket_size = 3000;
+                        }))});
   cases.push_back({"ckpt_host_offload_w2", 2, ckpt(1, to_host(offload))});
   cases.push_back({"ckpt_host_every2_w2", 2, ckpt(2, to_host(nullptr))});
   cases.push_back({"ckpt_host_bf16_accumulation2_w2", 2,
