@@ -35,7 +35,9 @@ struct HostAdamWArrays {
   float* exp_avg_sq = nullptr;
   // Optional, all three or none: the updated master and moments go here
   // instead, and params, exp_avg, exp_avg_sq are only read (out of place,
-  // the same bits as in place). Must not overlap the inputs.
+  // the same bits as in place), written with streaming stores so that the
+  // outputs are not read first: the same bytes of memory traffic as in
+  // place. Must not overlap the inputs.
   float* params_out = nullptr;
   float* exp_avg_out = nullptr;
   float* exp_avg_sq_out = nullptr;
