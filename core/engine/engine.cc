@@ -520,7 +520,8 @@ absl::StatusOr<StepStats> Engine::Step() {
       // The host is free while the device runs the backward just issued.
       ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
       ZR_RETURN_IF_ERROR(Speculate());
-      stats.speculation = StepStats::Speculation::kCommitted;  // if valid
+      // Ran; Update validates it (and sets the outcome).
+      stats.speculation = StepStats::Speculation::kCommitted;
       ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
     } else {
       ZR_RETURN_IF_ERROR(reducer_->EndBackward());
