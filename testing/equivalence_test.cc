@@ -461,6 +461,18 @@ std::vector<Case> Cases() {
                    }),
                    "tiny", true});
   cases.push_back(
+      {"speculative_no_overlap_comm", 2, speculate([](zero::ZeroOptions& o) {
+         o.overlap_comm = false;
+         o.reduce_bucket_size = 3000;
+       })});
+  cases.push_back({"speculative_tiny_buckets_tied", 3,
+                   speculate([](zero::ZeroOptions& o) {
+                     o.reduce_bucket_size = 100;
+                     o.host_step_piece = 333;
+                     o.param_persistence_threshold = 0;
+                   }),
+                   "tiny-tied"});
+  cases.push_back(
       {"speculative_pageable_blocking", 2, speculate([](zero::ZeroOptions& o) {
          o.optimizer_pin_memory = false;
          o.grad_offload = zero::GradOffload::kBlocking;
