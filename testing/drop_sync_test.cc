@@ -55,6 +55,8 @@ struct Case {
   std::vector<std::string> expected;
   // Runs with activation checkpointing of every layer and cpu_checkpointing.
   bool host_checkpoints = false;
+  // Runs the speculative host step (offload_optimizer.super_offload).
+  bool speculative = false;
 };
 
 // What one report must contain in `offload` mode: without offload, the
@@ -80,6 +82,7 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
   o.offload_param = offload == Offload::kOptimizerAndParam;
   o.param_persistence_threshold = 0;  // every parameter gathered and released
   o.accumulation = 2;
+  if (c.speculative) o.speculative_step = zero::SpeculativeStep::kOn;
   return o;
 }
 
@@ -139,6 +142,14 @@ const std::vector<Case>& Cases() {
            true},
       Case{zero::Sync::kCheckpointRestoreBeforeRecompute,
            {"race on 'activations'", "input H2D"},
+           true},
+      Case{zero::Sync::kSpeculativeGradsOnHost,
+           {"race on 'host gradients", "grad D2H", "speculative adamw"},
+           false,
+           true},
+      Case{zero::Sync::kWriteBackBeforeGather,
+           {"race on 'parameter shard'", "param H2D", "all-gather param"},
+           false,
            true}};
   return *cases;
 }
@@ -180,9 +191,10 @@ INSTANTIATE_TEST_SUITE_P(
       return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
 
-// Each mode's settings make every synchronization matter but one: with
+// Each mode's settings make every synchronization matter but two: with
 // offload_param the host's update of the shards in host memory ends before
-// it issues the next gathers.
+// it issues the next gathers, and there is no speculative step (nor without
+// optimizer offload).
 TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
   for (Offload offload :
        {Offload::kNone, Offload::kOptimizer, Offload::kOptimizerAndParam}) {
@@ -190,8 +202,13 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
       const bool moot =
           !zero::DropHasNoEffect(c.sync, Options(offload, c), TinyNumels())
                .empty();
-      EXPECT_EQ(moot, offload == Offload::kOptimizerAndParam &&
-                          c.sync == zero::Sync::kParamsUpdatedBeforeGather)
+      const bool speculation_moot =
+          (c.sync == zero::Sync::kSpeculativeGradsOnHost ||
+           c.sync == zero::Sync::kWriteBackBeforeGather) &&
+          offload != Offload::kOptimizer;
+      EXPECT_EQ(moot, speculation_moot ||
+                          (offload == Offload::kOptimizerAndParam &&
+                           c.sync == zero::Sync::kParamsUpdatedBeforeGather))
           << OffloadName(offload) << " " << zero::SyncName(c.sync);
     }
   }
@@ -243,6 +260,33 @@ TEST(DropSyncTest, HostCheckpointSyncsNeedCpuCheckpointing) {
     o.syncs.Drop(c.sync);
     EXPECT_THAT(Races(o), IsEmpty()) << zero::SyncName(c.sync);
   }
+}
+
+// The speculative step reads the gradients of each piece during the
+// boundary backward, in bf16 straight from the reduced buckets too: without
+// the wait for the piece's last bucket, its AdamW races the copy.
+TEST(DropSyncTest, SpeculativeStepNeedsItsWaitWithDirectBf16Offload) {
+  const std::vector<std::string> races =
+      RacesWithout(Case{zero::Sync::kSpeculativeGradsOnHost, {}, false, true},
+                   [](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kBF16;
+                     o.accumulation = 1;
+                     o.reduce_bucket_size = 2000;
+                   });
+  EXPECT_THAT(
+      races,
+      Contains(AllOf(HasSubstr("race on 'host gradients (bf16)'"),
+                     HasSubstr("grad D2H"), HasSubstr("speculative adamw"))))
+      << absl::StrJoin(races, "\n");
+}
+
+// Dropping grad-offload-before-step with the speculative step: the norm and
+// the replayed or committed update are still guarded by it.
+TEST(DropSyncTest, SpeculativeStepKeepsGradOffloadBeforeStep) {
+  const std::vector<std::string> races =
+      RacesWithout(Case{zero::Sync::kGradOffloadBeforeStep, {}, false, true});
+  EXPECT_THAT(races, Contains(HasSubstr("race on 'gradient norm squared")))
+      << absl::StrJoin(races, "\n");
 }
 
 TEST(DropSyncTest, EverySyncIsCovered) {

@@ -56,6 +56,36 @@ zero::ZeroOptions Base() {
   return o;
 }
 
+// What the speculative step made of each step: committed when the step
+// applied unclipped, replayed when clipping triggered, discarded when it was
+// skipped; with kAuto, not tried for 1, 2, 4, ... steps after each miss.
+void CheckSpeculation(const Case& c, const zero::ZeroOptions& options,
+                      const RunResult& run) {
+  using Speculation = engine::StepStats::Speculation;
+  const bool adaptive =
+      options.speculative_step == zero::SpeculativeStep::kAuto;
+  int64_t from = 0, pause = 1;
+  for (const engine::StepStats& s : run.rank0) {
+    const std::string at = absl::StrCat(c.name, " step ", s.step);
+    if (adaptive && s.step < from) {
+      EXPECT_EQ(s.speculation, Speculation::kNone) << at;
+      continue;
+    }
+    const bool clipped = options.gradient_clipping > 0 &&
+                         s.grad_norm + 1e-6 > options.gradient_clipping;
+    const Speculation want = s.skipped ? Speculation::kDiscarded
+                             : clipped ? Speculation::kReplayed
+                                       : Speculation::kCommitted;
+    EXPECT_EQ(s.speculation, want) << at;
+    if (want == Speculation::kCommitted) {
+      pause = 1;
+    } else {
+      from = s.step + 1 + pause;
+      pause *= 2;
+    }
+  }
+}
+
 void Check(const Case& c) {
   ASSERT_OK_AND_ASSIGN(model::ModelSpec spec, model::LoadModelSpec(c.model));
   if (c.reshape) {
@@ -109,6 +139,17 @@ void Check(const Case& c) {
                          RunZero(spec, kept, c.world, kSteps, *data, sim));
     EXPECT_EQ(zero.losses, plain.losses) << c.name;
     EXPECT_EQ(zero.params, plain.params) << c.name;
+  }
+  if (options.speculative_step != zero::SpeculativeStep::kOff) {
+    CheckSpeculation(c, options, zero);
+    // Exact: the same run without speculation gives the same bits.
+    zero::ZeroOptions plain_options = options;
+    plain_options.speculative_step = zero::SpeculativeStep::kOff;
+    ASSERT_OK_AND_ASSIGN(RunResult plain, RunZero(spec, plain_options, c.world,
+                                                  kSteps, *data, sim));
+    EXPECT_EQ(zero.losses, plain.losses) << c.name;
+    EXPECT_EQ(zero.params, plain.params) << c.name;
+    EXPECT_EQ(zero.skipped, plain.skipped) << c.name;
   }
   std::printf("%-28s loss %.3g  params %.3g\n", c.name.c_str(), d.loss,
               d.param);
@@ -358,6 +399,84 @@ std::vector<Case> Cases() {
                      deepspeed_path(o);
                      o.offload_ratio = 0.5;
                    }});
+  // The speculative host step (super_offload): bitwise the run without it
+  // (Check), committed, replayed or discarded as validation decides.
+  auto speculate = [=](std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      offload(o);
+      o.speculative_step = zero::SpeculativeStep::kOn;
+      if (more) more(o);
+    };
+  };
+  for (int world : {1, 2, 4}) {
+    cases.push_back({absl::StrCat("speculative_w", world), world,
+                     speculate([](zero::ZeroOptions& o) {
+                       o.reduce_bucket_size = 3000;
+                       o.sub_group_size = 5000;
+                       o.host_step_piece = 777;
+                     })});
+  }
+  cases.push_back(
+      {"speculative_clipping_replays", 2,
+       speculate([](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
+       "tiny", true});
+  cases.push_back(
+      {"speculative_clipping_not_triggered", 2,
+       speculate([](zero::ZeroOptions& o) { o.gradient_clipping = 1000; })});
+  cases.push_back({"speculative_auto_clipping", 2,
+                   [=](zero::ZeroOptions& o) {
+                     speculate(nullptr)(o);
+                     o.speculative_step = zero::SpeculativeStep::kAuto;
+                     o.gradient_clipping = 0.05;
+                   },
+                   "tiny", true});
+  cases.push_back(
+      {"speculative_f16_overflow_skips", 1, speculate([](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kF16;
+         o.initial_scale_power = 16;
+         o.micro_batch = 1;
+         o.seq = 3;
+       })});
+  cases.push_back(
+      {"speculative_bf16_pieces", 3, speculate([](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.reduce_bucket_size = 2000;
+         o.sub_group_size = 5000;
+         o.host_step_piece = 777;
+       })});
+  cases.push_back(
+      {"speculative_bf16_accumulation2", 2, speculate([](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.accumulation = 2;
+       })});
+  cases.push_back(
+      {"speculative_twin_flow_half", 2, speculate([](zero::ZeroOptions& o) {
+         o.offload_ratio = 0.5;
+         o.reduce_bucket_size = 3000;
+       })});
+  cases.push_back({"speculative_twin_flow_clipping", 4,
+                   speculate([](zero::ZeroOptions& o) {
+                     o.offload_ratio = 0.5;
+                     o.gradient_clipping = 0.05;
+                   }),
+                   "tiny", true});
+  cases.push_back(
+      {"speculative_no_overlap_comm", 2, speculate([](zero::ZeroOptions& o) {
+         o.overlap_comm = false;
+         o.reduce_bucket_size = 3000;
+       })});
+  cases.push_back({"speculative_tiny_buckets_tied", 3,
+                   speculate([](zero::ZeroOptions& o) {
+                     o.reduce_bucket_size = 100;
+                     o.host_step_piece = 333;
+                     o.param_persistence_threshold = 0;
+                   }),
+                   "tiny-tied"});
+  cases.push_back(
+      {"speculative_pageable_blocking", 2, speculate([](zero::ZeroOptions& o) {
+         o.optimizer_pin_memory = false;
+         o.grad_offload = zero::GradOffload::kBlocking;
+       })});
   cases.push_back({"bf16_device", 4, [](zero::ZeroOptions& o) {
                      o.dtype = runtime::DType::kBF16;
                      o.gradient_clipping = 0.05;
@@ -415,6 +534,12 @@ std::vector<Case> Cases() {
     };
   };
   cases.push_back({"ckpt_host_w1", 1, ckpt(1, to_host(nullptr))});
+  cases.push_back({"ckpt_host_speculative_w2", 2,
+                   ckpt(1, to_host([=](zero::ZeroOptions& o) {
+                          offload(o);
+                          o.speculative_step = zero::SpeculativeStep::kOn;
+                          o.reduce_bucket_size = 3000;
+                        }))});
   cases.push_back({"ckpt_host_offload_w2", 2, ckpt(1, to_host(offload))});
   cases.push_back({"ckpt_host_every2_w2", 2, ckpt(2, to_host(nullptr))});
   cases.push_back({"ckpt_host_bf16_accumulation2_w2", 2,

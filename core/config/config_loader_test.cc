@@ -363,6 +363,23 @@ TEST(ConfigLoaderTest, ValidConfigs) {
          EXPECT_FALSE(c.zero_optimization().offload_param().pin_memory());
        },
        {"read as zero_optimization.offload_param.pin_memory = false"}},
+      {"super_offload is read",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
+           "super_offload": true}}})",
+       1,
+       [](const Config& c) {
+         EXPECT_TRUE(c.zero_optimization().offload_optimizer().super_offload());
+       },
+       {}},
+      {"super_offload where the speculative step does not apply",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
+           "super_offload": true}, "offload_param": {"device": "cpu"}}})",
+       1,
+       [](const Config& c) {
+         EXPECT_TRUE(c.zero_optimization().offload_optimizer().super_offload());
+       },
+       {"zero_optimization.offload_optimizer.super_offload: the speculative "
+        "host step stays off: offload_param"}},
       {"legacy opt-out with the new-style device key",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
            "cpu_offload_use_pin_memory": false}})",
@@ -396,8 +413,7 @@ TEST(ConfigLoaderTest, ValidConfigs) {
            "zero_allow_untested_optimizer": true,
            "zero_optimization": {"allgather_bucket_size": 5e8,
              "allgather_partitions": true, "round_robin_gradients": false,
-             "zero_quantized_weights": false,
-             "offload_optimizer": {"super_offload": false}},
+             "zero_quantized_weights": false},
            "bf16": {"check_grad_overflow": true},
            "optimizer": {"params": {"torch_adam": true, "amsgrad": false}}})",
        1,
@@ -410,7 +426,6 @@ TEST(ConfigLoaderTest, ValidConfigs) {
         "zero_optimization.allgather_partitions: ",
         "zero_optimization.round_robin_gradients: ",
         "zero_optimization.zero_quantized_weights: ZeRO++",
-        "zero_optimization.offload_optimizer.super_offload: ",
         "bf16.check_grad_overflow: ", "optimizer.params.torch_adam: ",
         "optimizer.params.amsgrad: false is what zero3 does"}},
       {"nvme falls back to cpu",

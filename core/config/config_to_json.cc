@@ -88,9 +88,11 @@ JsonValue MessageToJson(const Message& msg, bool only_set) {
               MessageToJson(r->GetMessage(msg, f), only_set || as_set));
       continue;
     }
-    // String fields without a default (nvme_path) are printed only when set.
-    if (!has && f->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
-        !f->has_default_value()) {
+    // String and bool fields without a default (nvme_path, super_offload)
+    // are printed only when set.
+    if (!has && !f->has_default_value() &&
+        (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING ||
+         f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL)) {
       continue;
     }
     // Unset batch sizes (an unresolved config) are printed only when set.

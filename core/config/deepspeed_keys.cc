@@ -239,8 +239,6 @@ constexpr DeepSpeedKey kKeys[] = {
     {"zero_optimization", "zenflow", K::kValueRule, "", ""},
 
     // --- zero_optimization.offload_optimizer ---
-    {"zero_optimization.offload_optimizer", "super_offload", K::kIgnored, "",
-     "SuperOffload is not implemented; ignored"},
     {"zero_optimization.offload_optimizer", "cpuadam_cores_perc", K::kIgnored,
      "", "ignored: set zero3.optimizer_threads instead"},
 };

@@ -50,7 +50,8 @@ void FillDefaults(Message* msg) {
         r->SetDouble(msg, f, f->default_value_double());
         break;
       case FieldDescriptor::CPPTYPE_BOOL:
-        r->SetBool(msg, f, f->default_value_bool());
+        // super_offload has no default: printed only when given.
+        if (f->has_default_value()) r->SetBool(msg, f, f->default_value_bool());
         break;
       case FieldDescriptor::CPPTYPE_STRING:
         // nvme_path has no default: leave it unset rather than "".

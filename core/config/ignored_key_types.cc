@@ -69,7 +69,6 @@ constexpr TypedKey kTypedKeys[] = {
     {"zero_optimization", "enable_sanity_checks", Want::kBool},
     {"zero_optimization", "save_muon_momentum_buffer_in_memory", Want::kBool},
     {"zero_optimization", "leaf_module", Want::kObject},
-    {"zero_optimization.offload_optimizer", "super_offload", Want::kBool},
     {"zero_optimization.offload_optimizer", "cpuadam_cores_perc",
      Want::kFraction},
     {"bf16", "immediate_grad_update", Want::kBool},

@@ -117,6 +117,26 @@ void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
               "to 1 or turn offload_param off");
 }
 
+// super_offload where the speculative step does not apply
+// (zero::SpeculationApplies): a notice, and it stays off.
+void CheckSuperOffload(const ZeroOptimization& zero, const Zero3& zero3,
+                       Diagnostics* diag) {
+  if (!zero.offload_optimizer().super_offload()) return;
+  const char* why = nullptr;
+  if (zero.offload_optimizer().device() == "none") {
+    why = "the optimizer is not offloaded (offload_optimizer.device \"none\")";
+  } else if (zero.offload_param().device() != "none") {
+    why = "offload_param keeps the working shards on the host";
+  } else if (zero3.grad_offload_copy() == "per_param_fp32") {
+    why =
+        "zero3.grad_offload_copy \"per_param_fp32\" sends the fp32 master "
+        "back";
+  }
+  if (why == nullptr) return;
+  diag->Notice("zero_optimization.offload_optimizer.super_offload",
+               absl::StrCat("the speculative host step stays off: ", why));
+}
+
 // A string key that takes one of two values.
 void CheckChoice(const std::string& value, const std::string& first,
                  const std::string& second, const std::string& key,
@@ -240,6 +260,8 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
          CheckChoice(config.zero3().pinned_fallback(), "error", "pageable",
                      "zero3.pinned_fallback", diag);
        }},
+      {"zero_optimization.offload_optimizer.super_offload",
+       [&] { CheckSuperOffload(zero, config.zero3(), diag); }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };
   CheckFieldBounds(config, diag, [&](const std::string& path) {

@@ -144,19 +144,22 @@ struct Case {
   runtime::DType dtype;
   bool offload;
   int accumulation;
+  // The speculative host step (offload_optimizer.super_offload), on.
+  bool speculative = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.world << " ranks, " << kernels::DTypeName(c.dtype)
       << (c.offload ? ", offload" : ", device") << ", accumulation "
-      << c.accumulation;
+      << c.accumulation << (c.speculative ? ", speculative" : "");
 }
 
 class ResumeTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
   const Case c = GetParam();
-  const zero::ZeroOptions o = Options(c.dtype, c.offload, c.accumulation);
+  zero::ZeroOptions o = Options(c.dtype, c.offload, c.accumulation);
+  if (c.speculative) o.speculative_step = zero::SpeculativeStep::kOn;
   auto data = CorpusBatches(o.seq);
   constexpr int kSteps = 6, kSaveAt = 3;
   const Outcome straight = Train(o, *data, c.world, kSteps, "", nullptr);
@@ -164,7 +167,8 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
   SaveOptions save;
   save.dir = FreshTestDir(
       absl::StrCat("resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
-                   c.offload ? "offload" : "device", "_", c.accumulation));
+                   c.offload ? "offload" : "device", "_", c.accumulation,
+                   c.speculative ? "_speculative" : ""));
   const Outcome first = Train(o, *data, c.world, kSaveAt, "", &save);
   ASSERT_THAT(first.status, IsOk());
   EXPECT_EQ(ReadAll(save.dir + "/latest"), "step_3\n");
@@ -209,6 +213,13 @@ std::vector<Case> Cases() {
       }
     }
   }
+  // The speculative step: the save reads the state while the last step's
+  // write-back is pending.
+  for (runtime::DType d :
+       {runtime::DType::kF32, runtime::DType::kBF16, runtime::DType::kF16}) {
+    cases.push_back({2, d, true, 1, true});
+  }
+  cases.push_back({4, runtime::DType::kBF16, true, 2, true});
   return cases;
 }
 
@@ -218,7 +229,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ResumeTest, ::testing::ValuesIn(Cases()),
                            return absl::StrCat(
                                c.world, "ranks_", kernels::DTypeName(c.dtype),
                                c.offload ? "_offload" : "_device", "_accum",
-                               c.accumulation);
+                               c.accumulation,
+                               c.speculative ? "_speculative" : "");
                          });
 
 // A two-rank checkpoint of step 2 in a fresh directory.

@@ -175,6 +175,13 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_RETURN_IF_ERROR(AllocateOptimizerState());
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
+  PlanHostPieces();
+  if (zero::SpeculationApplies(options_) && ctx_.host_elements() > 0) {
+    ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
+    for (size_t i = 0; i < host_pieces_.size(); ++i) {
+      ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
+    }
+  }
   return InitParameters(params);
 }
 
@@ -284,6 +291,17 @@ absl::Status Engine::AllocateOptimizerState() {
                                                   "adam exp_avg (host)"));
   ZR_ASSIGN_OR_RETURN(host_exp_avg_sq_, AllocateHost(rt_, host_n * 4, pageable,
                                                      "adam exp_avg_sq (host)"));
+  if (zero::SpeculationApplies(options_)) {
+    // The speculative step's second copy (see next_master_): the copies
+    // swap, so each is "fp32 master (host)" in turn.
+    ZR_ASSIGN_OR_RETURN(next_master_, AllocateHost(rt_, host_n * 4, pageable,
+                                                   "fp32 master (host)"));
+    ZR_ASSIGN_OR_RETURN(next_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
+                                                    "adam exp_avg (host)"));
+    ZR_ASSIGN_OR_RETURN(
+        next_exp_avg_sq_,
+        AllocateHost(rt_, host_n * 4, pageable, "adam exp_avg_sq (host)"));
+  }
   if (options_.offload_param) return absl::OkStatus();
   ZR_ASSIGN_OR_RETURN(
       staging_, AllocateHost(rt_, host_n * kernels::DTypeSize(options_.dtype),
@@ -472,6 +490,8 @@ absl::StatusOr<StepStats> Engine::Step() {
     ZR_RETURN_IF_ERROR(inputs_->Stage(*compute_, *data_, shape, step_, micro,
                                       dp_rank_,
                                       absl::StrCat("fill inputs ", micro)));
+    // After the inputs' copy, which would otherwise queue behind it.
+    ZR_RETURN_IF_ERROR(IssueWriteBack());
     const float grad_scale = static_cast<float>(scaler_.scale() / a);
     const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
     ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
@@ -496,7 +516,16 @@ absl::StatusOr<StepStats> Engine::Step() {
 
     ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, micro == a - 1));
     ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
-    ZR_RETURN_IF_ERROR(reducer_->EndBackward());
+    if (micro == a - 1 && SpeculateThisStep()) {
+      // The host is free while the device runs the backward just issued.
+      ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
+      ZR_RETURN_IF_ERROR(Speculate());
+      // Ran; Update validates it (and sets the outcome).
+      stats.speculation = StepStats::Speculation::kCommitted;
+      ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
+    } else {
+      ZR_RETURN_IF_ERROR(reducer_->EndBackward());
+    }
     const int64_t t2 = rt_.NowNanos();
     rt_.MarkSpan("BWD", t1, t2);
     stats.bwd_ns += t2 - t1;
@@ -569,6 +598,9 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       stats->skip_reason =
           "non-finite gradient norm; step skipped (parameters unchanged)";
     }
+    if (stats->speculation != StepStats::Speculation::kNone) {
+      ZR_RETURN_IF_ERROR(ResolveSpeculation(false, stats));
+    }
     return coordinator_->AfterUpdate(nullptr);
   }
   // DeepSpeed's unscale_and_clip: one factor for both.
@@ -579,9 +611,41 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
     if (clip > 1) combined = clip * scale;
   }
   ++adam_step_;
+  const kernels::AdamWArgs args = AdamArgs(adam_step_, stats->lr, combined);
+  // The device share first: its kernels run while the host updates its own.
+  if (ctx_.host_begin > 0) ZR_RETURN_IF_ERROR(DeviceUpdate(args));
+  if (stats->speculation != StepStats::Speculation::kNone) {
+    // The speculation assumed combined == scale. Timing runs have no
+    // values: their speculation is taken as validated.
+    ZR_RETURN_IF_ERROR(
+        ResolveSpeculation(combined == scale || !rt_.computes_values(), stats));
+  }
+  if (ctx_.host_elements() > 0 &&
+      stats->speculation != StepStats::Speculation::kCommitted) {
+    ZR_RETURN_IF_ERROR(HostUpdate(args));
+  }
+  scaler_.Update(false);
+  if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
+  return AfterAppliedUpdate();
+}
+
+absl::Status Engine::AfterAppliedUpdate() {
+  ZR_RETURN_IF_ERROR(compute_->Record(*updated_));
+  std::vector<zero::ParamCoordinator::PendingWrite> writes;
+  if (write_back_ != nullptr) {
+    for (size_t i = 0; i < host_pieces_.size(); ++i) {
+      writes.push_back({host_pieces_[i].offset, host_pieces_[i].elements,
+                        piece_written_[i].get()});
+    }
+  }
+  return coordinator_->AfterUpdate(updated_.get(), std::move(writes));
+}
+
+kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,
+                                    double combined) const {
   kernels::AdamWArgs args;
-  args.step = adam_step_;
-  args.lr = static_cast<float>(stats->lr);
+  args.step = step;
+  args.lr = static_cast<float>(lr);
   args.beta1 = options_.beta1;
   args.beta2 = options_.beta2;
   args.eps = options_.eps;
@@ -589,98 +653,147 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   args.bias_correction = options_.bias_correction;
   args.adamw_mode = options_.adamw_mode;
   args.grad_scale = static_cast<float>(1.0 / combined);
-  // The device share first: its kernels run while the host updates its own.
-  if (ctx_.host_begin > 0) ZR_RETURN_IF_ERROR(DeviceUpdate(args));
-  if (ctx_.host_elements() > 0) ZR_RETURN_IF_ERROR(HostUpdate(args));
-  scaler_.Update(false);
-  if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
-  ZR_RETURN_IF_ERROR(compute_->Record(*updated_));
-  return coordinator_->AfterUpdate(updated_.get());
+  return args;
+}
+
+void Engine::PlanHostPieces() {
+  const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
+  const int64_t hb = ctx_.host_begin;
+  const std::vector<zero::ParamRange>& buckets = reducer_->buckets();
+  for (size_t g = 0; g < sub_groups_.size(); ++g) {
+    const zero::ParamRange& r = sub_groups_[g];
+    if (r.offset < hb) continue;  // the device share's
+    const int64_t parts = (r.elements + piece_size - 1) / piece_size;
+    for (int64_t k = 0; k < parts; ++k) {
+      HostPiece p;
+      p.offset = r.offset + k * piece_size;
+      p.elements = std::min(piece_size, r.elements - k * piece_size);
+      p.name = parts == 1 ? absl::StrCat("sub-group ", g)
+                          : absl::StrCat("sub-group ", g, " part ", k);
+      p.runs = zero::ClipRuns(decay_runs_[g], p.offset, p.elements);
+      // Buckets are reduced from the end of the layout: the piece is on the
+      // host once the bucket holding its first element is.
+      for (size_t b = 0; b < buckets.size(); ++b) {
+        if (buckets[b].offset < p.offset + p.elements) {
+          p.ready_bucket = static_cast<int>(b);
+        }
+        if (buckets[b].offset <= p.offset) break;
+      }
+      host_pieces_.push_back(std::move(p));
+    }
+  }
 }
 
 absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
+  for (size_t i = 0; i < host_pieces_.size(); ++i) {
+    ZR_RETURN_IF_ERROR(HostAdamPiece(static_cast<int>(i), args, false));
+    ZR_RETURN_IF_ERROR(WriteBackPiece(static_cast<int>(i)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
+                                   bool speculative) {
+  const HostPiece& piece = host_pieces_[index];
   const DType dtype = options_.dtype;
   const int64_t esize = kernels::DTypeSize(dtype);
   const TensorRef grads = reducer_->host_partition();
   const int64_t gsize = kernels::DTypeSize(grads.dtype);
   const Buffer& lp = options_.offload_param ? shard_ : staging_;
   const int threads = zero::OptimizerThreads(options_.optimizer_threads);
-  // Each sub-group in pieces, so that the H2D of one piece's working copy
-  // overlaps the update of the next; the update is elementwise, so the
-  // split changes no value.
-  struct Piece {
-    int64_t offset, elements;
-    std::string name;
-    std::vector<zero::DecayRun> runs;
-  };
-  std::vector<Piece> pieces;
-  const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
-  const int64_t hb = ctx_.host_begin;
-  for (size_t g = 0; g < sub_groups_.size(); ++g) {
-    const zero::ParamRange& r = sub_groups_[g];
-    if (r.offset < hb) continue;  // the device share's
-    const int64_t parts = (r.elements + piece_size - 1) / piece_size;
-    for (int64_t k = 0; k < parts; ++k) {
-      const int64_t begin = r.offset + k * piece_size;
-      const int64_t n = std::min(piece_size, r.elements - k * piece_size);
-      pieces.push_back({begin, n,
-                        parts == 1 ? absl::StrCat("sub-group ", g)
-                                   : absl::StrCat("sub-group ", g, " part ", k),
-                        zero::ClipRuns(decay_runs_[g], begin, n)});
-    }
-  }
-  for (const Piece& piece : pieces) {
-    const int64_t offset = piece.offset;
-    const int64_t at_host = offset - hb;  // in the host share's buffers
-    const int64_t n = piece.elements;
-    const runtime::BufferSlice m = host_master_.Slice(at_host * 4, n * 4);
-    const runtime::BufferSlice m1 = host_exp_avg_.Slice(at_host * 4, n * 4);
-    const runtime::BufferSlice m2 = host_exp_avg_sq_.Slice(at_host * 4, n * 4);
-    const runtime::BufferSlice gs = grads.slice.Sub(at_host * gsize, n * gsize);
-    const runtime::BufferSlice out = lp.Slice(at_host * esize, n * esize);
-    // One pass: the update and the new working copy, which the H2D below
-    // (or the next gather, with offload_param) reads.
-    HostTask adam;
-    adam.label = absl::StrCat("adamw ", piece.name);
-    adam.reads = {gs};
-    // DeepSpeed's path writes no working copy: the fp32 master goes back
-    // (unless offload_param keeps the working shard on the host).
-    const bool fp32_back =
-        options_.per_param_fp32_grads && !options_.offload_param;
+  const int64_t at_host = piece.offset - ctx_.host_begin;
+  const int64_t n = piece.elements;
+  const runtime::BufferSlice m = host_master_.Slice(at_host * 4, n * 4);
+  const runtime::BufferSlice m1 = host_exp_avg_.Slice(at_host * 4, n * 4);
+  const runtime::BufferSlice m2 = host_exp_avg_sq_.Slice(at_host * 4, n * 4);
+  const runtime::BufferSlice gs = grads.slice.Sub(at_host * gsize, n * gsize);
+  const runtime::BufferSlice out = lp.Slice(at_host * esize, n * esize);
+  // One pass: the update and the new working copy, which the H2D (or the
+  // next gather, with offload_param) reads.
+  HostTask adam;
+  adam.label =
+      absl::StrCat(speculative ? "speculative adamw " : "adamw ", piece.name);
+  adam.reads = {gs};
+  // DeepSpeed's path writes no working copy: the fp32 master goes back
+  // (unless offload_param keeps the working shard on the host).
+  const bool fp32_back =
+      options_.per_param_fp32_grads && !options_.offload_param;
+  std::vector<runtime::BufferSlice> next;
+  if (speculative) {
+    next = {next_master_.Slice(at_host * 4, n * 4),
+            next_exp_avg_.Slice(at_host * 4, n * 4),
+            next_exp_avg_sq_.Slice(at_host * 4, n * 4)};
+    adam.reads.insert(adam.reads.end(), {m, m1, m2});
+    adam.writes = next;
+  } else {
     adam.writes = {m, m1, m2};
-    if (!fp32_back) adam.writes.push_back(out);
-    adam.flops = 15.0 * n;
-    adam.memory_bytes = (24 + gsize + (fp32_back ? 0 : esize)) * n;
-    adam.threads = HostTaskThreads(options_);
-    adam.run = [&]() -> absl::Status {
-      // Each run of equal weight decay (one unless decay is grouped).
-      for (const zero::DecayRun& run : piece.runs) {
-        const int64_t at = run.offset - offset;
-        kernels::AdamWArgs a = args;
-        a.n = run.elements;
-        a.weight_decay = run.weight_decay;
-        zero::HostAdamWArrays x;
-        x.params = m.As<float>() + at;
-        x.grads = static_cast<const char*>(gs.data()) + at * gsize;
-        x.grad_dtype = grads.dtype;
-        x.exp_avg = m1.As<float>() + at;
-        x.exp_avg_sq = m2.As<float>() + at;
-        if (!fp32_back) {
-          x.working = static_cast<char*>(out.data()) + at * esize;
-          x.working_dtype = dtype;
-        }
-        zero::HostAdamWStep(a, x, threads);
+  }
+  if (!fp32_back) adam.writes.push_back(out);
+  adam.flops = 15.0 * n;
+  adam.memory_bytes = (24 + gsize + (fp32_back ? 0 : esize)) * n;
+  adam.threads = HostTaskThreads(options_);
+  adam.run = [&]() -> absl::Status {
+    // Each run of equal weight decay (one unless decay is grouped).
+    for (const zero::DecayRun& run : piece.runs) {
+      const int64_t at = run.offset - piece.offset;
+      kernels::AdamWArgs a = args;
+      a.n = run.elements;
+      a.weight_decay = run.weight_decay;
+      zero::HostAdamWArrays x;
+      x.params = m.As<float>() + at;
+      x.grads = static_cast<const char*>(gs.data()) + at * gsize;
+      x.grad_dtype = grads.dtype;
+      x.exp_avg = m1.As<float>() + at;
+      x.exp_avg_sq = m2.As<float>() + at;
+      if (speculative) {
+        x.params_out = next[0].As<float>() + at;
+        x.exp_avg_out = next[1].As<float>() + at;
+        x.exp_avg_sq_out = next[2].As<float>() + at;
       }
-      return absl::OkStatus();
-    };
-    ZR_RETURN_IF_ERROR(rt_.RunHostTask(adam));
-    if (fp32_back) {
-      ZR_RETURN_IF_ERROR(WriteBackFp32(m, offset, n, piece.name));
-    } else if (!options_.offload_param) {
-      ZR_RETURN_IF_ERROR(
-          compute_->Copy(shard_.Slice(offset * esize, n * esize), out,
-                         absl::StrCat("param H2D ", piece.name)));
+      if (!fp32_back) {
+        x.working = static_cast<char*>(out.data()) + at * esize;
+        x.working_dtype = dtype;
+      }
+      zero::HostAdamWStep(a, x, threads);
     }
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(adam);
+}
+
+absl::Status Engine::WriteBackPiece(int index) {
+  const HostPiece& piece = host_pieces_[index];
+  const int64_t esize = kernels::DTypeSize(options_.dtype);
+  const int64_t at_host = piece.offset - ctx_.host_begin;
+  const int64_t n = piece.elements;
+  if (options_.per_param_fp32_grads && !options_.offload_param) {
+    return WriteBackFp32(host_master_.Slice(at_host * 4, n * 4), piece.offset,
+                         n, piece.name);
+  }
+  if (options_.offload_param) return absl::OkStatus();
+  const runtime::BufferSlice to = shard_.Slice(piece.offset * esize, n * esize);
+  const runtime::BufferSlice from = staging_.Slice(at_host * esize, n * esize);
+  const std::string label = absl::StrCat("param H2D ", piece.name);
+  if (write_back_ == nullptr) return compute_->Copy(to, from, label);
+  // Issued by IssueWriteBack, at the start of the next step.
+  write_back_pending_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Engine::IssueWriteBack() {
+  if (!write_back_pending_) return absl::OkStatus();
+  write_back_pending_ = false;
+  const int64_t esize = kernels::DTypeSize(options_.dtype);
+  // The last step's gathers of the shard are done: the host waited for the
+  // reduce stream, which waited for the backward that waited for them.
+  for (size_t i = 0; i < host_pieces_.size(); ++i) {
+    const HostPiece& piece = host_pieces_[i];
+    const int64_t n = piece.elements;
+    ZR_RETURN_IF_ERROR(write_back_->Copy(
+        shard_.Slice(piece.offset * esize, n * esize),
+        staging_.Slice((piece.offset - ctx_.host_begin) * esize, n * esize),
+        absl::StrCat("param H2D ", piece.name)));
+    ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
   }
   return absl::OkStatus();
 }
@@ -733,6 +846,7 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   const zero::ParamShard& s = layout_->param(param);
   const int64_t valid = layout_->ValidElements(param);
   std::vector<float> out(valid);
@@ -774,6 +888,7 @@ absl::Status Engine::ExportState(TrainingState* into) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   const int64_t hb = ctx_.host_begin;
   const int64_t device_bytes = hb * 4;
   const int64_t host_bytes = ctx_.host_elements() * 4;
@@ -835,6 +950,7 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   const int64_t total = layout_->total();
   for (const std::vector<float>* v :
        {&state.master, &state.exp_avg, &state.exp_avg_sq}) {

@@ -12,7 +12,10 @@
 // on the fp32 master shards - on the host per sub-group with
 // offload_optimizer, else on the device; with offload_optimizer.ratio below
 // 1 the first parameters' share on the device while the host updates the
-// rest - and the new working shards.
+// rest - and the new working shards. With the speculative step
+// (offload_optimizer.super_offload, engine_speculation.cc) the host share's
+// AdamW runs during the boundary backward instead, validated against the
+// norm afterwards; the training is bitwise the same.
 //
 // Every rank runs the same code; ranks meet only in collectives.
 // The engine owns its buffers and synchronizes the device before they go.
@@ -56,7 +59,9 @@ struct StepStats {
   // leftover backward of the micro-step before); BWD when the host has
   // issued the backward pass (and, on the last micro-step, waited for the
   // gradient reduction); STEP when every rank's optimizer update is done,
-  // on the host and on the device.
+  // on the host and on the device (with the speculative step, all but the
+  // write-back of the host share's working copy, which overlaps the next
+  // FWD).
   int64_t fwd_ns = 0;
   int64_t bwd_ns = 0;
   int64_t step_ns = 0;
@@ -66,7 +71,18 @@ struct StepStats {
   // The global gradient norm after unscaling, before clipping.
   double grad_norm = 0;
   double loss_scale = 1;
-  double lr = 0;       // The learning rate this step's update used.
+  double lr = 0;  // The learning rate this step's update used.
+  // The speculative host step (offload_optimizer.super_offload): whether
+  // this step ran it, and what validation made of it.
+  enum class Speculation {
+    kNone,       // not run (off, another mode, or backing off after a miss)
+    kCommitted,  // validated: its update is the step's
+    kReplayed,   // clipping triggered: the host share updated again
+    kDiscarded,  // a non-finite norm: the step skipped
+  };
+  Speculation speculation = Speculation::kNone;
+  // "committed", "replayed", "discarded"; "" for kNone.
+  static const char* SpeculationName(Speculation s);
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
   int64_t global_tokens = 0;
@@ -167,8 +183,34 @@ class Engine : private model::ParamProvider {
   // staging to the device, and the working shard cast from the master.
   absl::Status ImportDeviceState(const TrainingState& state);
   absl::Status Update(double norm_squared, StepStats* stats);
+  // AdamW's arguments for its step `step` (from 1) with gradients scaled
+  // by 1 / `combined`.
+  kernels::AdamWArgs AdamArgs(int64_t step, double lr, double combined) const;
   // The AdamW update of the host (offloaded) or device master shards.
   absl::Status HostUpdate(const kernels::AdamWArgs& args);
+  // Splits the host share's sub-groups into pieces (host_pieces_).
+  void PlanHostPieces();
+  // One piece's host AdamW, in place, or (speculative) from the current
+  // master and moments into the next ones; both write the new working copy
+  // into staging_ (or shard_ with offload_param).
+  absl::Status HostAdamPiece(int piece, const kernels::AdamWArgs& args,
+                             bool speculative);
+  // The H2D (or fp32 write-back) of one updated piece; with write_back_,
+  // left for IssueWriteBack.
+  absl::Status WriteBackPiece(int piece);
+  // With write_back_: the updated working copy's H2D, piece by piece, each
+  // recording piece_written_, when an update left it pending. At the start
+  // of the next step (after its inputs' copy) and before the state is read
+  // or replaced.
+  absl::Status IssueWriteBack();
+  // The coordinator's release after an applied update: the next gathers
+  // wait for `updated_` and, with write_back_, each for its own pieces.
+  absl::Status AfterAppliedUpdate();
+  // engine_speculation.cc: whether this step speculates; the speculative
+  // host update during backward; what the norm makes of it.
+  bool SpeculateThisStep() const;
+  absl::Status Speculate();
+  absl::Status ResolveSpeculation(bool validated, StepStats* stats);
   absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
   // per_param_fp32_grads: `n` updated fp32 master elements at flat offset
   // `offset` to the device, cast there into the working shard.
@@ -189,6 +231,11 @@ class Engine : private model::ParamProvider {
 
   // Declared first, destroyed last: the members below use them.
   std::unique_ptr<runtime::Stream> compute_, gather_, reduce_;
+  // With the speculative step: the host share's working copy goes back on
+  // this stream, piece by piece (piece_written_), under the next forward.
+  std::unique_ptr<runtime::Stream> write_back_;
+  std::vector<std::unique_ptr<runtime::Event>> piece_written_;
+  bool write_back_pending_ = false;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
   zero::ZeroContext ctx_;
@@ -198,6 +245,17 @@ class Engine : private model::ParamProvider {
   std::vector<zero::ParamRange> sub_groups_;
   // Each sub-group's ranges of equal weight decay (weight_decay.h).
   std::vector<std::vector<zero::DecayRun>> decay_runs_;
+  // The host share's update in pieces of at most host_step_piece elements,
+  // sub-group by sub-group: the H2D of one piece's working copy overlaps
+  // the update of the next.
+  struct HostPiece {
+    int64_t offset, elements;  // in the flat layout
+    std::string name;
+    std::vector<zero::DecayRun> runs;
+    // The last bucket (GradReducer::buckets order) holding its gradients.
+    int ready_bucket = 0;
+  };
+  std::vector<HostPiece> host_pieces_;
 
   // Working shard (model dtype): device, or host with offload_param.
   runtime::OwnedBuffer shard_;
@@ -208,6 +266,9 @@ class Engine : private model::ParamProvider {
   // ctx_.host_begin; with the host staging of its new working shard for the
   // H2D write-back.
   runtime::OwnedBuffer host_master_, host_exp_avg_, host_exp_avg_sq_;
+  // The speculative step's target: the next master and moments, which
+  // become the current ones (a swap) when validation commits them.
+  runtime::OwnedBuffer next_master_, next_exp_avg_, next_exp_avg_sq_;
   runtime::OwnedBuffer staging_;
   // per_param_fp32_grads: the device piece the fp32 master comes back into.
   runtime::OwnedBuffer writeback_;
@@ -221,6 +282,10 @@ class Engine : private model::ParamProvider {
   int dp_rank_ = 0;
   int64_t step_ = 0;       // optimizer steps taken (including skipped)
   int64_t adam_step_ = 0;  // steps applied (AdamW's t)
+  // speculative_step auto: no speculation before this step; the pause after
+  // the next failed validation (doubles with each one).
+  int64_t speculate_from_ = 0;
+  int64_t speculation_pause_ = 1;
 };
 
 }  // namespace engine

@@ -188,6 +188,26 @@ TEST(EngineTest, NonFiniteBf16GradientIsReportedAndSkipped) {
   }
 }
 
+// The speculative step on non-finite bf16 gradients: each step's
+// speculation is discarded, the step skipped, the master as without it.
+TEST(EngineTest, NonFiniteBf16GradientDiscardsTheSpeculativeStep) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  spec.set_init_std(1e30);  // activations overflow: NaN loss and gradients
+  zero::ZeroOptions o = Small();
+  o.dtype = runtime::DType::kBF16;
+  o.speculative_step = zero::SpeculativeStep::kOn;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun run = Train(spec, o, *data, 2, 3);
+  for (const StepStats& s : run.rank0) {
+    EXPECT_TRUE(s.skipped);
+    EXPECT_EQ(s.speculation, StepStats::Speculation::kDiscarded);
+  }
+  EXPECT_EQ(run.races, 0);
+  zero::ZeroOptions plain = o;
+  plain.speculative_step = zero::SpeculativeStep::kOff;
+  EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 2, 3).rank0_params);
+}
+
 TEST(EngineTest, SameSeedIsBitIdentical) {
   auto spec = model::LoadModelSpec("tiny").value();
   zero::ZeroOptions o = Small();

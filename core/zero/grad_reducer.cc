@@ -124,6 +124,12 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
                          ")")));
   }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
+  if (SpeculationApplies(*ctx_.options)) {
+    offloaded_.resize(buckets_.size());
+    for (auto& e : offloaded_) {
+      ZR_ASSIGN_OR_RETURN(e, dev.CreateEvent());
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -318,7 +324,6 @@ absl::Status GradReducer::Flush(int b) {
 }
 
 absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
-  const ShardLayout& layout = *ctx_.layout;
   const ParamRange& bucket = buckets_[b];
   runtime::Stream& s = *ctx_.reduce;
   ops::SumSquares norm;
@@ -335,6 +340,16 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
   if (!ctx_.options->offload_optimizer || begin >= end) {
     return absl::OkStatus();
   }
+  ZR_RETURN_IF_ERROR(Offload(b, part, begin, end));
+  if (offloaded_.empty()) return absl::OkStatus();
+  return s.Record(*offloaded_[b]);
+}
+
+absl::Status GradReducer::Offload(int b, const TensorRef& part, int64_t begin,
+                                  int64_t end) {
+  const ShardLayout& layout = *ctx_.layout;
+  const ParamRange& bucket = buckets_[b];
+  runtime::Stream& s = *ctx_.reduce;
   const TensorRef host =
       host_partition().Elements(begin - ctx_.host_begin, end - begin);
   const TensorRef src = part.Elements(begin - bucket.offset, end - begin);
@@ -360,6 +375,11 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
 }
 
 absl::Status GradReducer::EndBackward() {
+  ZR_RETURN_IF_ERROR(FinishBackward());
+  return WaitForOffload();
+}
+
+absl::Status GradReducer::FinishBackward() {
   ZR_CHECK(in_backward_) << "EndBackward without BeginBackward";
   in_backward_ = false;
   if (next_param_ != -1 || next_bucket_ != static_cast<int>(buckets_.size())) {
@@ -380,7 +400,12 @@ absl::Status GradReducer::EndBackward() {
                            "all-gather grad norm"));
     all = &norm_gathered_.get();
   }
-  ZR_RETURN_IF_ERROR(s.Copy(norm_host_.All(), all->All(), "grad norm D2H"));
+  return s.Copy(norm_host_.All(), all->All(), "grad norm D2H");
+}
+
+absl::Status GradReducer::WaitForOffload() {
+  if (!boundary_) return absl::OkStatus();
+  runtime::Stream& s = *ctx_.reduce;
   // The synchronization that makes the asynchronous gradient copies (and the
   // norm) safe for the host to read.
   if (ctx_.sync(Sync::kGradOffloadBeforeStep)) {

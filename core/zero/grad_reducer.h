@@ -72,8 +72,24 @@ class GradReducer {
   absl::StatusOr<runtime::TensorRef> Grad(int param);
   absl::Status GradsReady(absl::Span<const int> params);
   // Flushes what is left, and at the boundary finishes the norm and
-  // synchronizes the host with the reduce stream.
+  // synchronizes the host with the reduce stream: FinishBackward, then
+  // WaitForOffload.
   absl::Status EndBackward();
+  // EndBackward's first half: checks that every bucket was reduced and, at
+  // the boundary, issues the norm's all-gather and copy to the host.
+  absl::Status FinishBackward();
+  // EndBackward's second half, at the boundary: the host waits for the
+  // reduce stream (grad-offload-before-step).
+  absl::Status WaitForOffload();
+
+  // The buckets, in the order they are reduced (descending offsets).
+  const std::vector<ParamRange>& buckets() const { return buckets_; }
+  // With the speculative step (SpeculationApplies): recorded on the reduce
+  // stream at the boundary once bucket `b`'s gradients are copied to the
+  // host. Null otherwise.
+  runtime::Event* offloaded(int b) const {
+    return offloaded_.empty() ? nullptr : offloaded_[b].get();
+  }
 
   // fp32: the accumulated gradient partition, on the device, indexed by
   // flat-layout offset: [layout.total()], or [ctx.host_begin] when the
@@ -103,6 +119,9 @@ class GradReducer {
   // At the boundary: adds the bucket's partition range `part` to the norm
   // and, with offload_optimizer, copies it to the host.
   absl::Status NormAndOffload(int bucket, const runtime::TensorRef& part);
+  // NormAndOffload's copy of the host share [begin, end) of `part`.
+  absl::Status Offload(int bucket, const runtime::TensorRef& part,
+                       int64_t begin, int64_t end);
   absl::Status WaitSlot(Slot& slot);
 
   ZeroContext ctx_;
@@ -131,6 +150,7 @@ class GradReducer {
   runtime::OwnedBuffer norm_gathered_;
   runtime::OwnedBuffer norm_host_;
   std::unique_ptr<runtime::Event> ready_;
+  std::vector<std::unique_ptr<runtime::Event>> offloaded_;  // per bucket
 
   int micro_ = 0;
   bool boundary_ = false;

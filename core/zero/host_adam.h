@@ -33,6 +33,14 @@ struct HostAdamWArrays {
   kernels::DType grad_dtype = kernels::DType::kF32;
   float* exp_avg = nullptr;
   float* exp_avg_sq = nullptr;
+  // Optional, all three or none: the updated master and moments go here
+  // instead, and params, exp_avg, exp_avg_sq are only read (out of place,
+  // the same bits as in place), written with streaming stores so that the
+  // outputs are not read first: the same bytes of memory traffic as in
+  // place. Must not overlap the inputs.
+  float* params_out = nullptr;
+  float* exp_avg_out = nullptr;
+  float* exp_avg_sq_out = nullptr;
   // Optional: receives the updated parameters in `working_dtype`.
   void* working = nullptr;
   kernels::DType working_dtype = kernels::DType::kF32;

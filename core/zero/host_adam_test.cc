@@ -106,6 +106,65 @@ TEST(HostAdamTest, LowPrecisionGradientsAndWorkingCopyMatchTheReference) {
   }
 }
 
+// Out of place (inputs read, results to the outputs) gives the in-place
+// bits, leaves the inputs untouched, for fp32 and bf16 gradients, with and
+// without a working copy, and whatever the thread count.
+TEST(HostAdamTest, OutOfPlaceEqualsInPlaceBitwise) {
+  const int64_t n = (1 << 20) + 4099;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist;
+  std::vector<float> p0(n), m0(n), v0(n), g32(n);
+  std::vector<uint16_t> g16(n);
+  for (int64_t i = 0; i < n; ++i) {
+    p0[i] = dist(rng);
+    m0[i] = 0.1f * dist(rng);
+    v0[i] = std::abs(dist(rng));
+    g16[i] = kernels::FloatToBF16(dist(rng));
+    g32[i] = dist(rng);
+  }
+  kernels::AdamWArgs args;
+  args.n = n;
+  args.step = 5;
+  args.weight_decay = 0.02f;
+  args.grad_scale = 0.25f;
+  for (bool low : {false, true}) {
+    for (int threads : {1, 3}) {
+      const std::string label =
+          absl::StrCat(low ? "bf16" : "fp32", " x", threads);
+      std::vector<float> p = p0, m = m0, v = v0;
+      std::vector<uint16_t> w(n), wo(n, 0xFFFF);
+      HostAdamWArrays a;
+      a.params = p.data();
+      a.grads = low ? static_cast<const void*>(g16.data()) : g32.data();
+      a.grad_dtype = low ? kernels::DType::kBF16 : kernels::DType::kF32;
+      a.exp_avg = m.data();
+      a.exp_avg_sq = v.data();
+      if (low) {
+        a.working = w.data();
+        a.working_dtype = kernels::DType::kBF16;
+      }
+      HostAdamWStep(args, a, threads);
+      std::vector<float> pi = p0, mi = m0, vi = v0, po(n), mo(n), vo(n);
+      HostAdamWArrays b = a;
+      b.params = pi.data();
+      b.exp_avg = mi.data();
+      b.exp_avg_sq = vi.data();
+      b.params_out = po.data();
+      b.exp_avg_out = mo.data();
+      b.exp_avg_sq_out = vo.data();
+      if (low) b.working = wo.data();
+      HostAdamWStep(args, b, threads);
+      EXPECT_EQ(po, p) << label;
+      EXPECT_EQ(mo, m) << label;
+      EXPECT_EQ(vo, v) << label;
+      EXPECT_EQ(pi, p0) << label;
+      EXPECT_EQ(mi, m0) << label;
+      EXPECT_EQ(vi, v0) << label;
+      if (low) EXPECT_EQ(wo, w) << label;
+    }
+  }
+}
+
 // The branch-free bf16 rounding agrees with kernels::FloatToBF16 on the
 // values where rounding is delicate: ties, carries into the exponent,
 // infinities, NaNs of both signs (including ones whose top payload bits are

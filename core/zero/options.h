@@ -26,6 +26,8 @@ enum class GradOffload {
   kBlocking,
 };
 
+enum class SpeculativeStep { kOff, kOn, kAuto };
+
 struct ZeroOptions {
   kernels::DType dtype = kernels::DType::kF32;
   // Tensor-parallel degree, modelled Megatron-style (see
@@ -97,6 +99,17 @@ struct ZeroOptions {
   // The fp32 master is pinned with optimizer_pin_memory, as DeepSpeed's is.
   // false: zero3's bucketed copies in the model's dtype.
   bool per_param_fp32_grads = false;
+  // Speculative host step (offload_optimizer.super_offload): at the
+  // accumulation boundary the host runs AdamW on each piece of its share as
+  // soon as the piece's gradients are on the host, while the device still
+  // runs backward, assuming no clipping and finite gradients, out of place
+  // into a second copy of the host master and moments; after backward the
+  // norm validates it (commit: the copies swap) or the step is redone or
+  // skipped as without it. Bitwise the same training. kOn speculates every
+  // step; kAuto stops for 1, 2, 4, ... steps after each failed validation.
+  // Needs offload_optimizer, and neither offload_param nor
+  // per_param_fp32_grads (SpeculationApplies).
+  SpeculativeStep speculative_step = SpeculativeStep::kOff;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy
@@ -107,6 +120,16 @@ struct ZeroOptions {
   uint64_t seed = 0;
   SyncPoints syncs;
 };
+
+// Whether `options` asks for the speculative step in a mode that has it:
+// the host share's new working copy goes to the device through staging
+// (not offload_param), from gradients in bucketed copies (not
+// per_param_fp32_grads).
+inline bool SpeculationApplies(const ZeroOptions& options) {
+  return options.speculative_step != SpeculativeStep::kOff &&
+         options.offload_optimizer && !options.offload_param &&
+         !options.per_param_fp32_grads;
+}
 
 }  // namespace zero
 }  // namespace zero3

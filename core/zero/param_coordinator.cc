@@ -93,6 +93,7 @@ absl::Status ParamCoordinator::Gather(int p) {
     }
     pending_update_ = nullptr;
   }
+  ZR_RETURN_IF_ERROR(WaitForWrites(shard.offset, shard.partition));
   TensorRef send = shard_.Elements(shard.offset, shard.partition);
   if (ctx_.options->offload_param) {
     // The partition lives in host memory: bring it over on the same stream
@@ -203,11 +204,31 @@ absl::Status ParamCoordinator::EndModule(int module, model::Pass pass) {
   return absl::OkStatus();
 }
 
-absl::Status ParamCoordinator::AfterUpdate(runtime::Event* updated) {
+absl::Status ParamCoordinator::AfterUpdate(runtime::Event* updated,
+                                           std::vector<PendingWrite> writes) {
   for (int p = 0; p < static_cast<int>(params_.size()); ++p) {
     ZR_RETURN_IF_ERROR(Release(p));
   }
   pending_update_ = updated;
+  // A write no gather has waited for yet stays pending.
+  pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
+  return absl::OkStatus();
+}
+
+absl::Status ParamCoordinator::WaitForWrites(int64_t begin, int64_t elements) {
+  // Once the gather stream has waited for a write, stream order keeps every
+  // later gather after it: each write is waited on once.
+  for (size_t i = 0; i < pending_writes_.size();) {
+    const PendingWrite& w = pending_writes_[i];
+    if (w.begin >= begin + elements || w.begin + w.elements <= begin) {
+      ++i;
+      continue;
+    }
+    if (ctx_.sync(Sync::kWriteBackBeforeGather)) {
+      ZR_RETURN_IF_ERROR(ctx_.gather->Wait(*w.written));
+    }
+    pending_writes_.erase(pending_writes_.begin() + i);
+  }
   return absl::OkStatus();
 }
 

@@ -60,10 +60,19 @@ class ParamCoordinator {
 
   // At the start of each optimizer step's first forward.
   void StartStep();
+  // A range of the shard [begin, begin + elements) written by a copy that
+  // records `written`.
+  struct PendingWrite {
+    int64_t begin = 0, elements = 0;
+    runtime::Event* written = nullptr;
+  };
   // After the optimizer updated the shard: releases every gathered
   // parameter; the next gathers wait for `updated` (recorded on the stream
-  // that wrote the shard) when it is not null.
-  absl::Status AfterUpdate(runtime::Event* updated);
+  // that wrote the shard) when it is not null, and each for the `writes`
+  // its partition overlaps (write-back-before-gather), so a layer's gathers
+  // wait only for its own part of an overlapped write-back.
+  absl::Status AfterUpdate(runtime::Event* updated,
+                           std::vector<PendingWrite> writes = {});
 
   // Largest number of parameter elements gathered at once.
   int64_t peak_gathered_elements() const { return peak_gathered_; }
@@ -88,6 +97,9 @@ class ParamCoordinator {
                    const runtime::TensorRef& shard);
   absl::Status Init();
   absl::Status Gather(int p);
+  // The gather stream waits for the pending writes overlapping the shard's
+  // [begin, begin + elements), and forgets them.
+  absl::Status WaitForWrites(int64_t begin, int64_t elements);
   absl::Status Release(int p);
   absl::StatusOr<Block*> TakeBlock(int64_t elements);
   bool ReusedSoon(int p) const;
@@ -101,6 +113,7 @@ class ParamCoordinator {
   std::vector<std::unique_ptr<Block>> blocks_;
   runtime::OwnedBuffer staging_;  // device copy of host shards (offload_param)
   runtime::Event* pending_update_ = nullptr;
+  std::vector<PendingWrite> pending_writes_;  // not yet waited on
 
   // Module-visit trace.
   struct Visit {

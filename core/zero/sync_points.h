@@ -61,6 +61,18 @@ enum class Sync {
   // The compute stream waits for a kept input's copy back to the device
   // before the layer's recompute and backward read it.
   kCheckpointRestoreBeforeRecompute,
+  // Speculative step (offload_optimizer.super_offload): the host waits for
+  // the reduce stream's copy of the last bucket covering a piece of its
+  // share before its speculative AdamW reads the piece's gradients, while
+  // backward still runs.
+  kSpeculativeGradsOnHost,
+  // Speculative step: the working copy goes back to the device on a stream
+  // of its own, piece by piece, overlapping the next forward; the all-gather
+  // stream waits for the pieces a parameter's partition overlaps before
+  // gathering it. (The host's next writes to the pinned staging come after
+  // it has read the next loss, which follows every gather of the forward:
+  // loss-read orders them.)
+  kWriteBackBeforeGather,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

@@ -19,6 +19,13 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "issues the next step's gathers, so the host's own order protects "
            "them";
   }
+  if ((sync == Sync::kSpeculativeGradsOnHost ||
+       sync == Sync::kWriteBackBeforeGather) &&
+      !SpeculationApplies(options)) {
+    return "only the speculative step (offload_optimizer.super_offload, with "
+           "the optimizer offloaded and neither offload_param nor "
+           "grad_offload_copy per_param_fp32) has this synchronization";
+  }
   const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
                                sync == Sync::kCheckpointSlotReuse ||
                                sync == Sync::kCheckpointRestoreSlotFree ||

@@ -378,6 +378,7 @@ class TrainCommand : public Command {
   double peak_tflops_ = 0;
   int world_size_ = 1;
   int64_t samples_per_step_ = 0;
+  bool speculative_ = false;  // metrics carry "speculation"
 };
 
 // A preset's (or profile's) name as it is; anything else names a file.
@@ -674,6 +675,7 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   world_size_ = launcher.world_size();
   samples_per_step_ = in.options.micro_batch * in.options.accumulation *
                       static_cast<int64_t>(world_size_);
+  speculative_ = zero::SpeculationApplies(in.options);
   if (!launcher.leader()) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(checkpoints_.PrepareSave(
       ResolveUserPath(checkpoints_.save_dir()),
@@ -921,13 +923,17 @@ absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
   const double tokens = static_cast<double>(r0.global_tokens);
   out << absl::StrFormat(
       "step %*d/%d  loss %s%s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
-      "tokens/s%s\n",
+      "tokens/s%s%s\n",
       static_cast<int>(std::to_string(steps_).size()), step + 1, steps_,
       rt.computes_values() ? absl::StrFormat("%.4f", row.loss_sum / ranks)
                            : std::string("-"),
       internal::LrColumn(engine.options(), r0), Ms(r0.fwd_ns), Ms(r0.bwd_ns),
       Ms(r0.step_ns), Ms(row.total_ns), tokens / (row.total_ns / 1e9),
-      r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]") : std::string());
+      r0.skipped ? absl::StrCat("  [", r0.skip_reason, "]") : std::string(),
+      r0.speculation == engine::StepStats::Speculation::kNone
+          ? std::string()
+          : absl::StrCat("  speculative step ",
+                         engine::StepStats::SpeculationName(r0.speculation)));
   out.flush();
   return absl::OkStatus();
 }
@@ -946,6 +952,9 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
   m.loss_scale = r0.loss_scale;
   m.skipped = r0.skipped;
   m.skip_reason = r0.skip_reason;
+  if (speculative_) {
+    m.speculation = engine::StepStats::SpeculationName(r0.speculation);
+  }
   m.tokens = r0.global_tokens;
   const double seconds = row.total_ns / 1e9;
   m.tokens_per_s = seconds > 0 ? r0.global_tokens / seconds : 0;

@@ -94,6 +94,11 @@ absl::Status CheckHost(const MemoryEstimate& e, const Available& a,
   }
   fixes.push_back(
       "a smaller micro-batch (train_micro_batch_size_per_gpu) or --seq");
+  if (run.speculative) {
+    fixes.push_back(
+        "offload_optimizer.super_offload false (its second host copy of the "
+        "master and moments takes 12 bytes per host-share element)");
+  }
   return absl::ResourceExhaustedError(absl::StrCat(
       "not enough host memory: this node's ", e.local_ranks,
       e.device_in_host_memory ? " simulated" : "", " rank",

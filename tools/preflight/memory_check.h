@@ -45,6 +45,9 @@ struct RunShape {
   bool simulator_data_mode = false;
   bool offload_param = false;
   bool offload_optimizer = false;
+  // The speculative host step (zero::SpeculationApplies): a second host
+  // master and moments, 12 bytes per host-share element.
+  bool speculative = false;
 };
 
 absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,

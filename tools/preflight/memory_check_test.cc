@@ -55,6 +55,20 @@ TEST(MemoryCheckTest, HostOfSimulatedRanksNamesTheFixes) {
                 HasSubstr("fewer ranks"))));
 }
 
+TEST(MemoryCheckTest, HostNamesTheSpeculativeStepsCopy) {
+  Available a = Plenty();
+  a.host.available_bytes = 19 * kGiB;
+  RunShape run;
+  run.speculative = true;
+  EXPECT_THAT(CheckMemory(Estimate(), a, run),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("offload_optimizer.super_offload false")));
+  run.speculative = false;
+  EXPECT_THAT(CheckMemory(Estimate(), a, run),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       ::testing::Not(HasSubstr("super_offload"))));
+}
+
 TEST(MemoryCheckTest, TimingModeAllocatesNoHostMemory) {
   Available a = Plenty();
   a.host.available_bytes = 1 * kGiB;

@@ -57,6 +57,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   plan.shape.simulator_data_mode = simulated_data;
   plan.shape.offload_param = in.options.offload_param;
   plan.shape.offload_optimizer = in.options.offload_optimizer;
+  plan.shape.speculative = zero::SpeculationApplies(in.options);
 
   preflight::EstimateInput e;
   e.spec = in.spec;

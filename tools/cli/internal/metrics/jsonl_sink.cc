@@ -39,6 +39,12 @@ std::string StepMetricsJson(const StepMetrics& m) {
   o.Set("skipped", JsonValue::Bool(m.skipped));
   o.Set("skip_reason",
         m.skipped ? JsonValue::String(m.skip_reason) : JsonValue::Null());
+  // Only with the speculative step (offload_optimizer.super_offload).
+  if (m.speculation.has_value()) {
+    o.Set("speculation", m.speculation->empty()
+                             ? JsonValue::Null()
+                             : JsonValue::String(*m.speculation));
+  }
   o.Set("tokens", JsonValue::Int(m.tokens));
   o.Set("tokens_per_s", Number(m.tokens_per_s));
   o.Set("fwd_ms", Number(m.fwd_ms));

@@ -86,6 +86,19 @@ TEST(JsonlSinkTest, OneObjectPerStepReadsBack) {
   EXPECT_EQ(second.Find("skip_reason")->string_value(), "gradient overflow");
 }
 
+// With the speculative step configured, every line carries its outcome
+// after skip_reason: a string, or null where the step did not speculate.
+TEST(JsonlSinkTest, SpeculationOnlyWhenConfigured) {
+  StepMetrics m = TestStep(1, true);
+  EXPECT_THAT(StepMetricsJson(m), ::testing::Not(HasSubstr("speculation")));
+  m.speculation = "committed";
+  EXPECT_THAT(StepMetricsJson(m),
+              HasSubstr("\"skip_reason\": null, \"speculation\": "
+                        "\"committed\", \"tokens\""));
+  m.speculation = "";
+  EXPECT_THAT(StepMetricsJson(m), HasSubstr("\"speculation\": null"));
+}
+
 TEST(JsonlSinkTest, TruncatesAnOldFile) {
   const std::string path = FreshDir("old") + ".jsonl";
   {

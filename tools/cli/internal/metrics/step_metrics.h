@@ -34,6 +34,10 @@ struct StepMetrics {
   double loss_scale = 1;
   bool skipped = false;
   std::string skip_reason;
+  // With the speculative host step configured, its outcome on this step
+  // (engine::StepStats::Speculation): "committed", "replayed", "discarded",
+  // or "" when not run.
+  std::optional<std::string> speculation;
   int64_t tokens = 0;  // trained on by all ranks in this step
   double tokens_per_s = 0;
   double fwd_ms = 0, bwd_ms = 0, step_ms = 0, total_ms = 0;

@@ -1,0 +1,95 @@
+// Copyright 2026 The zero3 Authors.
+//
+// engine_speculation.cc: the speculative host step (zero::ZeroOptions::
+// speculative_step, offload_optimizer.super_offload).
+//
+// At the accumulation boundary the host has issued backward before the
+// device has run it. Speculate() then updates the host share piece by
+// piece, each as soon as the reduce stream has copied the piece's last
+// gradient bucket to the host (speculative-grads-on-host), assuming the
+// step is applied unclipped (gradients scaled by 1 / loss scale): from the
+// current master and moments into the next ones, and the new working copy
+// into the pinned staging, which goes to the device only after validation
+// (backward's all-gathers read the working shard). Update() validates
+// against the norm: committed, the copies swap; clipping triggered, the host
+// share is updated again from the current copies as without speculation; a
+// non-finite norm skips the step and the current copies stay. Either way the
+// bits are those of the step without speculation. The new working copy goes to
+// the device on the write-back stream at the start of the next step
+// (Engine::IssueWriteBack), each gather waiting only for its own pieces.
+
+#include <algorithm>
+#include <utility>
+
+#include "core/engine/engine.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace engine {
+
+const char* StepStats::SpeculationName(Speculation s) {
+  switch (s) {
+    case Speculation::kNone:
+      return "";
+    case Speculation::kCommitted:
+      return "committed";
+    case Speculation::kReplayed:
+      return "replayed";
+    case Speculation::kDiscarded:
+      return "discarded";
+  }
+  return "";
+}
+
+bool Engine::SpeculateThisStep() const {
+  if (!zero::SpeculationApplies(options_) || ctx_.host_elements() == 0) {
+    return false;
+  }
+  return options_.speculative_step == zero::SpeculativeStep::kOn ||
+         step_ >= speculate_from_;
+}
+
+absl::Status Engine::Speculate() {
+  const kernels::AdamWArgs args = AdamArgs(
+      adam_step_ + 1, options_.lr_schedule.LrAt(options_.lr, adam_step_),
+      scaler_.scale());
+  // In the order their gradients reach the host: from the end of the layout.
+  std::vector<int> order(host_pieces_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return host_pieces_[a].ready_bucket < host_pieces_[b].ready_bucket;
+  });
+  for (int i : order) {
+    runtime::Event* copied = reducer_->offloaded(host_pieces_[i].ready_bucket);
+    if (options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
+      ZR_RETURN_IF_ERROR(copied->Synchronize());
+    }
+    ZR_RETURN_IF_ERROR(HostAdamPiece(i, args, /*speculative=*/true));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
+  const bool finite = !stats->skipped;
+  if (validated && finite) {
+    std::swap(host_master_, next_master_);
+    std::swap(host_exp_avg_, next_exp_avg_);
+    std::swap(host_exp_avg_sq_, next_exp_avg_sq_);
+    for (size_t i = 0; i < host_pieces_.size(); ++i) {
+      ZR_RETURN_IF_ERROR(WriteBackPiece(static_cast<int>(i)));
+    }
+    stats->speculation = StepStats::Speculation::kCommitted;
+    speculation_pause_ = 1;
+    return absl::OkStatus();
+  }
+  stats->speculation = finite ? StepStats::Speculation::kReplayed
+                              : StepStats::Speculation::kDiscarded;
+  if (options_.speculative_step == zero::SpeculativeStep::kAuto) {
+    speculate_from_ = step_ + 1 + speculation_pause_;
+    speculation_pause_ = std::min<int64_t>(2 * speculation_pause_, 1024);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace engine
+}  // namespace zero3
