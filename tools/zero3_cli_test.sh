@@ -85,6 +85,20 @@ expect 0 train --model qwen2.5-0.5b --mode timing --steps 1 --seq 256 \
 grep -q 'L3 recompute' "$TMP/trace.json" || fail "no recompute in the trace"
 expect 0 train --steps 2 --gradient-checkpointing --check-reference
 
+# The LM head in chunks: against the reference trainer, and in whatif.
+expect 0 train --steps 3 --set zero3.lm_head_chunk_tokens=5 --check-reference
+expect 0 whatif --model qwen2.5-0.5b --gpus 1 --seq 2048 --micro-batch 8 \
+  --steps 2 --vary zero3.lm_head_chunk_tokens=0,4096
+grep -q "^lm_head_chunk_tokens=4096 " "$TMP/out" || fail "whatif: no chunked head"
+# --gradient-checkpointing chunks the head where that takes less memory
+# (16,384 tokens here), not where --set says otherwise.
+expect 0 train --model qwen2.5-0.5b --mode timing --steps 1 --seq 4096 \
+  --data synthetic --gradient-checkpointing
+grep -q "LM head on chunks of 4096 tokens" "$TMP/err" || fail "no head chunks"
+expect 0 train --model qwen2.5-0.5b --mode timing --steps 1 --seq 4096 \
+  --data synthetic --gradient-checkpointing --set zero3.lm_head_chunk_tokens=0
+if grep -q "LM head on chunks" "$TMP/err"; then fail "head chunked despite 0"; fi
+
 expect 2 train --mode timing --check-reference
 expect 2 train --model nonexistent
 

@@ -135,7 +135,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "pinned_fallback": "error",
     "grad_offload_copy": "bucketed",
     "activation_checkpoint_interval": 0,
-    "activation_checkpoint_mlp_only": false
+    "activation_checkpoint_mlp_only": false,
+    "lm_head_chunk_tokens": 0
   },
   "steps_per_print": 1,
   "csv_monitor": {

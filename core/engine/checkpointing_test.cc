@@ -72,6 +72,15 @@ Measured Measure(const std::string& model, const zero::ZeroOptions& o,
   return m;
 }
 
+// The device peak and the backward time of `before` and `after`.
+void PrintChange(const Measured& before, const Measured& after) {
+  std::printf("device peak %lld -> %lld bytes, bwd %lld -> %lld ns\n",
+              static_cast<long long>(before.device_peak),
+              static_cast<long long>(after.device_peak),
+              static_cast<long long>(before.bwd_ns),
+              static_cast<long long>(after.bwd_ns));
+}
+
 zero::ZeroOptions Options(int every) {
   zero::ZeroOptions o;
   o.micro_batch = 2;
@@ -186,11 +195,33 @@ TEST(CheckpointingTest, CpuCheckpointingLowersTheDevicePeak) {
             device.device_peak - (spec.num_layers() - 2) * input);
   EXPECT_TRUE(absl::StrContains(host.trace, "L23 input D2H"));
   EXPECT_TRUE(absl::StrContains(host.trace, "L0 input H2D"));
-  std::printf("device peak %lld -> %lld bytes, bwd %lld -> %lld ns\n",
-              static_cast<long long>(device.device_peak),
-              static_cast<long long>(host.device_peak),
-              static_cast<long long>(device.bwd_ns),
-              static_cast<long long>(host.bwd_ns));
+  PrintChange(device, host);
+}
+
+// The chunked LM head in timing mode: the logits leave the arena and the
+// device peak (less the chunk buffer and the fp32 weight-gradient sum, as far
+// as they exceed the backward scratch they overlay), and backward pays for
+// the head's recompute GEMM.
+TEST(CheckpointingTest, ChunkedHeadLowersTheDevicePeak) {
+  zero::ZeroOptions o = Options(1);
+  o.dtype = runtime::DType::kBF16;
+  o.micro_batch = 8;
+  o.seq = 1024;
+  o.offload_optimizer = true;
+  const Measured whole = Measure("qwen2.5-0.5b", o, sim::SimMode::kTiming);
+  o.lm_head_chunk_tokens = 1024;
+  const Measured chunked = Measure("qwen2.5-0.5b", o, sim::SimMode::kTiming);
+  const model::ModelSpec spec = model::LoadModelSpec("qwen2.5-0.5b").value();
+  const int64_t logits = o.micro_batch * o.seq * spec.vocab_size() * 2;
+  const int64_t added =
+      1024 * spec.vocab_size() * 2 + spec.vocab_size() * spec.hidden_size() * 4;
+  EXPECT_LE(chunked.activation_bytes, whole.activation_bytes - logits + added);
+  EXPECT_LT(chunked.device_peak, whole.device_peak - logits / 2);
+  EXPECT_GT(chunked.bwd_ns, whole.bwd_ns);
+  EXPECT_TRUE(absl::StrContains(chunked.trace, "lm_head recompute chunk 7"));
+  EXPECT_FALSE(absl::StrContains(chunked.trace, "lm_head recompute chunk 8"));
+  EXPECT_FALSE(absl::StrContains(whole.trace, "lm_head recompute"));
+  PrintChange(whole, chunked);
 }
 
 // The coordinator's trace holds the recompute's visits, the same every step,

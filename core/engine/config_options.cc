@@ -72,6 +72,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.checkpoint_every = c.zero3().activation_checkpoint_interval();
   o.checkpoint_mlp_only = c.zero3().activation_checkpoint_mlp_only();
   o.checkpoint_to_host = c.activation_checkpointing().cpu_checkpointing();
+  o.lm_head_chunk_tokens = c.zero3().lm_head_chunk_tokens();
   if (c.has_scheduler()) o.lr_schedule = ScheduleFromConfig(c.scheduler());
   // As DeepSpeed: "Adam" with adam_w_mode (the default) is AdamW too.
   o.adamw_mode =

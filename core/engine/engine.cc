@@ -114,6 +114,7 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   checkpointing.every = options_.checkpoint_every;
   checkpointing.mlp_only = options_.checkpoint_mlp_only;
   checkpointing.to_host = options_.checkpoint_to_host;
+  checkpointing.lm_head_chunk_tokens = options_.lm_head_chunk_tokens;
   const zero::SyncPoints& s = options_.syncs;
   checkpointing.syncs.offload_after_write =
       s.enabled(Sync::kCheckpointOffloadAfterWrite);

@@ -137,7 +137,14 @@ struct SwigluArgs {
 };
 
 // Softmax cross-entropy of logits [num_tokens, vocab_size] against int32
-// targets [num_tokens]. Rows whose target is ignore_index do not count.
+// targets. Rows whose target is ignore_index do not count.
+//
+// The rows may be one chunk of a larger batch (an LM head computed a few
+// rows at a time): they are rows [row_offset, row_offset + num_tokens) of a
+// batch of batch_tokens rows. targets then holds the whole batch's
+// batch_tokens targets (row r of the op reads targets[row_offset + r]), and
+// the mean loss and its gradient count the batch's counted rows. With
+// batch_tokens 0 the batch is the op's own rows (row_offset must be 0).
 struct CrossEntropyArgs {
   int64_t num_tokens = 0;
   int64_t vocab_size = 0;
@@ -145,6 +152,12 @@ struct CrossEntropyArgs {
   // The backward pass multiplies the gradient of the mean loss by this: the
   // loss scale (fp16) and 1 / gradient_accumulation_steps go through it.
   float grad_scale = 1.0f;
+  int64_t batch_tokens = 0;
+  int64_t row_offset = 0;
+  // The rows of the batch: batch_tokens, or num_tokens when it is 0.
+  int64_t BatchTokens() const {
+    return batch_tokens > 0 ? batch_tokens : num_tokens;
+  }
 };
 
 // y += alpha * x over n elements.

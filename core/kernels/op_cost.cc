@@ -141,6 +141,11 @@ OpCost CrossEntropyBackwardCost(const CrossEntropyArgs& args, DType dtype) {
               n * s);
 }
 
+OpCost CrossEntropyLossCost(const CrossEntropyArgs& args) {
+  return Cost(2 * args.num_tokens, (kIndexBytes + 8) * args.num_tokens,
+              kStatBytes);
+}
+
 OpCost AccumulateCost(const AccumulateArgs& args, DType dtype) {
   return AccumulateCost(args, dtype, dtype);
 }

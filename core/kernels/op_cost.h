@@ -117,6 +117,9 @@ OpCost SwigluBackwardCost(const SwigluArgs& args, DType dtype);
 //           read T*V*s + 8T (targets, lse); written T*V*s.
 OpCost CrossEntropyForwardCost(const CrossEntropyArgs& args, DType dtype);
 OpCost CrossEntropyBackwardCost(const CrossEntropyArgs& args, DType dtype);
+// Loss (the mean of T per-row terms): flops 2T; read 12T (targets and
+// double terms); written 4.
+OpCost CrossEntropyLossCost(const CrossEntropyArgs& args);
 
 // Elementwise over n elements.
 // Accumulate: flops 2n; read n*(s_x + s_y); written n*s_y.

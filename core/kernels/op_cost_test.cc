@@ -135,6 +135,7 @@ TEST(OpCostTest, EmbeddingAndCrossEntropy) {
             MakeCost(176, 176 + 16, 16));
   EXPECT_EQ(CrossEntropyBackwardCost(ce, DType::kF32),
             MakeCost(176, 176 + 32, 176));
+  EXPECT_EQ(CrossEntropyLossCost(ce), MakeCost(8, 16 + 32, 4));
 }
 
 TEST(OpCostTest, ElementwiseReductionsAndOptimizer) {

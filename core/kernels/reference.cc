@@ -132,13 +132,16 @@ T Dot(const T* a, const T* b, int64_t n) {
 
 void CheckCrossEntropyArgs(const CrossEntropyArgs& args) {
   CheckNonNegative(args.num_tokens, "num_tokens");
+  CheckNonNegative(args.batch_tokens, "batch_tokens");
+  CheckNonNegative(args.row_offset, "row_offset");
   ZR_CHECK_GT(args.vocab_size, int64_t{0});
+  ZR_CHECK_LE(args.row_offset + args.num_tokens, args.BatchTokens());
 }
 
-// Number of counted rows; checks every target.
+// Number of counted rows of the batch; checks every target.
 int64_t CountTargets(const CrossEntropyArgs& args, const int32_t* targets) {
   int64_t count = 0;
-  for (int64_t t = 0; t < args.num_tokens; ++t) {
+  for (int64_t t = 0; t < args.BatchTokens(); ++t) {
     const int32_t target = targets[t];
     if (target == args.ignore_index) continue;
     ZR_CHECK(target >= 0 && target < args.vocab_size)
@@ -446,12 +449,11 @@ void SwigluBackward(const SwigluArgs& args, const T* gate, const T* up,
 // Cross-entropy
 
 template <typename T>
-double CrossEntropyForward(const CrossEntropyArgs& args, const T* logits,
-                           const int32_t* targets, T* lse) {
+void CrossEntropyRowLosses(const CrossEntropyArgs& args, const T* logits,
+                           const int32_t* targets, T* lse, double* row_loss) {
   CheckCrossEntropyArgs(args);
-  const int64_t count = CountTargets(args, targets);
+  CountTargets(args, targets);
   const int64_t V = args.vocab_size;
-  double total = 0;
   for (int64_t t = 0; t < args.num_tokens; ++t) {
     const T* row = logits + t * V;
     const double max_logit =
@@ -462,11 +464,31 @@ double CrossEntropyForward(const CrossEntropyArgs& args, const T* logits,
     }
     const double row_lse = max_logit + std::log(sum);
     lse[t] = static_cast<T>(row_lse);
-    if (targets[t] != args.ignore_index) {
-      total += row_lse - static_cast<double>(row[targets[t]]);
-    }
+    const int32_t target = targets[args.row_offset + t];
+    row_loss[t] = target == args.ignore_index
+                      ? 0.0
+                      : row_lse - static_cast<double>(row[target]);
   }
+}
+
+double CrossEntropyMean(const CrossEntropyArgs& args, const int32_t* targets,
+                        const double* row_loss) {
+  CheckCrossEntropyArgs(args);
+  const int64_t count = CountTargets(args, targets);
+  double total = 0;
+  for (int64_t t = 0; t < args.BatchTokens(); ++t) total += row_loss[t];
   return count == 0 ? 0.0 : total / static_cast<double>(count);
+}
+
+template <typename T>
+double CrossEntropyForward(const CrossEntropyArgs& args, const T* logits,
+                           const int32_t* targets, T* lse) {
+  ZR_CHECK(args.BatchTokens() == args.num_tokens && args.row_offset == 0)
+      << "CrossEntropyForward takes a whole batch; chunks go through "
+         "CrossEntropyRowLosses";
+  std::vector<double> row_loss(args.num_tokens);
+  CrossEntropyRowLosses(args, logits, targets, lse, row_loss.data());
+  return CrossEntropyMean(args, targets, row_loss.data());
 }
 
 template <typename T>
@@ -482,7 +504,7 @@ void CrossEntropyBackward(const CrossEntropyArgs& args, const T* logits,
   for (int64_t t = 0; t < args.num_tokens; ++t) {
     const T* row = logits + t * V;
     T* d_row = d_logits + t * V;
-    const int32_t target = targets[t];
+    const int32_t target = targets[args.row_offset + t];
     if (target == args.ignore_index || count == 0) {
       std::fill_n(d_row, V, T(0));
       continue;
@@ -677,6 +699,8 @@ void AdamWStep(const AdamWArgs& args, float* params, const float* grads,
   template void SwigluForward<T>(const SwigluArgs&, const T*, const T*, T*);   \
   template void SwigluBackward<T>(const SwigluArgs&, const T*, const T*,       \
                                   const T*, T*, T*);                           \
+  template void CrossEntropyRowLosses<T>(const CrossEntropyArgs&, const T*,    \
+                                         const int32_t*, T*, double*);         \
   template double CrossEntropyForward<T>(const CrossEntropyArgs&, const T*,    \
                                          const int32_t*, T*);                  \
   template void CrossEntropyBackward<T>(const CrossEntropyArgs&, const T*,     \

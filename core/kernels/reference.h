@@ -174,9 +174,27 @@ template <typename T>
 double CrossEntropyForward(const CrossEntropyArgs& args, const T* logits,
                            const int32_t* targets, T* lse);
 
+// The forward pass of a chunk of rows (args.row_offset, args.batch_tokens):
+// writes lse[r] for the op's rows and row_loss[r] = lse[r] -
+// logits[r, target] (in double) for counted rows, 0 for ignored ones.
+// targets holds the batch's targets; logits [num_tokens, V]; lse, row_loss
+// [num_tokens].
+template <typename T>
+void CrossEntropyRowLosses(const CrossEntropyArgs& args, const T* logits,
+                           const int32_t* targets, T* lse, double* row_loss);
+
+// The mean loss of a batch from its rows' terms: the sum of row_loss over
+// the args.BatchTokens() rows, in row order, in double, divided by the
+// number of counted targets; 0 when none counts. Equal bit for bit to what
+// CrossEntropyForward returns for the same rows, however they were chunked.
+double CrossEntropyMean(const CrossEntropyArgs& args, const int32_t* targets,
+                        const double* row_loss);
+
 // d_logits[t, :] = (softmax(logits[t, :]) - onehot(target[t])) * grad_scale /
 // count for counted rows, 0 for ignored rows (and everywhere when count is
 // 0). logits, d_logits [T, V]; targets, lse [T]. d_logits may alias logits.
+// For a chunk, count is the batch's and row t's target is
+// targets[row_offset + t].
 template <typename T>
 void CrossEntropyBackward(const CrossEntropyArgs& args, const T* logits,
                           const int32_t* targets, const T* lse, T* d_logits);

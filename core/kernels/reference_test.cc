@@ -862,6 +862,37 @@ TEST(CrossEntropyTest, FloatMatchesDouble) {
   EXPECT_LT(MaxRelativeError(df, d), kFloatTolerance);
 }
 
+// The batch in chunks of 4 and 2 rows: the same lse and gradient rows, and
+// the mean of the chunks' row terms is the whole forward's loss, bit for bit.
+TEST(CrossEntropyTest, ChunksMatchTheWholeBatch) {
+  const CrossEntropyArgs args = SmallCrossEntropy();
+  const int64_t V = args.vocab_size;
+  const auto logits = RandomVector(args.num_tokens * V, 84, -4, 4);
+  const std::vector<int32_t> targets = {3, -1, 0, 10, -1, 7};
+  std::vector<double> lse(args.num_tokens), d(logits.size());
+  const double loss =
+      CrossEntropyForward(args, logits.data(), targets.data(), lse.data());
+  CrossEntropyBackward(args, logits.data(), targets.data(), lse.data(),
+                       d.data());
+  std::vector<double> lse_c(args.num_tokens), d_c(logits.size());
+  std::vector<double> row_loss(args.num_tokens, kNaN);
+  for (const auto& [first, rows] :
+       {std::pair<int64_t, int64_t>{0, 4}, std::pair<int64_t, int64_t>{4, 2}}) {
+    CrossEntropyArgs chunk = args;
+    chunk.num_tokens = rows;
+    chunk.batch_tokens = args.num_tokens;
+    chunk.row_offset = first;
+    CrossEntropyRowLosses(chunk, logits.data() + first * V, targets.data(),
+                          lse_c.data() + first, row_loss.data() + first);
+    CrossEntropyBackward(chunk, logits.data() + first * V, targets.data(),
+                         lse_c.data() + first, d_c.data() + first * V);
+  }
+  EXPECT_EQ(row_loss[1], 0.0);  // ignored
+  EXPECT_EQ(lse_c, lse);
+  EXPECT_EQ(d_c, d);  // the count is the batch's, not the chunk's
+  EXPECT_EQ(CrossEntropyMean(args, targets.data(), row_loss.data()), loss);
+}
+
 TEST(CrossEntropyDeathTest, TargetOutOfRangeIsABug) {
   CrossEntropyArgs args = SmallCrossEntropy();
   args.num_tokens = 1;

@@ -31,6 +31,9 @@ class ArenaLayout {
     return offset;
   }
   int64_t size() const { return size_; }
+  // Moves the end to `offset`: reserving from an earlier offset again
+  // overlays what was reserved there.
+  void Seek(int64_t offset) { size_ = offset; }
 
  private:
   int64_t size_ = 0;
@@ -48,6 +51,11 @@ struct Transformer::Saved {
   TensorRef hf, rstdf, logits, lse_ce;
   // Scratch, not kept between ops of different layers.
   TensorRef tmp, dres_a, dres_b, dmid, dh, datt, dq, dk, dv, dm, dgate, dup;
+  // Chunked LM head only, over the layers' backward scratch from datt on
+  // (free while the head runs): logits holds one chunk; the rows' loss terms
+  // (double; fp32 pairs here) and, for a gradient not in fp32, the fp32 sum
+  // of the head's weight gradient over the chunks.
+  TensorRef row_loss, head_grad;
 };
 
 // checkpointing.to_host: the inputs of the recomputed layers ("kept" layers,
@@ -61,7 +69,7 @@ class Transformer::HostCopies {
   static absl::StatusOr<std::unique_ptr<HostCopies>> Create(
       Transformer& m, const std::vector<int64_t>& kept) {
     auto h = std::unique_ptr<HostCopies>(new HostCopies(m, kept));
-    runtime::Device& dev = m.rt_.device();
+    runtime::Device& dev = m.rt_->device();
     ZR_ASSIGN_OR_RETURN(h->copy_, dev.CreateStream("checkpoint copy"));
     for (int s = 0; s < 2; ++s) {
       for (auto* e : {&h->written_[s], &h->offloaded_[s], &h->read_[s],
@@ -71,7 +79,7 @@ class Transformer::HostCopies {
     }
     const int64_t each = m.tokens() * m.spec_.hidden_size();
     ZR_ASSIGN_OR_RETURN(h->host_, runtime::AllocateHost(
-                                      m.rt_,
+                                      *m.rt_,
                                       each * static_cast<int64_t>(kept.size()) *
                                           k::DTypeSize(m.dtype_),
                                       runtime::HostMemoryKind::kPinned,
@@ -195,7 +203,7 @@ float InitialValue(const ModelSpec& spec, const ParamInfo& param, uint64_t seed,
 }
 
 Transformer::Transformer(const ModelSpec& spec, DType dtype, int64_t batch,
-                         int64_t seq, runtime::Runtime& rt, TensorParallel tp,
+                         int64_t seq, runtime::Runtime* rt, TensorParallel tp,
                          Checkpointing checkpointing)
     : spec_(spec),
       dtype_(dtype),
@@ -209,22 +217,29 @@ Transformer::~Transformer() = default;
 
 TensorRef Transformer::logits() const { return saved_->logits; }
 
-absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
-    const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-    runtime::Runtime& rt, TensorParallel tp, Checkpointing checkpointing) {
+namespace {
+
+// What Create refuses, bar the tensor-parallel group.
+absl::Status CheckShape(const ModelSpec& spec, int64_t batch, int64_t seq,
+                        int tp_size, const Checkpointing& checkpointing) {
+  if (checkpointing.lm_head_chunk_tokens < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LM head chunk must be 0 (whole logits) or at least 1 token, got ",
+        checkpointing.lm_head_chunk_tokens));
+  }
   if (checkpointing.every < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "activation checkpointing interval must be 0 (off) or at least 1, got ",
         checkpointing.every));
   }
-  if (tp.size < 1 || (tp.size > 1 && tp.comm == nullptr)) {
+  if (tp_size < 1) {
     return absl::InvalidArgumentError(
         "tensor parallelism needs a degree of at least 1 and its group");
   }
-  if (spec.num_heads() % tp.size != 0 || spec.num_kv_heads() % tp.size != 0 ||
-      spec.intermediate_size() % tp.size != 0) {
+  if (spec.num_heads() % tp_size != 0 || spec.num_kv_heads() % tp_size != 0 ||
+      spec.intermediate_size() % tp_size != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tensor-parallel degree ", tp.size, " must divide the heads (",
+        "tensor-parallel degree ", tp_size, " must divide the heads (",
         spec.num_heads(), "), the kv heads (", spec.num_kv_heads(),
         ") and the MLP width (", spec.intermediate_size(), ") of ",
         spec.name()));
@@ -234,8 +249,34 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
         absl::StrCat("micro-batch must be at least 1 sequence of 1 token, got ",
                      batch, " x ", seq));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> Transformer::ActivationBytes(
+    const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq, int tp_size,
+    Checkpointing checkpointing) {
+  ZR_RETURN_IF_ERROR(CheckShape(spec, batch, seq, tp_size, checkpointing));
+  TensorParallel tp;
+  tp.size = tp_size;
+  Transformer t(spec, dtype, batch, seq, nullptr, tp, checkpointing);
+  t.BuildParams();
+  t.BuildOpArgs();
+  ZR_RETURN_IF_ERROR(t.Allocate());  // lays the arena out only
+  return t.arena_bytes_;
+}
+
+absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(
+    const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
+    runtime::Runtime& rt, TensorParallel tp, Checkpointing checkpointing) {
+  ZR_RETURN_IF_ERROR(CheckShape(spec, batch, seq, tp.size, checkpointing));
+  if (tp.size > 1 && tp.comm == nullptr) {
+    return absl::InvalidArgumentError(
+        "tensor parallelism needs a degree of at least 1 and its group");
+  }
   std::unique_ptr<Transformer> t(
-      new Transformer(spec, dtype, batch, seq, rt, tp, checkpointing));
+      new Transformer(spec, dtype, batch, seq, &rt, tp, checkpointing));
   t->BuildParams();
   t->BuildOpArgs();
   ZR_RETURN_IF_ERROR(t->Allocate());
@@ -380,22 +421,33 @@ absl::Status Transformer::Allocate() {
     if (!alias || mlp_only) attention(l);
     if (!alias) mlp(l);
   }
+  const int64_t chunk = HeadChunkRows();
   act(&sv.hf, t * h);
   f32(&sv.rstdf, t);
-  act(&sv.logits, t * s.vocab_size());
+  if (chunk == 0) act(&sv.logits, t * s.vocab_size());
   f32(&sv.lse_ce, t);
   for (TensorRef* r : {&sv.tmp, &sv.dres_a, &sv.dres_b, &sv.dmid, &sv.dh}) {
     act(r, t * h);
   }
+  const int64_t overlay = layout.size();
   act(&sv.datt, t * q);
   act(&sv.dq, t * q);
   act(&sv.dk, t * kv);
   act(&sv.dv, t * kv);
   for (TensorRef* r : {&sv.dm, &sv.dgate, &sv.dup}) act(r, t * f);
+  if (chunk > 0) {
+    const int64_t end = layout.size();
+    layout.Seek(overlay);
+    act(&sv.logits, chunk * s.vocab_size());
+    f32(&sv.row_loss, 2 * t);
+    if (dtype_ != DType::kF32) f32(&sv.head_grad, s.vocab_size() * h);
+    layout.Seek(std::max(end, layout.size()));
+  }
 
   arena_bytes_ = layout.size();
+  if (rt_ == nullptr) return absl::OkStatus();  // ActivationBytes
   ZR_ASSIGN_OR_RETURN(arena_, runtime::AllocateDevice(
-                                  rt_.device(), arena_bytes_, "activations"));
+                                  rt_->device(), arena_bytes_, "activations"));
   for (const Pending& p : pending) {
     // Arena offsets are 256-byte aligned, so a whole number of elements.
     *p.ref = TensorRef::Of(arena_, p.dtype, p.offset / k::DTypeSize(p.dtype),
@@ -554,6 +606,20 @@ class Transformer::Steps {
   absl::Status EmbeddingBackward(const TensorRef& dres);
 
  private:
+  // The chunked LM head (checkpointing.lm_head_chunk_tokens): rows
+  // [first, first + rows) of the tokens.
+  struct Chunk {
+    int64_t first, rows;
+  };
+  std::vector<Chunk> Chunks() const;
+  k::CrossEntropyArgs ChunkArgs(const Chunk& c) const;
+  // The chunk's logits, into the start of sv_.logits.
+  absl::Status ChunkLogits(Ops& o, const Chunk& c, absl::string_view what);
+  absl::Status ChunkedLoss(Ops& o, const BufferSlice& targets,
+                           const TensorRef& loss);
+  absl::Status ChunkedHeadBackward(Ops& o, const TensorRef& g_lm);
+  absl::Status HeadBackwardTail(Ops& o, const TensorRef& dres);
+
   absl::Status AttentionForward(int64_t l, Ops& o);
   // write_output false: stops short of res[l+1].
   absl::Status MlpForward(int64_t l, Ops& o, bool write_output);
@@ -711,6 +777,10 @@ absl::Status Transformer::Steps::HeadForward(const BufferSlice& targets,
   ZR_RETURN_IF_ERROR(o.Run(NormForward(sv_.res[s_.num_layers()],
                                        pp_.Param(norm_), sv_.hf, sv_.rstdf),
                            "norm fwd"));
+  if (m_.HeadChunkRows() > 0) {
+    ZR_RETURN_IF_ERROR(ChunkedLoss(o, targets, loss));
+    return pp_.EndModule(head_, Pass::kForward);
+  }
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, s_.vocab_size()),
                               sv_.hf, pp_.Param(lm_), sv_.logits,
                               "lm_head fwd"));
@@ -731,6 +801,11 @@ absl::Status Transformer::Steps::HeadBackward(const TensorRef& dres) {
   const int64_t v = s_.vocab_size();
   Ops o(stream_, "head ");
   ZR_RETURN_IF_ERROR(pp_.BeginModule(head_, Pass::kBackward));
+  if (m_.HeadChunkRows() > 0) {
+    ZR_ASSIGN_OR_RETURN(TensorRef g_lm, pp_.Grad(lm_));
+    ZR_RETURN_IF_ERROR(ChunkedHeadBackward(o, g_lm));
+    return HeadBackwardTail(o, dres);
+  }
   ops::CrossEntropyBackward ce;
   ce.args = args_.cross_entropy;
   ce.args.grad_scale = m_.grad_scale_;
@@ -746,6 +821,12 @@ absl::Status Transformer::Steps::HeadBackward(const TensorRef& dres) {
                               sv_.logits, sv_.hf, g_lm, "lm_head bwd weight"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, v), sv_.logits,
                               pp_.Param(lm_), sv_.dh, "lm_head bwd input"));
+  return HeadBackwardTail(o, dres);
+}
+
+// From the gradient of hf (sv_.dh) through the final norm to `dres`.
+absl::Status Transformer::Steps::HeadBackwardTail(Ops& o,
+                                                  const TensorRef& dres) {
   ZR_RETURN_IF_ERROR(NormBackward(o, norm_, sv_.res[s_.num_layers()], sv_.rstdf,
                                   sv_.dh, dres, "norm bwd"));
   if (s_.tie_word_embeddings()) {
@@ -754,6 +835,96 @@ absl::Status Transformer::Steps::HeadBackward(const TensorRef& dres) {
     ZR_RETURN_IF_ERROR(pp_.GradsReady({norm_, lm_}));
   }
   return pp_.EndModule(head_, Pass::kBackward);
+}
+
+// The chunked head ------------------------------------------------------------
+
+std::vector<Transformer::Steps::Chunk> Transformer::Steps::Chunks() const {
+  std::vector<Chunk> chunks;
+  const int64_t rows = m_.HeadChunkRows();
+  for (int64_t first = 0; first < t_; first += rows) {
+    chunks.push_back({first, std::min(rows, t_ - first)});
+  }
+  return chunks;
+}
+
+k::CrossEntropyArgs Transformer::Steps::ChunkArgs(const Chunk& c) const {
+  k::CrossEntropyArgs a = args_.cross_entropy;
+  a.grad_scale = m_.grad_scale_;
+  a.num_tokens = c.rows;
+  a.batch_tokens = t_;
+  a.row_offset = c.first;
+  return a;
+}
+
+absl::Status Transformer::Steps::ChunkLogits(Ops& o, const Chunk& c,
+                                             absl::string_view what) {
+  return o.Matmul(k::LinearForwardArgs(c.rows, h_, s_.vocab_size()),
+                  sv_.hf.Elements(c.first * h_, c.rows * h_), pp_.Param(lm_),
+                  sv_.logits.Elements(0, c.rows * s_.vocab_size()), what);
+}
+
+// Each chunk's logits, log-sum-exp and loss terms; then the mean loss over
+// all rows, summed in row order as the whole head sums it.
+absl::Status Transformer::Steps::ChunkedLoss(Ops& o, const BufferSlice& targets,
+                                             const TensorRef& loss) {
+  const std::vector<Chunk> chunks = Chunks();
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const Chunk& c = chunks[i];
+    ZR_RETURN_IF_ERROR(
+        ChunkLogits(o, c, absl::StrCat("lm_head fwd chunk ", i)));
+    ops::CrossEntropyForward ce;
+    ce.args = ChunkArgs(c);
+    ce.logits = sv_.logits.Elements(0, c.rows * s_.vocab_size());
+    ce.targets = targets;
+    ce.lse = sv_.lse_ce.Elements(c.first, c.rows);
+    ce.row_loss = sv_.row_loss.Elements(2 * c.first, 2 * c.rows).slice;
+    ZR_RETURN_IF_ERROR(o.Run(ce, absl::StrCat("cross_entropy fwd chunk ", i)));
+  }
+  ops::CrossEntropyLoss l;
+  l.args = args_.cross_entropy;
+  l.targets = targets;
+  l.row_loss = sv_.row_loss.slice;
+  l.loss = loss;
+  return o.Run(l, "cross_entropy loss");
+}
+
+// Per chunk: its logits again, their gradient in place (counting the whole
+// batch's targets), the weight gradient summed in fp32 and the rows of dh.
+// With tied embeddings the gradient's write here is still its first.
+absl::Status Transformer::Steps::ChunkedHeadBackward(Ops& o,
+                                                     const TensorRef& g_lm) {
+  const int64_t v = s_.vocab_size();
+  const bool direct = g_lm.dtype == DType::kF32;
+  ZR_CHECK(direct || sv_.head_grad.elements() == g_lm.elements())
+      << "a " << k::DTypeName(g_lm.dtype)
+      << " LM head gradient needs the fp32 sum the arena holds for "
+      << k::DTypeName(m_.dtype_) << " models";
+  const TensorRef sum = direct ? g_lm : sv_.head_grad;
+  const std::vector<Chunk> chunks = Chunks();
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const Chunk& c = chunks[i];
+    const TensorRef logits = sv_.logits.Elements(0, c.rows * v);
+    const TensorRef hf = sv_.hf.Elements(c.first * h_, c.rows * h_);
+    ZR_RETURN_IF_ERROR(
+        ChunkLogits(o, c, absl::StrCat("lm_head recompute chunk ", i)));
+    ops::CrossEntropyBackward ce;
+    ce.args = ChunkArgs(c);
+    ce.logits = logits;
+    ce.targets = m_.targets_;
+    ce.lse = sv_.lse_ce.Elements(c.first, c.rows);
+    ce.d_logits = logits;  // in place
+    ZR_RETURN_IF_ERROR(o.Run(ce, absl::StrCat("cross_entropy bwd chunk ", i)));
+    ZR_RETURN_IF_ERROR(o.Matmul(
+        k::LinearBackwardWeightArgs(c.rows, h_, v, i == 0 ? 0.0f : 1.0f),
+        logits, hf, sum, absl::StrCat("lm_head bwd weight chunk ", i)));
+    ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(c.rows, h_, v),
+                                logits, pp_.Param(lm_),
+                                sv_.dh.Elements(c.first * h_, c.rows * h_),
+                                absl::StrCat("lm_head bwd input chunk ", i)));
+  }
+  if (direct) return absl::OkStatus();
+  return o.Run(ops::Cast::Of(sum, g_lm), "lm_head bwd weight cast");
 }
 
 absl::Status Transformer::Steps::LayerBackward(int64_t l, const TensorRef& dres,

@@ -103,6 +103,15 @@ struct Checkpointing {
     bool restore_slot_free = true;    // H2D waits for the slot's last reads
     bool restore_before_recompute = true;  // recompute waits for its H2D
   } syncs;
+  // The LM head in chunks of this many token rows (0, or at least the
+  // micro-batch's tokens: all at once, keeping the [tokens, vocab] logits
+  // from forward to backward). Forward computes
+  // each chunk's logits into one [chunk, vocab] buffer, keeping only each
+  // row's log-sum-exp and loss term; backward computes them again, chunk by
+  // chunk (one more head GEMM), and sums the LM head's gradient over the
+  // chunks in fp32. The loss is the same bits; the head's weight gradient
+  // differs by the order of its fp32 sums.
+  int64_t lm_head_chunk_tokens = 0;
   bool Recomputes(int64_t layer) const {
     return every > 0 && layer % every == 0;
   }
@@ -165,6 +174,13 @@ class Transformer {
       Checkpointing checkpointing = {});
   ~Transformer();
 
+  // The activation arena's bytes of the model Create would make with these
+  // settings (its activation_bytes()), without a device.
+  static absl::StatusOr<int64_t> ActivationBytes(const ModelSpec& spec,
+                                                 DType dtype, int64_t batch,
+                                                 int64_t seq, int tp_size,
+                                                 Checkpointing checkpointing);
+
   const ModelSpec& spec() const { return spec_; }
   DType dtype() const { return dtype_; }
   int64_t batch() const { return batch_; }
@@ -176,6 +192,8 @@ class Transformer {
   int64_t activation_bytes() const { return arena_bytes_; }
   // The last Forward's logits, [tokens, vocab] of dtype(): valid once the
   // forward's kernels have run, until Backward overwrites them in place.
+  // With checkpointing.lm_head_chunk_tokens, the chunk buffer instead: the
+  // last chunk's logits at its start.
   TensorRef logits() const;
 
   // Enqueues the forward pass on `stream`. tokens and targets: int32 [B*S]
@@ -197,13 +215,20 @@ class Transformer {
  private:
   struct OpArgs;
   class Steps;  // the modules' forward and backward steps
+  // rt null: lays the arena out without allocating it (ActivationBytes).
   Transformer(const ModelSpec& spec, DType dtype, int64_t batch, int64_t seq,
-              runtime::Runtime& rt, TensorParallel tp,
+              runtime::Runtime* rt, TensorParallel tp,
               Checkpointing checkpointing);
   // Per-rank widths under tensor parallelism.
   int64_t heads() const { return spec_.num_heads() / tp_.size; }
   int64_t kv_heads() const { return spec_.num_kv_heads() / tp_.size; }
   int64_t ffn() const { return spec_.intermediate_size() / tp_.size; }
+  // Rows per LM head chunk; 0 when the head is whole (a chunk of every
+  // token would only add the recompute).
+  int64_t HeadChunkRows() const {
+    const int64_t rows = checkpointing_.lm_head_chunk_tokens;
+    return rows < tokens() ? rows : 0;
+  }
   absl::Status AllReduceTp(runtime::Stream& stream, const TensorRef& x,
                            absl::string_view label);
   absl::Status Allocate();
@@ -213,7 +238,7 @@ class Transformer {
   ModelSpec spec_;
   DType dtype_;
   int64_t batch_, seq_;
-  runtime::Runtime& rt_;
+  runtime::Runtime* rt_;
   TensorParallel tp_;
   Checkpointing checkpointing_;
   std::vector<ParamInfo> params_;

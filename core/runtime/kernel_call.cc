@@ -59,6 +59,8 @@ absl::string_view KernelCall::OpName() const {
           return "cross_entropy_fwd";
         else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>)
           return "cross_entropy_bwd";
+        else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>)
+          return "cross_entropy_loss";
         else if constexpr (std::is_same_v<T, ops::Accumulate>)
           return "accumulate";
         else if constexpr (std::is_same_v<T, ops::Scale>)
@@ -151,12 +153,20 @@ std::vector<Access> KernelCall::Accesses() const {
           a.R(o.logits);
           a.R(o.targets);
           a.W(o.lse);
-          a.W(o.loss);
+          if (o.row_loss.bytes() > 0) {
+            a.W(o.row_loss);
+          } else {
+            a.W(o.loss);
+          }
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           a.R(o.logits);
           a.R(o.targets);
           a.R(o.lse);
           a.W(o.d_logits);
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
+          a.R(o.targets);
+          a.R(o.row_loss);
+          a.W(o.loss);
         } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
           a.R(o.x);
           a.RW(o.y);

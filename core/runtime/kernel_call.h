@@ -87,17 +87,31 @@ struct SwigluBackward {
   kernels::SwigluArgs args;
   TensorRef gate, up, dh, d_gate, d_up;
 };
+// logits and lse (and d_logits) hold the op's rows, targets the batch's
+// (args.BatchTokens() int32 values; see CrossEntropyArgs).
 struct CrossEntropyForward {  // loss: one fp32 value, the mean loss
   kernels::CrossEntropyArgs args;
   TensorRef logits;
-  BufferSlice targets;  // int32 [T]
+  BufferSlice targets;
   TensorRef lse, loss;
+  // A chunk of a batch: when not empty, the rows' loss terms go here
+  // (double [num_tokens]) instead of a mean into loss, which stays unused;
+  // CrossEntropyLoss takes the mean once every chunk has written its rows.
+  BufferSlice row_loss;
 };
 struct CrossEntropyBackward {
   kernels::CrossEntropyArgs args;
   TensorRef logits;
   BufferSlice targets;
   TensorRef lse, d_logits;
+};
+// loss = the mean of row_loss (double [num_tokens]) over the counted rows of
+// targets (int32 [num_tokens]), summed in row order: the mean
+// CrossEntropyForward writes for the same rows, bit for bit.
+struct CrossEntropyLoss {
+  kernels::CrossEntropyArgs args;
+  BufferSlice targets, row_loss;
+  TensorRef loss;
 };
 struct Accumulate {  // y += alpha * x
   kernels::AccumulateArgs args;
@@ -145,13 +159,15 @@ struct AdamW {  // all fp32; params and moments updated in place
 
 }  // namespace ops
 
-using Op = std::variant<
-    ops::EmbeddingForward, ops::EmbeddingBackward, ops::Matmul, ops::BiasAdd,
-    ops::BiasBackward, ops::RmsNormForward, ops::RmsNormBackward,
-    ops::RotaryForward, ops::RotaryBackward, ops::AttentionForward,
-    ops::AttentionBackward, ops::SwigluForward, ops::SwigluBackward,
-    ops::CrossEntropyForward, ops::CrossEntropyBackward, ops::Accumulate,
-    ops::Scale, ops::Fill, ops::Add, ops::Cast, ops::SumSquares, ops::AdamW>;
+using Op =
+    std::variant<ops::EmbeddingForward, ops::EmbeddingBackward, ops::Matmul,
+                 ops::BiasAdd, ops::BiasBackward, ops::RmsNormForward,
+                 ops::RmsNormBackward, ops::RotaryForward, ops::RotaryBackward,
+                 ops::AttentionForward, ops::AttentionBackward,
+                 ops::SwigluForward, ops::SwigluBackward,
+                 ops::CrossEntropyForward, ops::CrossEntropyBackward,
+                 ops::CrossEntropyLoss, ops::Accumulate, ops::Scale, ops::Fill,
+                 ops::Add, ops::Cast, ops::SumSquares, ops::AdamW>;
 
 struct Access {
   BufferSlice slice;

@@ -70,16 +70,25 @@ class Checker {
     }
   }
   void NeedIds(const BufferSlice& s, int64_t count, const char* name) {
-    if (!status_.ok()) return;
-    if (s.data() == nullptr || s.bytes() < count * 4) {
-      status_ = absl::InvalidArgumentError(
-          absl::StrCat(call_.label, " (", call_.OpName(), "): ", name,
-                       " needs ", count, " int32 ids"));
-    }
+    NeedRaw(s, count, 4, name, "int32 ids");
+  }
+  void NeedDoubles(const BufferSlice& s, int64_t count, const char* name) {
+    NeedRaw(s, count, 8, name, "doubles");
   }
   const absl::Status& status() const { return status_; }
 
  private:
+  // A raw slice of `count` values of `size` bytes.
+  void NeedRaw(const BufferSlice& s, int64_t count, int64_t size,
+               const char* name, const char* what) {
+    if (!status_.ok()) return;
+    if (s.data() == nullptr || s.bytes() < count * size) {
+      status_ = absl::InvalidArgumentError(
+          absl::StrCat(call_.label, " (", call_.OpName(), "): ", name,
+                       " needs ", count, " ", what));
+    }
+  }
+
   const KernelCall& call_;
   absl::Status status_;
 };
@@ -243,19 +252,41 @@ absl::Status ExecuteReference(const KernelCall& call) {
           dg.Commit();
           du.Commit();
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
+          const bool rows = o.row_loss.bytes() > 0;
           c.Need(o.logits, a.num_tokens * a.vocab_size, "logits");
-          c.NeedIds(o.targets, a.num_tokens, "targets");
+          c.NeedIds(o.targets, a.BatchTokens(), "targets");
           c.Need(o.lse, a.num_tokens, "lse");
+          if (rows) {
+            c.NeedDoubles(o.row_loss, a.num_tokens, "row_loss");
+          } else {
+            c.Need(o.loss, 1, "loss");
+          }
+          if (!c.status().ok()) return;
+          F32 logits(o.logits, true), lse(o.lse, false);
+          const int32_t* targets = o.targets.template As<int32_t>();
+          if (rows) {
+            k::CrossEntropyRowLosses(a, logits.get(), targets, lse.get(),
+                                     o.row_loss.template As<double>());
+          } else {
+            F32 loss(o.loss, false);
+            loss.get()[0] = static_cast<float>(
+                k::CrossEntropyForward(a, logits.get(), targets, lse.get()));
+            loss.Commit();
+          }
+          lse.Commit();
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
+          c.NeedIds(o.targets, a.num_tokens, "targets");
+          c.NeedDoubles(o.row_loss, a.num_tokens, "row_loss");
           c.Need(o.loss, 1, "loss");
           if (!c.status().ok()) return;
-          F32 logits(o.logits, true), lse(o.lse, false), loss(o.loss, false);
-          loss.get()[0] = static_cast<float>(k::CrossEntropyForward(
-              a, logits.get(), o.targets.template As<int32_t>(), lse.get()));
-          lse.Commit();
+          F32 loss(o.loss, false);
+          loss.get()[0] = static_cast<float>(
+              k::CrossEntropyMean(a, o.targets.template As<int32_t>(),
+                                  o.row_loss.template As<double>()));
           loss.Commit();
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           c.Need(o.logits, a.num_tokens * a.vocab_size, "logits");
-          c.NeedIds(o.targets, a.num_tokens, "targets");
+          c.NeedIds(o.targets, a.BatchTokens(), "targets");
           c.Need(o.lse, a.num_tokens, "lse");
           c.Need(o.d_logits, a.num_tokens * a.vocab_size, "d_logits");
           if (!c.status().ok()) return;

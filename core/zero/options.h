@@ -47,6 +47,9 @@ struct ZeroOptions {
   // With checkpoint_every: keep the recomputed layers' inputs in pinned host
   // memory between forward and backward (DeepSpeed's cpu_checkpointing).
   bool checkpoint_to_host = false;
+  // The LM head on chunks of this many token rows, its logits computed
+  // again in backward (core/model/transformer.h); 0: whole.
+  int64_t lm_head_chunk_tokens = 0;
 
   // Clip the global gradient norm to this; 0 disables.
   double gradient_clipping = 1.0;

@@ -67,6 +67,8 @@ KernelWork WorkOf(const runtime::KernelCall& call) {
           return Streaming(k::CrossEntropyForwardCost(a, o.logits.dtype));
         else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>)
           return Streaming(k::CrossEntropyBackwardCost(a, o.logits.dtype));
+        else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>)
+          return Streaming(k::CrossEntropyLossCost(a));
         else if constexpr (std::is_same_v<T, ops::Accumulate>)
           return Streaming(k::AccumulateCost(a, o.x.dtype, o.y.dtype));
         else if constexpr (std::is_same_v<T, ops::Scale>)

@@ -497,6 +497,59 @@ absl::Status CrossEntropyBackwardCase(KernelTest& t, DType dt) {
   return t.Check("d_logits", op.d_logits, d_logits);
 }
 
+// The batch in two chunks of rows (4 and 2, the ignored row in the first):
+// each chunk's forward writes its rows' loss terms, CrossEntropyLoss their
+// mean, each chunk's backward counts the whole batch's targets.
+absl::Status CrossEntropyChunkedCase(KernelTest& t, DType dt) {
+  const k::CrossEntropyArgs args = CrossEntropyShape();
+  const int64_t V = args.vocab_size;
+  const std::vector<float> logits = t.Random(args.num_tokens * V, dt, -3, 3);
+  std::vector<float> lse(args.num_tokens);
+  const float loss = static_cast<float>(k::CrossEntropyForward<float>(
+      args, logits.data(), Targets().data(), lse.data()));
+  std::vector<float> d_logits(logits.size());
+  k::CrossEntropyBackward<float>(args, logits.data(), Targets().data(),
+                                 lse.data(), d_logits.data());
+
+  ZR_ASSIGN_OR_RETURN(runtime::BufferSlice targets, t.Ids(Targets()));
+  ZR_ASSIGN_OR_RETURN(TensorRef row_loss,
+                      t.Out(2 * args.num_tokens, DType::kF32, "row_loss"));
+  for (const auto& [first, rows] :
+       {std::pair<int64_t, int64_t>{0, 4}, std::pair<int64_t, int64_t>{4, 2}}) {
+    k::CrossEntropyArgs chunk = args;
+    chunk.num_tokens = rows;
+    chunk.batch_tokens = args.num_tokens;
+    chunk.row_offset = first;
+    const auto part = [&](const std::vector<float>& v, int64_t width) {
+      return std::vector<float>(v.begin() + first * width,
+                                v.begin() + (first + rows) * width);
+    };
+    ops::CrossEntropyForward f;
+    f.args = chunk;
+    ZR_ASSIGN_OR_RETURN(f.logits, t.In(part(logits, V), dt, "logits"));
+    f.targets = targets;
+    ZR_ASSIGN_OR_RETURN(f.lse, t.Out(rows, DType::kF32, "lse"));
+    f.row_loss = row_loss.slice.Sub(first * 8, rows * 8);
+    ZR_RETURN_IF_ERROR(t.Launch(f, "cross_entropy_fwd chunk"));
+    ZR_RETURN_IF_ERROR(t.Check("chunk lse", f.lse, part(lse, 1)));
+    ops::CrossEntropyBackward b;
+    b.args = chunk;
+    b.logits = b.d_logits = f.logits;  // in place, as the model runs it
+    b.targets = targets;
+    b.lse = f.lse;
+    ZR_RETURN_IF_ERROR(t.Launch(b, "cross_entropy_bwd chunk"));
+    ZR_RETURN_IF_ERROR(
+        t.Check("chunk d_logits", b.d_logits, part(d_logits, V)));
+  }
+  ops::CrossEntropyLoss l;
+  l.args = args;
+  l.targets = targets;
+  l.row_loss = row_loss.slice;
+  ZR_ASSIGN_OR_RETURN(l.loss, t.Out(1, DType::kF32, "loss"));
+  ZR_RETURN_IF_ERROR(t.Launch(l, "cross_entropy_loss"));
+  return t.Check("loss of the chunks", l.loss, {loss});
+}
+
 // ---------------------------------------------------------------------------
 // Elementwise, cast and reductions; the expected values come from the
 // storage-typed reference kernels on encoded bytes.
@@ -695,6 +748,7 @@ std::vector<ConformanceCase> KernelCases() {
       {"SwigluBackward", SwigluBackwardCase, false},
       {"CrossEntropyForward", CrossEntropyForwardCase, false},
       {"CrossEntropyBackward", CrossEntropyBackwardCase, false},
+      {"CrossEntropyLoss", CrossEntropyChunkedCase, false},
       {"Accumulate", AccumulateCase, false},
       {"Scale", ScaleCase, false},
       {"Fill", FillCase, false},

@@ -5,14 +5,17 @@
 //
 // Forward: one block per row reads the logits once, keeping an online
 // (running max, rescaled sum) pair per thread; the block combines the pairs
-// in double. Each counted row writes its loss (lse - logit[target], double)
-// to scratch; a final one-block kernel sums them in a fixed order, in double,
-// and stores the mean as one fp32 on the device. Deterministic.
+// in double. Each row writes its loss term (lse - logit[target] in double,
+// 0 when ignored) to scratch, or for a chunk of a batch to the op's row_loss;
+// the loss kernel (one block) sums a batch's terms in a fixed order, in
+// double, counts its targets, and stores the mean as one fp32 on the device.
+// A whole batch runs it at once; a chunked one through CrossEntropyLoss after
+// its last chunk, with the same bits. Deterministic.
 //
-// Backward: a small kernel counts the counted rows and forms the factor
-// grad_scale / count (in double, rounded to float, as the reference does);
-// then an elementwise pass over [rows, vocab] writes the gradient, in place
-// if d_logits aliases logits.
+// Backward: a small kernel counts the batch's counted rows and forms the
+// factor grad_scale / count (in double, rounded to float, as the reference
+// does); then an elementwise pass over [rows, vocab] writes the gradient, in
+// place if d_logits aliases logits.
 //
 // Targets that are neither ignore_index nor in [0, vocab_size) are counted in
 // env.error_count by the forward pass and treated as ignored by both.
@@ -48,8 +51,7 @@ __global__ void CrossEntropyForwardKernel(L logits, const int32_t* targets,
                                           Dyn lse, int64_t rows,
                                           int64_t vocab_size,
                                           int32_t ignore_index,
-                                          double* row_loss, int* row_counted,
-                                          int* error_count) {
+                                          double* row_loss, int* error_count) {
   __shared__ float shared_max[32];
   __shared__ double shared_sum[32];
   const int64_t chunks = vocab_size / N;
@@ -92,20 +94,20 @@ __global__ void CrossEntropyForwardKernel(L logits, const int32_t* targets,
       row_loss[row] =
           counted ? row_lse - static_cast<double>(logits.Load(base + target))
                   : 0.0;
-      row_counted[row] = counted ? 1 : 0;
     }
   }
 }
 
 __global__ void __launch_bounds__(kFinalThreads)
-    CrossEntropyLossKernel(const double* row_loss, const int* row_counted,
-                           int64_t rows, Dyn loss) {
+    CrossEntropyLossKernel(const double* row_loss, const int32_t* targets,
+                           int64_t rows, int64_t vocab_size,
+                           int32_t ignore_index, Dyn loss) {
   __shared__ double shared[32];
   double total = 0.0;
   double count = 0.0;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
     total += row_loss[r];
-    count += row_counted[r];
+    count += Counted(targets[r], ignore_index, vocab_size) ? 1.0 : 0.0;
   }
   total = BlockSum(total, shared);
   count = BlockSum(count, shared);
@@ -171,17 +173,19 @@ __global__ void __launch_bounds__(256)
 }  // namespace
 
 int64_t CrossEntropyForwardScratchBytes(int64_t num_tokens) {
-  return AlignScratch(num_tokens * static_cast<int64_t>(sizeof(double))) +
-         AlignScratch(num_tokens * static_cast<int64_t>(sizeof(int)));
+  return AlignScratch(num_tokens * static_cast<int64_t>(sizeof(double)));
 }
 
 cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
                                       int64_t vocab_size, int32_t ignore_index,
                                       Tensor logits, const int32_t* targets,
-                                      Tensor lse, Tensor loss) {
-  ScratchCarver carver(env.scratch);
-  double* row_loss = carver.Take<double>(num_tokens);
-  int* row_counted = carver.Take<int>(num_tokens);
+                                      Tensor lse, Tensor loss,
+                                      double* row_loss_out) {
+  double* row_loss = row_loss_out;
+  if (row_loss == nullptr) {
+    ScratchCarver carver(env.scratch);
+    row_loss = carver.Take<double>(num_tokens);
+  }
   if (num_tokens > 0) {
     const unsigned grid = static_cast<unsigned>(
         num_tokens < int64_t{1} << 30 ? num_tokens : int64_t{1} << 30);
@@ -191,19 +195,28 @@ cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
       if (vocab_size % kVec == 0 && Aligned16(logits.data)) {
         CrossEntropyForwardKernel<kVec><<<grid, threads, 0, env.stream>>>(
             L(logits), targets, Dyn(lse), num_tokens, vocab_size, ignore_index,
-            row_loss, row_counted, env.error_count);
+            row_loss, env.error_count);
       } else {
         CrossEntropyForwardKernel<1><<<grid, threads, 0, env.stream>>>(
             L(logits), targets, Dyn(lse), num_tokens, vocab_size, ignore_index,
-            row_loss, row_counted, env.error_count);
+            row_loss, env.error_count);
       }
       return 0;
     });
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return err;
   }
+  if (row_loss_out != nullptr) return cudaSuccess;
+  return LaunchCrossEntropyLoss(env, num_tokens, vocab_size, ignore_index,
+                                targets, row_loss, loss);
+}
+
+cudaError_t LaunchCrossEntropyLoss(const Env& env, int64_t num_tokens,
+                                   int64_t vocab_size, int32_t ignore_index,
+                                   const int32_t* targets,
+                                   const double* row_loss, Tensor loss) {
   CrossEntropyLossKernel<<<1, kFinalThreads, 0, env.stream>>>(
-      row_loss, row_counted, num_tokens, Dyn(loss));
+      row_loss, targets, num_tokens, vocab_size, ignore_index, Dyn(loss));
   return cudaGetLastError();
 }
 
@@ -212,16 +225,19 @@ int64_t CrossEntropyBackwardScratchBytes() {
 }
 
 cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
+                                       int64_t batch_tokens, int64_t row_offset,
                                        int64_t vocab_size, int32_t ignore_index,
                                        float grad_scale, Tensor logits,
-                                       const int32_t* targets, Tensor lse,
+                                       const int32_t* batch_targets, Tensor lse,
                                        Tensor d_logits) {
   if (num_tokens <= 0 || vocab_size <= 0) return cudaSuccess;
   float* factor = static_cast<float*>(env.scratch);
   CrossEntropyFactorKernel<<<1, kFinalThreads, 0, env.stream>>>(
-      targets, num_tokens, vocab_size, ignore_index, grad_scale, factor);
+      batch_targets, batch_tokens, vocab_size, ignore_index, grad_scale,
+      factor);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
+  const int32_t* targets = batch_targets + row_offset;
   return DispatchDType(logits.dtype, [&](auto l_tag) {
     return DispatchDType(d_logits.dtype, [&](auto d_tag) {
       using L = Typed<decltype(l_tag)>;

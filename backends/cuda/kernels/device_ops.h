@@ -159,16 +159,28 @@ cudaError_t LaunchEmbeddingBackward(const Env& env, int64_t num_tokens,
 // ---------------------------------------------------------------------------
 // Cross-entropy (cross_entropy.cu)
 
+// Forward over the rows of `targets` (the op's rows, already offset): with
+// row_loss null, the mean loss into `loss` (scratch holds the row terms);
+// else the row terms into row_loss and `loss` untouched (no scratch).
 int64_t CrossEntropyForwardScratchBytes(int64_t num_tokens);
 cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
                                       int64_t vocab_size, int32_t ignore_index,
                                       Tensor logits, const int32_t* targets,
-                                      Tensor lse, Tensor loss);
+                                      Tensor lse, Tensor loss,
+                                      double* row_loss);
+// The mean of a batch's row terms over its counted targets.
+cudaError_t LaunchCrossEntropyLoss(const Env& env, int64_t num_tokens,
+                                   int64_t vocab_size, int32_t ignore_index,
+                                   const int32_t* targets,
+                                   const double* row_loss, Tensor loss);
+// Rows [row_offset, row_offset + num_tokens) of a batch of batch_tokens
+// targets; the factor counts the whole batch.
 int64_t CrossEntropyBackwardScratchBytes();
 cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
+                                       int64_t batch_tokens, int64_t row_offset,
                                        int64_t vocab_size, int32_t ignore_index,
                                        float grad_scale, Tensor logits,
-                                       const int32_t* targets, Tensor lse,
+                                       const int32_t* batch_targets, Tensor lse,
                                        Tensor d_logits);
 
 // ---------------------------------------------------------------------------

@@ -98,6 +98,12 @@ class Checker {
       Fail(absl::StrCat(name, " needs ", count, " int32 ids"));
     }
   }
+  void NeedBytes(const BufferSlice& s, int64_t bytes, const char* name) {
+    if (!status_.ok()) return;
+    if (bytes > 0 && (s.data() == nullptr || s.bytes() < bytes)) {
+      Fail(absl::StrCat(name, " needs ", bytes, " bytes"));
+    }
+  }
   void NeedF32(const TensorRef& t, const char* name) {
     if (t.dtype != k::DType::kF32) {
       Fail(absl::StrCat("tensor ", name, " must be f32, is ",
@@ -158,6 +164,7 @@ int64_t ScratchFor(const runtime::Op& op) {
           return internal::EmbeddingBackwardScratchBytes(a.num_tokens,
                                                          a.vocab_size);
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
+          if (o.row_loss.bytes() > 0) return 0;
           return internal::CrossEntropyForwardScratchBytes(a.num_tokens);
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           return internal::CrossEntropyBackwardScratchBytes();
@@ -297,14 +304,33 @@ absl::Status Validate(const KernelCall& call) {
           c.NonNegative(a.num_tokens, "num_tokens");
           c.Positive(a.vocab_size, "vocab_size");
           if (!c.ok()) return;
+          c.NonNegative(a.batch_tokens, "batch_tokens");
+          c.NonNegative(a.row_offset, "row_offset");
+          if (c.ok() && a.row_offset + a.num_tokens > a.BatchTokens()) {
+            c.Fail(absl::StrCat("rows [", a.row_offset, ", ",
+                                a.row_offset + a.num_tokens,
+                                ") outside a batch of ", a.BatchTokens()));
+          }
+          if (!c.ok()) return;
           c.Need(o.logits, a.num_tokens * a.vocab_size, "logits");
-          c.NeedIds(o.targets, a.num_tokens, "targets");
+          c.NeedIds(o.targets, a.BatchTokens(), "targets");
           c.Need(o.lse, a.num_tokens, "lse");
           if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
-            c.Need(o.loss, 1, "loss");
+            if (o.row_loss.bytes() > 0) {
+              c.NeedBytes(o.row_loss, a.num_tokens * 8, "row_loss");
+            } else {
+              c.Need(o.loss, 1, "loss");
+            }
           } else {
             c.Need(o.d_logits, a.num_tokens * a.vocab_size, "d_logits");
           }
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
+          c.NonNegative(a.num_tokens, "num_tokens");
+          c.Positive(a.vocab_size, "vocab_size");
+          if (!c.ok()) return;
+          c.NeedIds(o.targets, a.num_tokens, "targets");
+          c.NeedBytes(o.row_loss, a.num_tokens * 8, "row_loss");
+          c.Need(o.loss, 1, "loss");
         } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
           c.NonNegative(a.n, "n");
           if (!c.ok()) return;
@@ -488,14 +514,22 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
                                                Dev(o.dh), Dev(o.d_gate),
                                                Dev(o.d_up));
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
+          const bool rows = o.row_loss.bytes() > 0;
           err = internal::LaunchCrossEntropyForward(
               env, a.num_tokens, a.vocab_size, a.ignore_index, Dev(o.logits),
-              o.targets.template As<int32_t>(), Dev(o.lse), Dev(o.loss));
+              o.targets.template As<int32_t>() + a.row_offset, Dev(o.lse),
+              rows ? internal::Tensor{} : Dev(o.loss),
+              rows ? o.row_loss.template As<double>() : nullptr);
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
+          err = internal::LaunchCrossEntropyLoss(
+              env, a.num_tokens, a.vocab_size, a.ignore_index,
+              o.targets.template As<int32_t>(),
+              o.row_loss.template As<double>(), Dev(o.loss));
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           err = internal::LaunchCrossEntropyBackward(
-              env, a.num_tokens, a.vocab_size, a.ignore_index, a.grad_scale,
-              Dev(o.logits), o.targets.template As<int32_t>(), Dev(o.lse),
-              Dev(o.d_logits));
+              env, a.num_tokens, a.BatchTokens(), a.row_offset, a.vocab_size,
+              a.ignore_index, a.grad_scale, Dev(o.logits),
+              o.targets.template As<int32_t>(), Dev(o.lse), Dev(o.d_logits));
         } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
           err =
               internal::LaunchAccumulate(env, a.n, a.alpha, Dev(o.x), Dev(o.y));
