@@ -113,6 +113,12 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            Require(h.pin_gbps() > 0, "host.pin_gbps"),
            Require(h.stream_queue_depth() >= 0,
                    "host.stream_queue_depth (0 or more; 0: unbounded)"),
+           Require(h.queue_units_per_kernel() >= 0.001 &&
+                       h.queue_units_per_gemm() >= 0.001 &&
+                       h.queue_units_per_event() >= 0.001 &&
+                       h.queue_units_per_copy() >= 0.001,
+                   "host.queue_units_per_kernel, _gemm, _event and _copy "
+                   "(0.001 or more; the smallest command's room is 1)"),
            CheckCurve(f.allgather_busbw(), "fabric.allgather_busbw", true),
            CheckCurve(f.reduce_scatter_busbw(), "fabric.reduce_scatter_busbw",
                       true),
@@ -161,6 +167,10 @@ CostModel::CostModel(const HardwareProfile& profile) : profile_(profile) {
   event_call_ns_ = MicrosToNanos(h.event_call_us());
   collective_call_ns_ = MicrosToNanos(h.collective_call_us());
   alloc_call_ns_ = MicrosToNanos(h.alloc_call_us());
+  queue_kernel_milli_ = std::llround(1000 * h.queue_units_per_kernel());
+  queue_gemm_milli_ = std::llround(1000 * h.queue_units_per_gemm());
+  queue_event_milli_ = std::llround(1000 * h.queue_units_per_event());
+  queue_copy_milli_ = std::llround(1000 * h.queue_units_per_copy());
 }
 
 double CostModel::MatmulEfficiency(double flops) const {

@@ -124,6 +124,15 @@ class CostModel {
   int stream_queue_depth() const {
     return std::max(0, profile_.host().stream_queue_depth());
   }
+  // The launch queue's depth and each command kind's room in it, in
+  // thousandths of a unit (host.stream_queue_depth, host.queue_units_*).
+  int64_t queue_depth_milli() const {
+    return int64_t{1000} * stream_queue_depth();
+  }
+  int64_t queue_kernel_milli() const { return queue_kernel_milli_; }
+  int64_t queue_gemm_milli() const { return queue_gemm_milli_; }
+  int64_t queue_event_milli() const { return queue_event_milli_; }
+  int64_t queue_copy_milli() const { return queue_copy_milli_; }
   int64_t collective_call_nanos() const { return collective_call_ns_; }
   int64_t alloc_call_nanos() const { return alloc_call_ns_; }
 
@@ -169,6 +178,8 @@ class CostModel {
   int world_size_ = 1;
   int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,
       alloc_call_ns_;
+  int64_t queue_kernel_milli_, queue_gemm_milli_, queue_event_milli_,
+      queue_copy_milli_;
 };
 
 // Interpolates a curve linearly in log(size), clamping at the ends.

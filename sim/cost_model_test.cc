@@ -180,6 +180,20 @@ TEST(CostModelTest, MissingFiguresAreNamed) {
                        HasSubstr("host_link.pinned_d2h_gbps")));
 }
 
+TEST(CostModelTest, LaunchQueueRoomIsInThousandthsOfAUnit) {
+  HardwareProfile p = TestProfile();
+  p.mutable_host()->set_stream_queue_depth(10);
+  p.mutable_host()->set_queue_units_per_copy(2.5);
+  const CostModel c = CostModel::Create(p).value();
+  EXPECT_EQ(c.queue_depth_milli(), 10000);
+  EXPECT_EQ(c.queue_copy_milli(), 2500);
+  EXPECT_EQ(c.queue_event_milli(), 1000);  // default: one unit
+  p.mutable_host()->set_queue_units_per_copy(0);
+  EXPECT_THAT(CostModel::Create(p).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("host.queue_units_per_kernel, _gemm")));
+}
+
 // The shipped H200 profile's nodes: 8 GPUs, 8 ConnectX-7 NDR NICs,
 // rail-optimized.
 HardwareProfile H200Nodes() {

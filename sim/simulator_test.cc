@@ -6,6 +6,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -120,6 +121,69 @@ TEST(SimulatorTest, FullLaunchQueueBlocksTheHostUntilTheOldestIsDone) {
     return absl::OkStatus();
   }),
               IsOk());
+}
+
+// The host's clock after a 400 us kernel (k1, on the device from 15 us),
+// then `enqueue`, on one stream whose launch queue holds `depth` units.
+int64_t HostClockAfterQueueing(
+    sim::HardwareProfile profile, int depth,
+    const std::function<absl::Status(Runtime&, runtime::Stream&,
+                                     const Buffer&)>& enqueue) {
+  SimOptions options;
+  options.profile = std::move(profile);
+  options.profile.mutable_host()->set_stream_queue_depth(depth);
+  options.mode = SimMode::kTiming;
+  std::unique_ptr<SimWorld> world = SimWorld::Create(options).value();
+  int64_t now = -1;
+  EXPECT_THAT(world->Run([&](Runtime& rt) -> absl::Status {
+    auto stream = rt.device().CreateStream("s").value();
+    Buffer buf = rt.device().Allocate(400000, "buf").value();  // host 10 us
+    ZR_RETURN_IF_ERROR(stream->Launch(Fill(buf, 100000, "k1")));
+    ZR_RETURN_IF_ERROR(enqueue(rt, *stream, buf));
+    now = rt.NowNanos();
+    return stream->Synchronize();
+  }),
+              IsOk());
+  return now;
+}
+
+TEST(SimulatorTest, CommandsTakingMoreRoomFillTheLaunchQueueSooner) {
+  // After k1: an event record (1 us on the host), then two small kernels
+  // (5 us each), in a queue of 4 units.
+  auto enqueue = [](Runtime& rt, runtime::Stream& s,
+                    const Buffer& buf) -> absl::Status {
+    auto event = rt.device().CreateEvent().value();
+    ZR_RETURN_IF_ERROR(s.Record(*event));
+    ZR_RETURN_IF_ERROR(s.Launch(Fill(buf, 10, "k2")));
+    return s.Launch(Fill(buf, 10, "k3"));
+  };
+  // One unit each: 4 commands fit, nothing blocks.
+  EXPECT_EQ(HostClockAfterQueueing(TestProfile(), 4, enqueue), 26000);
+  // An event takes 2: k3 waits for k1's end (415 us), then launches.
+  sim::HardwareProfile roomy_events = TestProfile();
+  roomy_events.mutable_host()->set_queue_units_per_event(2.0);
+  EXPECT_EQ(HostClockAfterQueueing(roomy_events, 4, enqueue), 420000);
+  // Copies taking more room change nothing here.
+  sim::HardwareProfile roomy_copies = TestProfile();
+  roomy_copies.mutable_host()->set_queue_units_per_copy(3.0);
+  EXPECT_EQ(HostClockAfterQueueing(roomy_copies, 4, enqueue), 26000);
+}
+
+TEST(SimulatorTest, OpsOfSeveralLaunchesTakeASlotPerLaunch) {
+  // After k1: a sum of squares, two device launches on GPUs (partial sums,
+  // their ordered sum), in a queue of 2 units.
+  auto enqueue = [](Runtime&, runtime::Stream& s,
+                    const Buffer& buf) -> absl::Status {
+    runtime::ops::SumSquares ss;
+    ss.args.n = 1000;
+    ss.x = TensorRef::Of(buf, runtime::DType::kF32, 0, 1000);
+    ss.out = TensorRef::Of(buf, runtime::DType::kF32, 1000, 2);
+    return s.Launch(KernelCall(ss, "norm"));
+  };
+  EXPECT_EQ(HostClockAfterQueueing(TestProfile(), 2, enqueue), 20000);
+  sim::HardwareProfile launches = TestProfile();
+  launches.mutable_host()->set_queue_by_device_launches(true);
+  EXPECT_EQ(HostClockAfterQueueing(launches, 2, enqueue), 420000);
 }
 
 TEST(SimulatorTest, CrossStreamEventWait) {

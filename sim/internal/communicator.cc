@@ -64,7 +64,7 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
     return absl::InvalidArgumentError(absl::StrCat(
         CollectiveKindName(kind), " '", label, "' needs device buffers"));
   }
-  s->AwaitQueueSlot();
+  s->AwaitQueueSlot(rank_->cost().queue_kernel_milli());
   rank_->HostCost(rank_->cost().collective_call_nanos());
   rank_->CountOp();
   Arrival a;

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "core/runtime/argument_checks.h"
+#include "core/runtime/launch_count.h"
 #include "core/runtime/reference_executor.h"
 #include "core/util/status_macros.h"
 #include "sim/internal/kernel_work.h"
@@ -49,17 +51,18 @@ SimStream::SimStream(RankState* rank, std::string name, int agent, int track)
 
 SimStream::~SimStream() { rank_->RetireStream(this, tail_ns_, agent_); }
 
-void SimStream::AwaitQueueSlot() {
+void SimStream::AwaitQueueSlot(int64_t milli) {
   RankState* r = rank_;
-  const size_t depth = static_cast<size_t>(r->cost().stream_queue_depth());
+  const int64_t depth = r->cost().queue_depth_milli();
   if (depth == 0) return;
+  next_milli_ = milli;
   while (!queue_.empty() && queue_.front().end_ns != kUnresolved &&
          queue_.front().end_ns <= r->now()) {
-    queue_.pop_front();
+    PopQueued();
   }
-  while (queue_.size() >= depth) {
+  while (!queue_.empty() && held_milli_ + milli > depth) {
     const Queued oldest = queue_.front();
-    queue_.pop_front();
+    PopQueued();
     // A collective still waiting for its peers cannot be waited for here
     // (its end depends on hosts not yet simulated): counted as done.
     if (oldest.end_ns != kUnresolved) {
@@ -68,10 +71,25 @@ void SimStream::AwaitQueueSlot() {
   }
 }
 
+void SimStream::PopQueued() {
+  held_milli_ -= queue_.front().milli;
+  queue_.pop_front();
+}
+
 uint64_t SimStream::Enqueued(int64_t end_ns) {
   if (rank_->cost().stream_queue_depth() == 0) return 0;
-  queue_.push_back({next_seq_, end_ns});
+  queue_.push_back({next_seq_, end_ns, next_milli_});
+  held_milli_ += next_milli_;
   return next_seq_++;
+}
+
+int64_t SimStream::QueueMilliOf(const KernelCall& call) const {
+  const CostModel& c = rank_->cost();
+  const auto* mm = std::get_if<runtime::ops::Matmul>(&call.op);
+  const int64_t each = mm != nullptr && mm->args.k > 0 ? c.queue_gemm_milli()
+                                                       : c.queue_kernel_milli();
+  if (!c.profile().host().queue_by_device_launches()) return each;
+  return each * runtime::LaunchesOf(call);
 }
 
 void SimStream::EndCollective(uint64_t seq, int64_t end_ns) {
@@ -197,7 +215,7 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
                      " bytes, source ", src.bytes()));
   }
   const int64_t bytes = dst.bytes();
-  AwaitQueueSlot();
+  AwaitQueueSlot(r->cost().queue_copy_milli());
   r->HostCost(r->cost().copy_call_nanos());
   r->CountOp();
   const CopyRoute route = RouteCopy(dst.space(), src.space(), bytes);
@@ -241,7 +259,7 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
   RankState* r = rank_;
   ZR_RETURN_IF_ERROR(runtime::CheckCopy2D(dst, dst_pitch, src, src_pitch,
                                           row_bytes, rows, label));
-  AwaitQueueSlot();
+  AwaitQueueSlot(r->cost().queue_copy_milli());
   r->HostCost(r->cost().copy_call_nanos());
   r->CountOp();
   const int64_t bytes = rows * row_bytes;
@@ -294,7 +312,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
     return absl::InvalidArgumentError(absl::StrCat(
         "memset '", label, "': target is host memory; write it in a HostTask"));
   }
-  AwaitQueueSlot();
+  AwaitQueueSlot(r->cost().queue_kernel_milli());
   r->HostCost(r->cost().launch_nanos());
   r->CountOp();
   KernelWork work;
@@ -310,7 +328,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
 
 absl::Status SimStream::Launch(const KernelCall& call) {
   RankState* r = rank_;
-  AwaitQueueSlot();
+  AwaitQueueSlot(QueueMilliOf(call));
   r->HostCost(r->cost().launch_nanos());
   r->CountOp();
   const std::vector<runtime::Access> accesses = call.Accesses();
@@ -339,7 +357,7 @@ absl::Status SimStream::Record(runtime::Event& event) {
   if (e == nullptr || e->rank_ != r) {
     return absl::InvalidArgumentError("event belongs to another device");
   }
-  AwaitQueueSlot();
+  AwaitQueueSlot(r->cost().queue_event_milli());
   r->HostCost(r->cost().event_call_nanos());
   e->recorded_ = true;
   e->time_ns_ = ready_ns();
@@ -357,7 +375,7 @@ absl::Status SimStream::Wait(const runtime::Event& event) {
   if (e == nullptr || e->rank() != r) {
     return absl::InvalidArgumentError("event belongs to another device");
   }
-  AwaitQueueSlot();
+  AwaitQueueSlot(r->cost().queue_event_milli());
   r->HostCost(r->cost().event_call_nanos());
   if (e->recorded()) {
     tail_ns_ = std::max(tail_ns_, e->time_ns());

@@ -85,13 +85,16 @@ class SimStream final : public runtime::Stream {
   // stream's previous command.
   int64_t ready_ns() const { return std::max(rank_->now(), tail_ns_); }
 
-  // The launch queue (host.stream_queue_depth): before a command is
-  // enqueued, blocks the host until the stream holds fewer than the depth.
-  // Returning from that wait orders nothing (CUDA promises nothing about
-  // it), so the race detector learns nothing from it.
-  void AwaitQueueSlot();
+  // The launch queue (host.stream_queue_depth): before a command taking
+  // `milli` thousandths of a unit of room (CostModel::queue_*_milli) is
+  // enqueued, blocks the host until the stream holds no more than the depth
+  // less that room (the oldest commands done). Returning from that wait
+  // orders nothing (CUDA promises nothing about it), so the race detector
+  // learns nothing from it.
+  void AwaitQueueSlot(int64_t milli);
   // Notes an enqueued command ending at `end_ns` (kUnresolved for a
-  // collective whose peers have not all arrived); returns its number.
+  // collective whose peers have not all arrived), of the room given to the
+  // last AwaitQueueSlot; returns its number.
   uint64_t Enqueued(int64_t end_ns);
   // Ends the stream's work with collective `seq` (from Enqueued), matched
   // to end at `end_ns`.
@@ -133,11 +136,19 @@ class SimStream final : public runtime::Stream {
   int agent_;
   int track_;
   int64_t tail_ns_;
+  // The room a launched op takes: its launches (or one) times its kind's.
+  int64_t QueueMilliOf(const runtime::KernelCall& call) const;
+  // Drops the oldest command from the queue.
+  void PopQueued();
+
   struct Queued {
     uint64_t seq;
     int64_t end_ns;
+    int64_t milli;  // room taken
   };
   std::deque<Queued> queue_;  // not known done, oldest first
+  int64_t held_milli_ = 0;    // room the queue's commands take
+  int64_t next_milli_ = 0;    // room of the command about to be enqueued
   uint64_t next_seq_ = 0;
 };
 

@@ -16,9 +16,11 @@
 #include "absl/strings/str_split.h"
 #include "core/kernels/op_args.h"
 #include "core/kernels/op_cost.h"
+#include "core/runtime/launch_count.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 #include "google/protobuf/text_format.h"
+#include "tools/calibrate/queue_units.h"
 
 namespace zero3 {
 namespace calibrate {
@@ -420,11 +422,11 @@ absl::Status Calibration::MeasureMemoryBound() {
 // The launch queue: how many commands a stream holds, while the device is
 // busy, before enqueueing one more blocks the host. Long GEMMs keep the
 // device busy (none finishes while the queue fills), then commands of one
-// kind are enqueued until one takes far longer than a launch. The depth in
-// tiny kernels is the profile's; the other kinds (kernels with more
-// arguments, a GEMM, an attention backward that is several launches on
-// GPUs, event records, copies) are noted, since the driver's queue holds
-// commands of different sizes.
+// kind are enqueued until one takes far longer than a launch. The driver's
+// queue holds commands of different sizes: the depths of tiny kernels,
+// kernels with more arguments, GEMMs, event records and copies give each
+// kind's room (SetQueueUnits), and the attention backward's (several
+// launches on GPUs) whether the queue holds device launches or ops.
 absl::Status Calibration::MeasureLaunchQueue() {
   const int64_t m = 16384, n = 16384, k = 8192;
   const int64_t small = 1024;  // elements of each small operand
@@ -492,14 +494,18 @@ absl::Status Calibration::MeasureLaunchQueue() {
            [&] { return stream_.Copy(to, from, "queue copy"); }},
       };
   std::vector<std::string> depths;
-  for (const auto& [name, enqueue] : kinds) {
+  QueueDepths room;
+  room.long_gemms = QueueProbe::kLong;
+  room.attention_launches =
+      runtime::LaunchesOf(KernelCall(attention.backward, "attention bwd"));
+  int* const commands[] = {&room.tiny,  &room.kernel,
+                           &room.gemm,  &room.attention_backward,
+                           &room.event, &room.copy};
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const auto& [name, enqueue] = kinds[i];
     ZR_ASSIGN_OR_RETURN(const QueueDepth d, QueueDepthOf(probe, enqueue));
-    if (name == kinds[0].first) {
-      if (d.commands > 0) {
-        p_.mutable_host()->set_stream_queue_depth(d.commands);
-      } else {
-        p_.mutable_host()->clear_stream_queue_depth();
-      }
+    *commands[i] = d.commands;
+    if (i == 0) {
       Note(d.commands > 0
                ? absl::StrFormat(
                      "launch queue: a stream took %d commands while the "
@@ -515,6 +521,7 @@ absl::Status Calibration::MeasureLaunchQueue() {
   }
   Note(absl::StrCat("launch queue by command (12 long GEMMs first): ",
                     absl::StrJoin(depths, ", ")));
+  Note(SetQueueUnits(room, p_.mutable_host()));
   ZR_RETURN_IF_ERROR(dev_.Free(buf));
   ZR_RETURN_IF_ERROR(dev_.Free(act));
   ZR_RETURN_IF_ERROR(dev_.Free(lse));

@@ -24,11 +24,8 @@ namespace zero3 {
 namespace calibrate {
 namespace {
 
-TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
-  // The shipped profile without its in-step adjustments (calibrate
-  // measures operations alone and drops them).
-  sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
-  ClearInStepAdjustments(&truth);
+// Calibrates a simulation of `truth` on two GPUs.
+Result CalibrateOn(const sim::HardwareProfile& truth) {
   sim::SimOptions so;
   so.profile = truth;
   so.world_size = 2;
@@ -42,13 +39,22 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   o.max_bytes = int64_t{64} << 20;
   o.adam_elements = 1 << 20;
   Result result;
-  ASSERT_THAT(world->Run([&](runtime::Runtime& rt) -> absl::Status {
+  EXPECT_THAT(world->Run([&](runtime::Runtime& rt) -> absl::Status {
     auto r = Calibrate(rt, o);
     if (!r.ok()) return r.status();
     if (rt.rank() == 0) result = *r;
     return absl::OkStatus();
   }),
               ::zero3::testing::IsOk());
+  return result;
+}
+
+TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
+  // The shipped profile without its in-step adjustments (calibrate
+  // measures operations alone and drops them).
+  sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  ClearInStepAdjustments(&truth);
+  const Result result = CalibrateOn(truth);
   const sim::HardwareProfile& got = result.profile;
   EXPECT_FALSE(got.gpu().has_gemm_in_step_factor());
   EXPECT_EQ(got.host_link().pageable_d2h_curve_size(), 0);
@@ -85,6 +91,8 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
                   depth, ", 3-operand kernels ", depth, ", 32^3 GEMMs ", depth,
                   ", 64-token attention backwards ", depth, ", event records ",
                   depth, ", 1 KiB device copies ", depth)));
+  EXPECT_EQ(got.host().queue_units_per_copy(), 1.0);
+  EXPECT_FALSE(got.host().queue_by_device_launches());
   EXPECT_TRUE(near(got.host().pin_gbps(), truth.host().pin_gbps(), 0.05));
   EXPECT_TRUE(
       near(got.gpu().hbm_efficiency(), truth.gpu().hbm_efficiency(), 0.01));
@@ -108,8 +116,9 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   const sim::AttentionPoint& a = got.gpu().attention_table(0);
   EXPECT_EQ(a.batch(), 2);
   EXPECT_EQ(a.seq(), 2048);
-  EXPECT_EQ(a.num_heads(), o.models[0].num_heads());
-  EXPECT_EQ(a.num_kv_heads(), o.models[0].num_kv_heads());
+  const model::ModelSpec spec = model::LoadModelSpec("qwen2.5-0.5b").value();
+  EXPECT_EQ(a.num_heads(), spec.num_heads());
+  EXPECT_EQ(a.num_kv_heads(), spec.num_kv_heads());
   kernels::AttentionArgs args;
   args.batch = a.batch();
   args.seq = a.seq();
@@ -142,6 +151,27 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   EXPECT_EQ(got.host().memory_bandwidth_by_threads_size(), 0);
   // The written profile loads again.
   EXPECT_TRUE(sim::ParseProfile(ProfileText(result), "calibrated").ok());
+}
+
+TEST(CalibrateTest, LaunchQueueRoomPerKindComesBack) {
+  sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  ClearInStepAdjustments(&truth);
+  sim::HostProfile& h = *truth.mutable_host();
+  h.set_stream_queue_depth(2000);
+  h.set_queue_units_per_kernel(1.0);
+  h.set_queue_units_per_gemm(2.0);
+  h.set_queue_units_per_event(1.5);
+  h.set_queue_units_per_copy(3.0);
+  h.set_queue_by_device_launches(true);
+  const sim::HostProfile got = CalibrateOn(truth).profile.host();
+  // Depths of ~2000 units round a kind's room by < 0.5%; calibrate rounds
+  // it to 0.01.
+  EXPECT_NEAR(got.queue_units_per_kernel(), 1.0, 0.02);
+  EXPECT_NEAR(got.queue_units_per_gemm(), 2.0, 0.02);
+  EXPECT_NEAR(got.queue_units_per_event(), 1.5, 0.02);
+  EXPECT_NEAR(got.queue_units_per_copy(), 3.0, 0.02);
+  EXPECT_TRUE(got.queue_by_device_launches());
+  EXPECT_NEAR(got.stream_queue_depth(), 2000, 2000 * 0.005);
 }
 
 }  // namespace
