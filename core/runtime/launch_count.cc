@@ -58,8 +58,12 @@ int LaunchesOf(const KernelCall& call) {
           // Delta (rowsum of out * d_out), dK/dV, dQ.
           return a.batch > 0 && a.seq > 0 ? 3 : 0;
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
-          // Per-row losses, then the ordered mean (also of no rows).
+          // Per-row losses, then the ordered mean (also of no rows); a
+          // chunk writes its rows' terms only.
+          if (o.row_loss.bytes() > 0) return a.num_tokens > 0 ? 1 : 0;
           return a.num_tokens > 0 ? 2 : 1;
+        } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
+          return 1;  // the ordered mean of the chunks' terms
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           // The scale factor, then the rows.
           return a.num_tokens > 0 && a.vocab_size > 0 ? 2 : 0;

@@ -22,6 +22,18 @@ TEST(LaunchCountTest, MultiKernelOpsCountEachLaunch) {
   EXPECT_EQ(LaunchesOf(KernelCall(mm, "mm")), 1);
 }
 
+TEST(LaunchCountTest, ChunkedLossWritesRowsThenOneMean) {
+  Buffer rows(1, 64, MemorySpace::kDevice, nullptr);
+  ops::CrossEntropyForward ce;
+  ce.args.num_tokens = 8;
+  ce.args.vocab_size = 16;
+  ce.row_loss = rows.Slice(0, 64);
+  EXPECT_EQ(LaunchesOf(KernelCall(ce, "ce chunk")), 1);
+  ops::CrossEntropyLoss loss;
+  loss.args = ce.args;
+  EXPECT_EQ(LaunchesOf(KernelCall(loss, "ce loss")), 1);
+}
+
 TEST(LaunchCountTest, EmptyOpsLaunchNothingButTheLossSum) {
   ops::AttentionBackward ab;
   EXPECT_EQ(LaunchesOf(KernelCall(ab, "attn bwd")), 0);

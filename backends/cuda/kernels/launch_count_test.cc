@@ -82,6 +82,9 @@ std::vector<Row> Table() {
   ops::CrossEntropyBackward cb;
   cb.args = cf.args;
   add(cb, 2, "CrossEntropyFactorKernel, CrossEntropyBackwardKernel");
+  ops::CrossEntropyLoss cl;
+  cl.args = cf.args;
+  add(cl, 1, "CrossEntropyLossKernel");
   // Ops of n elements: one elementwise kernel each (elementwise.cu's Run).
   auto add_n = [&](auto op, int64_t n) {
     op.args.n = n;
