@@ -189,8 +189,9 @@ TEST(EngineTest, NonFiniteBf16GradientIsReportedAndSkipped) {
 }
 
 // The speculative step on non-finite bf16 gradients: each step's
-// speculation is discarded, the step skipped, the master as without it.
-TEST(EngineTest, NonFiniteBf16GradientDiscardsTheSpeculativeStep) {
+// speculation aborts before its first piece (the first bucket's running norm
+// is non-finite), the step skipped, the master as without it.
+TEST(EngineTest, NonFiniteBf16GradientAbortsTheSpeculativeStep) {
   auto spec = model::LoadModelSpec("tiny").value();
   spec.set_init_std(1e30);  // activations overflow: NaN loss and gradients
   zero::ZeroOptions o = Small();
@@ -200,12 +201,50 @@ TEST(EngineTest, NonFiniteBf16GradientDiscardsTheSpeculativeStep) {
   const TrainRun run = Train(spec, o, *data, 2, 3);
   for (const StepStats& s : run.rank0) {
     EXPECT_TRUE(s.skipped);
-    EXPECT_EQ(s.speculation, StepStats::Speculation::kDiscarded);
+    EXPECT_EQ(s.speculation, StepStats::Speculation::kAborted);
+    EXPECT_EQ(s.speculative_pieces, 0);
   }
   EXPECT_EQ(run.races, 0);
   zero::ZeroOptions plain = o;
   plain.speculative_step = zero::SpeculativeStep::kOff;
   EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 2, 3).rank0_params);
+}
+
+// Early abort on one rank with the whole optimizer on the host, where the
+// running norm after the last bucket is the global norm: clipping far below
+// the norm is proven by the first bucket (no piece updated speculatively),
+// just below it only by the last (the pieces of earlier buckets updated);
+// either way the step replays, bitwise as without speculation.
+TEST(EngineTest, SpeculationAbortsWhenTheRunningNormProvesClipping) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.speculative_step = zero::SpeculativeStep::kOn;
+  o.reduce_bucket_size = 3000;
+  o.sub_group_size = 5000;
+  o.host_step_piece = 777;
+  o.gradient_clipping = 0;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 4);
+  const TrainRun free = Train(spec, o, *data, 1, 1);
+  ASSERT_EQ(free.rank0[0].speculation, StepStats::Speculation::kCommitted);
+  const int all = free.rank0[0].speculative_pieces;
+  EXPECT_GT(all, 3);
+  const double norm = free.rank0[0].grad_norm;
+  zero::ZeroOptions plain = o;
+  plain.speculative_step = zero::SpeculativeStep::kOff;
+  for (double clipping : {norm / 100, norm * 0.999}) {
+    o.gradient_clipping = plain.gradient_clipping = clipping;
+    const TrainRun run = Train(spec, o, *data, 1, 1);
+    const StepStats& s = run.rank0[0];
+    EXPECT_EQ(s.speculation, StepStats::Speculation::kAborted) << clipping;
+    if (clipping < norm / 2) {
+      EXPECT_EQ(s.speculative_pieces, 0);
+    } else {
+      EXPECT_GT(s.speculative_pieces, 0);
+      EXPECT_LT(s.speculative_pieces, all);
+    }
+    EXPECT_EQ(run.races, 0);
+    EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 1, 1).rank0_params);
+  }
 }
 
 TEST(EngineTest, SameSeedIsBitIdentical) {

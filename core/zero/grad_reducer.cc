@@ -129,6 +129,10 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
     for (auto& e : offloaded_) {
       ZR_ASSIGN_OR_RETURN(e, dev.CreateEvent());
     }
+    ZR_ASSIGN_OR_RETURN(
+        norm_running_host_,
+        AllocateHost(*ctx_.rt, 8 * buckets_.size(), HostMemoryKind::kPinned,
+                     "running grad norm squared (host)"));
   }
   return absl::OkStatus();
 }
@@ -149,6 +153,10 @@ TensorRef GradReducer::host_partition() const {
 TensorRef GradReducer::host_norm_squared() const {
   return TensorRef::Of(norm_host_, DType::kF32, 0,
                        2 * ctx_.data_parallel_size());
+}
+TensorRef GradReducer::running_norm_squared(int b) const {
+  ZR_CHECK(norm_running_host_.valid()) << "no speculative step";
+  return TensorRef::Of(norm_running_host_, DType::kF32, 2 * b, 2);
 }
 bool GradReducer::host_buffer_pinned() const {
   return host_partition_.space() == runtime::MemorySpace::kPinnedHost;
@@ -339,6 +347,12 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
   const int64_t end = bucket.offset + bucket.elements;
   if (!ctx_.options->offload_optimizer || begin >= end) {
     return absl::OkStatus();
+  }
+  if (!offloaded_.empty()) {
+    // The running norm, read by the speculative step's early abort.
+    ZR_RETURN_IF_ERROR(
+        s.Copy(running_norm_squared(b).slice, norm_device_.All(),
+               absl::StrCat("running grad norm D2H bucket ", b)));
   }
   ZR_RETURN_IF_ERROR(Offload(b, part, begin, end));
   if (offloaded_.empty()) return absl::OkStatus();
