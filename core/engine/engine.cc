@@ -515,9 +515,11 @@ absl::StatusOr<StepStats> Engine::Step() {
     rt_.MarkSpan("FWD", t0, t1);
     stats.fwd_ns += t1 - t0;
 
-    ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, micro == a - 1));
+    const bool boundary = micro == a - 1;
+    const bool speculate = boundary && SpeculateThisStep();
+    ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
     ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
-    if (micro == a - 1 && SpeculateThisStep()) {
+    if (speculate) {
       // The host is free while the device runs the backward just issued.
       ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
       // Ran (or aborted early); Update validates it and sets the outcome.

@@ -162,11 +162,15 @@ bool GradReducer::host_buffer_pinned() const {
   return host_partition_.space() == runtime::MemorySpace::kPinnedHost;
 }
 
-absl::Status GradReducer::BeginBackward(int micro, bool boundary) {
+absl::Status GradReducer::BeginBackward(int micro, bool boundary,
+                                        bool speculative) {
   ZR_CHECK(!in_backward_) << "BeginBackward twice";
+  ZR_CHECK(!speculative || (boundary && norm_running_host_.valid()))
+      << "a speculative backward needs the boundary and the speculative step";
   in_backward_ = true;
   micro_ = micro;
   boundary_ = boundary;
+  speculative_ = speculative;
   next_param_ = ctx_.layout->num_params() - 1;
   next_bucket_ = 0;
   modules_seen_ = 0;
@@ -348,7 +352,7 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
   if (!ctx_.options->offload_optimizer || begin >= end) {
     return absl::OkStatus();
   }
-  if (!offloaded_.empty()) {
+  if (speculative_) {
     // The running norm, read by the speculative step's early abort.
     ZR_RETURN_IF_ERROR(
         s.Copy(running_norm_squared(b).slice, norm_device_.All(),

@@ -27,9 +27,9 @@
 // would only hold the same values twice as wide): asynchronously when that
 // buffer is pinned, blocking the host when it is pageable (the driver stages
 // it), or - grad_offload: blocking, DeepSpeed's old behaviour - one
-// blocking copy per parameter followed by a stream synchronize. With the
-// speculative step the running sum of squares goes to the host with each
-// such copy (its early abort reads it). At the end
+// blocking copy per parameter followed by a stream synchronize. When the
+// boundary backward speculates, the running sum of squares goes to the host
+// with each such copy (the speculative step's early abort reads it). At the end
 // of the boundary backward the norm is all-reduced and copied to the host,
 // and the host waits for the reduce stream: the grad-offload-before-step
 // synchronization, the one point that makes the asynchronous copies safe to
@@ -68,8 +68,10 @@ class GradReducer {
   static bool StraightToHost(const ZeroOptions& options, runtime::DType dtype);
 
   // Starts a backward pass; `micro` counts from 0 within the accumulation
-  // window; `boundary` is its last micro-step.
-  absl::Status BeginBackward(int micro, bool boundary);
+  // window; `boundary` is its last micro-step; `speculative` (at the
+  // boundary, with the speculative step) copies the running norm to the
+  // host with each bucket (running_norm_squared).
+  absl::Status BeginBackward(int micro, bool boundary, bool speculative);
   absl::Status BeginModule(int module);
   absl::StatusOr<runtime::TensorRef> Grad(int param);
   absl::Status GradsReady(absl::Span<const int> params);
@@ -92,8 +94,9 @@ class GradReducer {
   runtime::Event* offloaded(int b) const {
     return offloaded_.empty() ? nullptr : offloaded_[b].get();
   }
-  // With the speculative step: pinned host memory holding, once offloaded(b)
-  // has completed, this rank's running sum of squares [hi, lo] after bucket
+  // With the speculative step, after a backward begun `speculative`: pinned
+  // host memory holding, once offloaded(b) has completed, this rank's
+  // running sum of squares [hi, lo] after bucket
   // `b` of the boundary backward (its own partition only, buckets 0..b): a
   // lower bound of the global sum of squares, which only grows. Copied on
   // the reduce stream before offloaded(b) is recorded, so the
@@ -164,6 +167,7 @@ class GradReducer {
 
   int micro_ = 0;
   bool boundary_ = false;
+  bool speculative_ = false;  // see BeginBackward
   bool in_backward_ = false;
 };
 
