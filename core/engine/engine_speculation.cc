@@ -113,9 +113,11 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
   const bool finite = !stats->skipped;
   if (stats->speculation == StepStats::Speculation::kAborted) {
     // This rank's evidence implies the global outcome, the same on every
-    // rank: a replay or a skip, never a commit.
-    ZR_CHECK(!(validated && finite))
-        << "speculation aborted on a miss, but the global norm validates it";
+    // rank: a replay or a skip. (Should the rounding of the running [hi, lo]
+    // pair, about 2^-48 relative, ever let the global norm validate a step
+    // this rank saw clipped, nothing breaks: the caller's in-place update
+    // with the real factors gives the bits a commit would.) A non-finite
+    // running sum stays non-finite in the global one.
     ZR_CHECK(!miss_non_finite_ || !finite)
         << "speculation aborted on a non-finite running norm, but the global "
            "norm is finite";
