@@ -264,7 +264,8 @@ TEST(DropSyncTest, HostCheckpointSyncsNeedCpuCheckpointing) {
 
 // The speculative step reads the gradients of each piece during the
 // boundary backward, in bf16 straight from the reduced buckets too: without
-// the wait for the piece's last bucket, its AdamW races the copy.
+// the wait for the piece's last bucket, its AdamW races the copy (without
+// clipping, which here would abort the speculation before any AdamW).
 TEST(DropSyncTest, SpeculativeStepNeedsItsWaitWithDirectBf16Offload) {
   const std::vector<std::string> races =
       RacesWithout(Case{zero::Sync::kSpeculativeGradsOnHost, {}, false, true},
@@ -272,11 +273,25 @@ TEST(DropSyncTest, SpeculativeStepNeedsItsWaitWithDirectBf16Offload) {
                      o.dtype = runtime::DType::kBF16;
                      o.accumulation = 1;
                      o.reduce_bucket_size = 2000;
+                     o.gradient_clipping = 0;
                    });
   EXPECT_THAT(
       races,
       Contains(AllOf(HasSubstr("race on 'host gradients (bf16)'"),
                      HasSubstr("grad D2H"), HasSubstr("speculative adamw"))))
+      << absl::StrJoin(races, "\n");
+}
+
+// The early abort reads each piece's running norm, copied just before the
+// piece's gradients: the same wait covers it.
+TEST(DropSyncTest, SpeculativeGradsOnHostCoversTheRunningNorm) {
+  const std::vector<std::string> races =
+      RacesWithout(Case{zero::Sync::kSpeculativeGradsOnHost, {}, false, true});
+  EXPECT_THAT(
+      races,
+      Contains(AllOf(HasSubstr("race on 'running grad norm squared (host)'"),
+                     HasSubstr("running grad norm D2H"),
+                     HasSubstr("read running grad norm"))))
       << absl::StrJoin(races, "\n");
 }
 

@@ -43,6 +43,9 @@ struct Case {
   bool expect_clipping = false;
   // Adjusts the model after loading `model`.
   std::function<void(model::ModelSpec&)> reshape;
+  // The speculative step's misses are all aborted early (rank 0's running
+  // norm proves them), else none is.
+  bool expect_abort = false;
 };
 
 zero::ZeroOptions Base() {
@@ -58,7 +61,8 @@ zero::ZeroOptions Base() {
 
 // What the speculative step made of each step: committed when the step
 // applied unclipped, replayed when clipping triggered, discarded when it was
-// skipped; with kAuto, not tried for 1, 2, 4, ... steps after each miss.
+// skipped, or aborted early instead of either (Case::expect_abort); with
+// kAuto, not tried for 1, 2, 4, ... steps after each miss.
 void CheckSpeculation(const Case& c, const zero::ZeroOptions& options,
                       const RunResult& run) {
   using Speculation = engine::StepStats::Speculation;
@@ -73,10 +77,16 @@ void CheckSpeculation(const Case& c, const zero::ZeroOptions& options,
     }
     const bool clipped = options.gradient_clipping > 0 &&
                          s.grad_norm + 1e-6 > options.gradient_clipping;
-    const Speculation want = s.skipped ? Speculation::kDiscarded
-                             : clipped ? Speculation::kReplayed
-                                       : Speculation::kCommitted;
+    Speculation want = s.skipped ? Speculation::kDiscarded
+                       : clipped ? Speculation::kReplayed
+                                 : Speculation::kCommitted;
+    if (want != Speculation::kCommitted && c.expect_abort) {
+      want = Speculation::kAborted;
+    }
     EXPECT_EQ(s.speculation, want) << at;
+    if (want != Speculation::kAborted) {
+      EXPECT_GT(s.speculative_pieces, 0) << at;
+    }
     if (want == Speculation::kCommitted) {
       pause = 1;
     } else {
@@ -420,18 +430,41 @@ std::vector<Case> Cases() {
       if (more) more(o);
     };
   };
+  // Several buckets, sub-groups and pieces; then `clipping`.
+  auto in_pieces = [=](double clipping) {
+    return speculate([=](zero::ZeroOptions& o) {
+      o.reduce_bucket_size = 3000;
+      o.sub_group_size = 5000;
+      o.host_step_piece = 777;
+      o.gradient_clipping = clipping;
+    });
+  };
   for (int world : {1, 2, 4}) {
-    cases.push_back({absl::StrCat("speculative_w", world), world,
-                     speculate([](zero::ZeroOptions& o) {
-                       o.reduce_bucket_size = 3000;
-                       o.sub_group_size = 5000;
-                       o.host_step_piece = 777;
-                     })});
+    cases.push_back(
+        {absl::StrCat("speculative_w", world), world, in_pieces(0)});
   }
+  // Clipping proven by the first bucket's running norm: aborted before any
+  // piece, then replayed.
   cases.push_back(
-      {"speculative_clipping_replays", 2,
+      {"speculative_clipping_aborts_early", 2,
        speculate([](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
-       "tiny", true});
+       "tiny", true, nullptr, true});
+  // One rank, all on the host: the running norm (1.47 to 1.54 after the
+  // first bucket, 2.12 to 2.60 in the end) proves clipping at 1.6 partway,
+  // after some pieces were updated speculatively.
+  cases.push_back({"speculative_clipping_aborts_partway", 1, in_pieces(1.6),
+                   "tiny", true, nullptr, true});
+  // The host share (the last 5% of the layout) has a norm of at most 1.54
+  // in these 5 steps, the whole 2.12 to 2.60: clipping at 1.8 triggers every
+  // step but only the device share's buckets show it, after the last piece.
+  cases.push_back({"speculative_clipping_at_the_end", 1,
+                   speculate([](zero::ZeroOptions& o) {
+                     o.offload_ratio = 0.05;
+                     o.reduce_bucket_size = 3000;
+                     o.host_step_piece = 333;
+                     o.gradient_clipping = 1.8;
+                   }),
+                   "tiny", true});
   cases.push_back(
       {"speculative_clipping_not_triggered", 2,
        speculate([](zero::ZeroOptions& o) { o.gradient_clipping = 1000; })});
@@ -441,14 +474,15 @@ std::vector<Case> Cases() {
                      o.speculative_step = zero::SpeculativeStep::kAuto;
                      o.gradient_clipping = 0.05;
                    },
-                   "tiny", true});
-  cases.push_back(
-      {"speculative_f16_overflow_skips", 1, speculate([](zero::ZeroOptions& o) {
-         o.dtype = runtime::DType::kF16;
-         o.initial_scale_power = 16;
-         o.micro_batch = 1;
-         o.seq = 3;
-       })});
+                   "tiny", true, nullptr, true});
+  cases.push_back({"speculative_f16_overflow_skips", 1,
+                   speculate([](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kF16;
+                     o.initial_scale_power = 16;
+                     o.micro_batch = 1;
+                     o.seq = 3;
+                   }),
+                   "tiny", false, nullptr, true});
   cases.push_back(
       {"speculative_bf16_pieces", 3, speculate([](zero::ZeroOptions& o) {
          o.dtype = runtime::DType::kBF16;
@@ -471,7 +505,7 @@ std::vector<Case> Cases() {
                      o.offload_ratio = 0.5;
                      o.gradient_clipping = 0.05;
                    }),
-                   "tiny", true});
+                   "tiny", true, nullptr, true});
   cases.push_back(
       {"speculative_no_overlap_comm", 2, speculate([](zero::ZeroOptions& o) {
          o.overlap_comm = false;

@@ -515,14 +515,15 @@ absl::StatusOr<StepStats> Engine::Step() {
     rt_.MarkSpan("FWD", t0, t1);
     stats.fwd_ns += t1 - t0;
 
-    ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, micro == a - 1));
+    const bool boundary = micro == a - 1;
+    const bool speculate = boundary && SpeculateThisStep();
+    ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
     ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
-    if (micro == a - 1 && SpeculateThisStep()) {
+    if (speculate) {
       // The host is free while the device runs the backward just issued.
       ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
-      ZR_RETURN_IF_ERROR(Speculate());
-      // Ran; Update validates it (and sets the outcome).
-      stats.speculation = StepStats::Speculation::kCommitted;
+      // Ran (or aborted early); Update validates it and sets the outcome.
+      ZR_RETURN_IF_ERROR(Speculate(&stats));
       ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
     } else {
       ZR_RETURN_IF_ERROR(reducer_->EndBackward());
@@ -606,11 +607,8 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   }
   // DeepSpeed's unscale_and_clip: one factor for both.
   double combined = scale;
-  if (options_.gradient_clipping > 0) {
-    const double clip =
-        ((total_norm / scale) + 1e-6) / options_.gradient_clipping;
-    if (clip > 1) combined = clip * scale;
-  }
+  const double clip = ClipFactor(norm_squared);
+  if (clip > 1) combined = clip * scale;
   ++adam_step_;
   const kernels::AdamWArgs args = AdamArgs(adam_step_, stats->lr, combined);
   // The device share first: its kernels run while the host updates its own.
@@ -640,6 +638,12 @@ absl::Status Engine::AfterAppliedUpdate() {
     }
   }
   return coordinator_->AfterUpdate(updated_.get(), std::move(writes));
+}
+
+double Engine::ClipFactor(double norm_squared) const {
+  if (options_.gradient_clipping <= 0) return 1;
+  return ((std::sqrt(norm_squared) / scaler_.scale()) + 1e-6) /
+         options_.gradient_clipping;
 }
 
 kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,

@@ -79,10 +79,17 @@ struct StepStats {
     kCommitted,  // validated: its update is the step's
     kReplayed,   // clipping triggered: the host share updated again
     kDiscarded,  // a non-finite norm: the step skipped
+    // Stopped partway: this rank's running norm already proved a miss
+    // (non-finite, or clipping triggers); the step is then replayed or
+    // skipped as a miss found after backward is.
+    kAborted,
   };
   Speculation speculation = Speculation::kNone;
-  // "committed", "replayed", "discarded"; "" for kNone.
+  // "committed", "replayed", "discarded", "aborted early"; "" for kNone.
   static const char* SpeculationName(Speculation s);
+  // The host pieces this rank updated speculatively (all of them unless
+  // aborted; 0 when not run).
+  int speculative_pieces = 0;
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
   int64_t global_tokens = 0;
@@ -183,6 +190,10 @@ class Engine : private model::ParamProvider {
   // staging to the device, and the working shard cast from the master.
   absl::Status ImportDeviceState(const TrainingState& state);
   absl::Status Update(double norm_squared, StepStats* stats);
+  // DeepSpeed's clip factor for the gradient norm (squared, before
+  // unscaling) at the current loss scale; clipping triggers when it is above
+  // 1 (Update then divides by it times the loss scale). 1 without clipping.
+  double ClipFactor(double norm_squared) const;
   // AdamW's arguments for its step `step` (from 1) with gradients scaled
   // by 1 / `combined`.
   kernels::AdamWArgs AdamArgs(int64_t step, double lr, double combined) const;
@@ -209,7 +220,11 @@ class Engine : private model::ParamProvider {
   // engine_speculation.cc: whether this step speculates; the speculative
   // host update during backward; what the norm makes of it.
   bool SpeculateThisStep() const;
-  absl::Status Speculate();
+  absl::Status Speculate(StepStats* stats);
+  // Early abort: whether this rank's running norm after `bucket` already
+  // proves the speculation a miss (non-finite, or clipping triggers).
+  // Never in timing mode (no values).
+  absl::StatusOr<bool> MissProven(int bucket);
   absl::Status ResolveSpeculation(bool validated, StepStats* stats);
   absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
   // per_param_fp32_grads: `n` updated fp32 master elements at flat offset
@@ -286,6 +301,8 @@ class Engine : private model::ParamProvider {
   // the next failed validation (doubles with each one).
   int64_t speculate_from_ = 0;
   int64_t speculation_pause_ = 1;
+  // Whether this step's speculation aborted on a non-finite running norm.
+  bool miss_non_finite_ = false;
 };
 
 }  // namespace engine

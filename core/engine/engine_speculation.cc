@@ -14,14 +14,22 @@
 // against the norm: committed, the copies swap; clipping triggered, the host
 // share is updated again from the current copies as without speculation; a
 // non-finite norm skips the step and the current copies stay. Either way the
-// bits are those of the step without speculation. The new working copy goes to
+// bits are those of the step without speculation. Before each piece the host
+// also reads this rank's running sum of squares, copied with the piece's last
+// bucket (a lower bound of the global one): when it is already non-finite or
+// makes clipping trigger, speculation stops there (aborted early) and the
+// step is replayed or skipped as above, decided by the global norm, the
+// same on every rank. The new working copy goes to
 // the device on the write-back stream at the start of the next step
 // (Engine::IssueWriteBack), each gather waiting only for its own pieces.
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/engine/engine.h"
+#include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -37,6 +45,8 @@ const char* StepStats::SpeculationName(Speculation s) {
       return "replayed";
     case Speculation::kDiscarded:
       return "discarded";
+    case Speculation::kAborted:
+      return "aborted early";
   }
   return "";
 }
@@ -49,7 +59,7 @@ bool Engine::SpeculateThisStep() const {
          step_ >= speculate_from_;
 }
 
-absl::Status Engine::Speculate() {
+absl::Status Engine::Speculate(StepStats* stats) {
   const kernels::AdamWArgs args = AdamArgs(
       adam_step_ + 1, options_.lr_schedule.LrAt(options_.lr, adam_step_),
       scaler_.scale());
@@ -59,19 +69,62 @@ absl::Status Engine::Speculate() {
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return host_pieces_[a].ready_bucket < host_pieces_[b].ready_bucket;
   });
+  stats->speculation = StepStats::Speculation::kCommitted;
+  stats->speculative_pieces = 0;
   for (int i : order) {
-    runtime::Event* copied = reducer_->offloaded(host_pieces_[i].ready_bucket);
+    const int bucket = host_pieces_[i].ready_bucket;
+    runtime::Event* copied = reducer_->offloaded(bucket);
+    // Covers the piece's gradients and the running norm copied before them.
     if (options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
       ZR_RETURN_IF_ERROR(copied->Synchronize());
     }
+    ZR_ASSIGN_OR_RETURN(const bool miss, MissProven(bucket));
+    if (miss) {
+      stats->speculation = StepStats::Speculation::kAborted;
+      return absl::OkStatus();
+    }
     ZR_RETURN_IF_ERROR(HostAdamPiece(i, args, /*speculative=*/true));
+    ++stats->speculative_pieces;
   }
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> Engine::MissProven(int bucket) {
+  if (!rt_.computes_values()) return false;
+  const runtime::TensorRef running = reducer_->running_norm_squared(bucket);
+  bool miss = false;
+  runtime::HostTask read;
+  read.label = absl::StrCat("read running grad norm ", bucket);
+  read.reads = {running.slice};
+  read.run = [&]() -> absl::Status {
+    const float* pair = running.slice.As<float>();
+    // A lower bound of the global sum of squares: this rank's partition,
+    // buckets so far. Non-finite, or clipping already, proves the step's.
+    const double norm_squared = static_cast<double>(pair[0]) + pair[1];
+    miss_non_finite_ = !std::isfinite(norm_squared);
+    miss = miss_non_finite_ || ClipFactor(norm_squared) > 1;
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  return miss;
+}
+
 absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
   const bool finite = !stats->skipped;
-  if (validated && finite) {
+  if (stats->speculation == StepStats::Speculation::kAborted) {
+    // This rank's evidence implies the global outcome, the same on every
+    // rank: a replay or a skip. (Should the rounding of the running [hi, lo]
+    // pair, about 2^-48 relative, ever let the global norm validate a step
+    // this rank saw clipped, nothing breaks: the caller's in-place update
+    // with the real factors gives the bits a commit would.) A non-finite
+    // running sum stays non-finite in the global one.
+    ZR_CHECK(!miss_non_finite_ || !finite)
+        << "speculation aborted on a non-finite running norm, but the global "
+           "norm is finite";
+    // A miss like any other for the back-off below, which depends only on
+    // the global outcome: every rank speculates on the same steps (a rank
+    // that found no early evidence paid the whole pass).
+  } else if (validated && finite) {
     std::swap(host_master_, next_master_);
     std::swap(host_exp_avg_, next_exp_avg_);
     std::swap(host_exp_avg_sq_, next_exp_avg_sq_);
@@ -81,9 +134,10 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
     stats->speculation = StepStats::Speculation::kCommitted;
     speculation_pause_ = 1;
     return absl::OkStatus();
+  } else {
+    stats->speculation = finite ? StepStats::Speculation::kReplayed
+                                : StepStats::Speculation::kDiscarded;
   }
-  stats->speculation = finite ? StepStats::Speculation::kReplayed
-                              : StepStats::Speculation::kDiscarded;
   if (options_.speculative_step == zero::SpeculativeStep::kAuto) {
     speculate_from_ = step_ + 1 + speculation_pause_;
     speculation_pause_ = std::min<int64_t>(2 * speculation_pause_, 1024);

@@ -31,6 +31,7 @@ using ::zero3::testing::IsOk;
 
 struct TrainRun {
   std::vector<StepStats> rank0;
+  std::vector<std::vector<StepStats>> ranks;  // every rank's, by rank
   std::vector<std::vector<float>> rank0_params;
   std::vector<std::string> param_names;
   std::string trace;
@@ -50,11 +51,13 @@ TrainRun Train(const model::ModelSpec& spec, const zero::ZeroOptions& options,
   auto world_or = sim::SimWorld::Create(so);
   ZR_CHECK_OK(world_or.status());
   TrainRun run;
+  run.ranks.resize(world);
   ZR_CHECK_OK((*world_or)->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(auto e, Engine::Create(spec, options, &data, rt));
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(StepStats stats, e->Step());
       if (rt.rank() == 0) run.rank0.push_back(stats);
+      run.ranks[rt.rank()].push_back(stats);
     }
     if (rt.rank() == 0 && rt.computes_values()) {
       for (int p = 0; p < e->layout().num_params(); ++p) {
@@ -189,8 +192,9 @@ TEST(EngineTest, NonFiniteBf16GradientIsReportedAndSkipped) {
 }
 
 // The speculative step on non-finite bf16 gradients: each step's
-// speculation is discarded, the step skipped, the master as without it.
-TEST(EngineTest, NonFiniteBf16GradientDiscardsTheSpeculativeStep) {
+// speculation aborts before its first piece (the first bucket's running norm
+// is non-finite), the step skipped, the master as without it.
+TEST(EngineTest, NonFiniteBf16GradientAbortsTheSpeculativeStep) {
   auto spec = model::LoadModelSpec("tiny").value();
   spec.set_init_std(1e30);  // activations overflow: NaN loss and gradients
   zero::ZeroOptions o = Small();
@@ -200,12 +204,86 @@ TEST(EngineTest, NonFiniteBf16GradientDiscardsTheSpeculativeStep) {
   const TrainRun run = Train(spec, o, *data, 2, 3);
   for (const StepStats& s : run.rank0) {
     EXPECT_TRUE(s.skipped);
-    EXPECT_EQ(s.speculation, StepStats::Speculation::kDiscarded);
+    EXPECT_EQ(s.speculation, StepStats::Speculation::kAborted);
+    EXPECT_EQ(s.speculative_pieces, 0);
   }
   EXPECT_EQ(run.races, 0);
   zero::ZeroOptions plain = o;
   plain.speculative_step = zero::SpeculativeStep::kOff;
   EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 2, 3).rank0_params);
+}
+
+// The speculative step in many buckets and pieces, without clipping.
+zero::ZeroOptions SpeculativeInPieces() {
+  zero::ZeroOptions o = Small();
+  o.speculative_step = zero::SpeculativeStep::kOn;
+  o.reduce_bucket_size = 3000;
+  o.sub_group_size = 5000;
+  o.host_step_piece = 777;
+  o.gradient_clipping = 0;
+  return o;
+}
+
+// Early abort on one rank with the whole optimizer on the host, where the
+// running norm after the last bucket is the global norm: clipping far below
+// the norm is proven by the first bucket (no piece updated speculatively),
+// just below it only by the last (the pieces of earlier buckets updated);
+// either way the step replays, bitwise as without speculation.
+TEST(EngineTest, SpeculationAbortsWhenTheRunningNormProvesClipping) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = SpeculativeInPieces();
+  auto data = model::SyntheticBatches(spec.vocab_size(), 4);
+  const TrainRun free = Train(spec, o, *data, 1, 1);
+  ASSERT_EQ(free.rank0[0].speculation, StepStats::Speculation::kCommitted);
+  const int all = free.rank0[0].speculative_pieces;
+  EXPECT_GT(all, 3);
+  const double norm = free.rank0[0].grad_norm;
+  zero::ZeroOptions plain = o;
+  plain.speculative_step = zero::SpeculativeStep::kOff;
+  for (double clipping : {norm / 100, norm * 0.999}) {
+    o.gradient_clipping = plain.gradient_clipping = clipping;
+    const TrainRun run = Train(spec, o, *data, 1, 1);
+    const StepStats& s = run.rank0[0];
+    EXPECT_EQ(s.speculation, StepStats::Speculation::kAborted) << clipping;
+    if (clipping < norm / 2) {
+      EXPECT_EQ(s.speculative_pieces, 0);
+    } else {
+      EXPECT_GT(s.speculative_pieces, 0);
+      EXPECT_LT(s.speculative_pieces, all);
+    }
+    EXPECT_EQ(run.races, 0);
+    EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 1, 1).rank0_params);
+  }
+}
+
+// Four ranks, each seeing only its partition's running norm: at some
+// clipping thresholds some ranks abort and others find the miss only after
+// backward; every rank still ends the step the same way (replayed), bitwise
+// as without speculation.
+TEST(EngineTest, RanksThatAbortAgreeWithTheOthers) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = SpeculativeInPieces();
+  auto data = model::SyntheticBatches(spec.vocab_size(), 4);
+  const double norm = Train(spec, o, *data, 4, 1).rank0[0].grad_norm;
+  zero::ZeroOptions plain = o;
+  plain.speculative_step = zero::SpeculativeStep::kOff;
+  int mixed = 0;
+  for (double fraction : {0.3, 0.5, 0.7, 0.9}) {
+    o.gradient_clipping = plain.gradient_clipping = norm * fraction;
+    const TrainRun run = Train(spec, o, *data, 4, 1);
+    int aborted = 0;
+    for (const std::vector<StepStats>& r : run.ranks) {
+      const StepStats::Speculation s = r[0].speculation;
+      EXPECT_TRUE(s == StepStats::Speculation::kAborted ||
+                  s == StepStats::Speculation::kReplayed)
+          << fraction;
+      EXPECT_FALSE(r[0].skipped);
+      aborted += s == StepStats::Speculation::kAborted ? 1 : 0;
+    }
+    mixed += aborted > 0 && aborted < 4 ? 1 : 0;
+    EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 4, 1).rank0_params);
+  }
+  EXPECT_GT(mixed, 0) << "no threshold split the ranks";
 }
 
 TEST(EngineTest, SameSeedIsBitIdentical) {

@@ -129,6 +129,10 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
     for (auto& e : offloaded_) {
       ZR_ASSIGN_OR_RETURN(e, dev.CreateEvent());
     }
+    ZR_ASSIGN_OR_RETURN(
+        norm_running_host_,
+        AllocateHost(*ctx_.rt, 8 * buckets_.size(), HostMemoryKind::kPinned,
+                     "running grad norm squared (host)"));
   }
   return absl::OkStatus();
 }
@@ -150,15 +154,23 @@ TensorRef GradReducer::host_norm_squared() const {
   return TensorRef::Of(norm_host_, DType::kF32, 0,
                        2 * ctx_.data_parallel_size());
 }
+TensorRef GradReducer::running_norm_squared(int b) const {
+  ZR_CHECK(norm_running_host_.valid()) << "no speculative step";
+  return TensorRef::Of(norm_running_host_, DType::kF32, 2 * b, 2);
+}
 bool GradReducer::host_buffer_pinned() const {
   return host_partition_.space() == runtime::MemorySpace::kPinnedHost;
 }
 
-absl::Status GradReducer::BeginBackward(int micro, bool boundary) {
+absl::Status GradReducer::BeginBackward(int micro, bool boundary,
+                                        bool speculative) {
   ZR_CHECK(!in_backward_) << "BeginBackward twice";
+  ZR_CHECK(!speculative || (boundary && norm_running_host_.valid()))
+      << "a speculative backward needs the boundary and the speculative step";
   in_backward_ = true;
   micro_ = micro;
   boundary_ = boundary;
+  speculative_ = speculative;
   next_param_ = ctx_.layout->num_params() - 1;
   next_bucket_ = 0;
   modules_seen_ = 0;
@@ -339,6 +351,12 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
   const int64_t end = bucket.offset + bucket.elements;
   if (!ctx_.options->offload_optimizer || begin >= end) {
     return absl::OkStatus();
+  }
+  if (speculative_) {
+    // The running norm, read by the speculative step's early abort.
+    ZR_RETURN_IF_ERROR(
+        s.Copy(running_norm_squared(b).slice, norm_device_.All(),
+               absl::StrCat("running grad norm D2H bucket ", b)));
   }
   ZR_RETURN_IF_ERROR(Offload(b, part, begin, end));
   if (offloaded_.empty()) return absl::OkStatus();

@@ -27,7 +27,9 @@
 // would only hold the same values twice as wide): asynchronously when that
 // buffer is pinned, blocking the host when it is pageable (the driver stages
 // it), or - grad_offload: blocking, DeepSpeed's old behaviour - one
-// blocking copy per parameter followed by a stream synchronize. At the end
+// blocking copy per parameter followed by a stream synchronize. When the
+// boundary backward speculates, the running sum of squares goes to the host
+// with each such copy (the speculative step's early abort reads it). At the end
 // of the boundary backward the norm is all-reduced and copied to the host,
 // and the host waits for the reduce stream: the grad-offload-before-step
 // synchronization, the one point that makes the asynchronous copies safe to
@@ -66,8 +68,10 @@ class GradReducer {
   static bool StraightToHost(const ZeroOptions& options, runtime::DType dtype);
 
   // Starts a backward pass; `micro` counts from 0 within the accumulation
-  // window; `boundary` is its last micro-step.
-  absl::Status BeginBackward(int micro, bool boundary);
+  // window; `boundary` is its last micro-step; `speculative` (at the
+  // boundary, with the speculative step) copies the running norm to the
+  // host with each bucket (running_norm_squared).
+  absl::Status BeginBackward(int micro, bool boundary, bool speculative);
   absl::Status BeginModule(int module);
   absl::StatusOr<runtime::TensorRef> Grad(int param);
   absl::Status GradsReady(absl::Span<const int> params);
@@ -90,6 +94,14 @@ class GradReducer {
   runtime::Event* offloaded(int b) const {
     return offloaded_.empty() ? nullptr : offloaded_[b].get();
   }
+  // With the speculative step, after a backward begun `speculative`: pinned
+  // host memory holding, once offloaded(b) has completed, this rank's
+  // running sum of squares [hi, lo] after bucket
+  // `b` of the boundary backward (its own partition only, buckets 0..b): a
+  // lower bound of the global sum of squares, which only grows. Copied on
+  // the reduce stream before offloaded(b) is recorded, so the
+  // speculative-grads-on-host wait covers it.
+  runtime::TensorRef running_norm_squared(int b) const;
 
   // fp32: the accumulated gradient partition, on the device, indexed by
   // flat-layout offset: [layout.total()], or [ctx.host_begin] when the
@@ -149,11 +161,13 @@ class GradReducer {
   runtime::OwnedBuffer norm_device_;
   runtime::OwnedBuffer norm_gathered_;
   runtime::OwnedBuffer norm_host_;
+  runtime::OwnedBuffer norm_running_host_;  // see running_norm_squared
   std::unique_ptr<runtime::Event> ready_;
   std::vector<std::unique_ptr<runtime::Event>> offloaded_;  // per bucket
 
   int micro_ = 0;
   bool boundary_ = false;
+  bool speculative_ = false;  // see BeginBackward
   bool in_backward_ = false;
 };
 

@@ -63,8 +63,9 @@ enum class Sync {
   kCheckpointRestoreBeforeRecompute,
   // Speculative step (offload_optimizer.super_offload): the host waits for
   // the reduce stream's copy of the last bucket covering a piece of its
-  // share before its speculative AdamW reads the piece's gradients, while
-  // backward still runs.
+  // share before its speculative AdamW reads the piece's gradients (and the
+  // early abort the running norm copied just before them), while backward
+  // still runs.
   kSpeculativeGradsOnHost,
   // Speculative step: the working copy goes back to the device on a stream
   // of its own, piece by piece, overlapping the next forward; the all-gather
