@@ -594,6 +594,12 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
   result.name = scenario.name();
   result.description = scenario.description();
   ZR_ASSIGN_OR_RETURN(result.baseline, FindBaseline(scenario, variants));
+  // With the GPU count varied, more GPUs always train more tokens per
+  // second: the comparison is per GPU.
+  for (const Variant& v : variants) {
+    if (v.gpus != variants.front().gpus) result.per_gpu = true;
+  }
+  std::vector<double> rate;  // what "fastest" compares
   for (const Variant& v : variants) {
     absl::StatusOr<VariantResult> r =
         RunVariant(scenario, v, options, &result.notices);
@@ -604,10 +610,10 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
     result.variants.push_back(std::move(*r));
     const VariantResult& done = result.variants.back();
     const int index = static_cast<int>(result.variants.size()) - 1;
+    rate.push_back(done.metrics.tokens_per_s /
+                   (result.per_gpu ? static_cast<double>(v.gpus) : 1.0));
     if (!done.does_not_fit.has_value() &&
-        (result.fastest < 0 ||
-         done.metrics.tokens_per_s >
-             result.variants[result.fastest].metrics.tokens_per_s)) {
+        (result.fastest < 0 || rate[index] > rate[result.fastest])) {
       result.fastest = index;
     }
     if (options.progress) {
@@ -762,6 +768,20 @@ void AppendFastest(const ScenarioResult& r, bool full_keys, std::string* out) {
     return;
   }
   const VariantResult& v = r.variants[r.fastest];
+  if (r.per_gpu) {
+    const auto gpus = std::find_if(
+        v.settings.begin(), v.settings.end(),
+        [](const std::pair<std::string, std::string>& kv) {
+          return Canonical(kv.first) == "gpus";
+        });
+    const double n = gpus == v.settings.end() ? 1 : std::stod(gpus->second);
+    absl::StrAppend(out, absl::StrFormat(
+                             "\nfastest per GPU that fits: %s (%.0f tokens/s, "
+                             "%.0f per GPU)\n",
+                             Label(v.settings, full_keys),
+                             v.metrics.tokens_per_s, v.metrics.tokens_per_s / n));
+    return;
+  }
   absl::StrAppend(
       out,
       absl::StrFormat("\nfastest that fits: %s (%.0f tokens/s)\n",

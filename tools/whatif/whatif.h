@@ -81,9 +81,10 @@ struct ScenarioResult {
   std::string description;
   std::vector<VariantResult> variants;
   int baseline = 0;
-  // The fitting variant with the most tokens/s (the first on a tie); -1
-  // when none fits.
+  // The fitting variant with the most tokens/s (per GPU when the variants
+  // differ in GPU count: per_gpu), the first on a tie; -1 when none fits.
   int fastest = -1;
+  bool per_gpu = false;
   std::vector<std::string> notices;  // configuration notices, once each
 };
 

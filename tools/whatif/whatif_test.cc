@@ -346,6 +346,30 @@ TEST(WhatifTest, AnOversizedVariantIsMarkedAndTheSweepGoesOn) {
   EXPECT_THAT(FormatTable(c), HasSubstr("checkpoint every 10 steps"));
 }
 
+TEST(WhatifTest, AGpuSweepComparesTokensPerGpu) {
+  Scenario s = Small();
+  Vary* v = s.add_vary();
+  v->set_key("gpus");
+  for (const char* n : {"1", "2", "4"}) v->add_values(n);
+  ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, {}));
+  ASSERT_EQ(r.variants.size(), 3u);
+  EXPECT_TRUE(r.per_gpu);
+  int expected = 0;
+  for (int i = 1; i < 3; ++i) {
+    const double per = r.variants[i].metrics.tokens_per_s / (1 << i);
+    if (per > r.variants[expected].metrics.tokens_per_s / (1 << expected)) {
+      expected = i;
+    }
+  }
+  EXPECT_EQ(r.fastest, expected);
+  EXPECT_THAT(FormatTable(r), HasSubstr("fastest per GPU that fits: gpus="));
+  // Without the GPU count varied the comparison stays on tokens/s.
+  ASSERT_OK_AND_ASSIGN(ScenarioResult m,
+                       RunScenario(MicroBatchSweep({"1", "2"}, 4096), {}));
+  EXPECT_FALSE(m.per_gpu);
+  EXPECT_THAT(FormatTable(m), HasSubstr("fastest that fits: "));
+}
+
 TEST(WhatifTest, FastestLineNamesTheFittingVariantWithTheMostTokens) {
   ASSERT_OK_AND_ASSIGN(
       ScenarioResult big,
