@@ -34,69 +34,13 @@ absl::StatusOr<StepStats> Engine::Step() {
   double loss_sum = 0;
   coordinator_->StartStep();
   for (int micro = 0; micro < a; ++micro) {
-    const int64_t t0 = rt_.NowNanos();
-    ZR_RETURN_IF_ERROR(inputs_->Stage(*compute_, *data_, shape, step_, micro,
-                                      dp_rank_,
-                                      absl::StrCat("fill inputs ", micro)));
-    // After the inputs' copy, which would otherwise queue behind it.
-    ZR_RETURN_IF_ERROR(IssueWriteBack());
-    const float grad_scale = static_cast<float>(scaler_.scale() / a);
-    const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
-    ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
-                                       inputs_->targets(), loss, grad_scale));
-    ZR_RETURN_IF_ERROR(
-        compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
-    ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
-    if (options_.syncs.enabled(Sync::kLossRead)) {
-      ZR_RETURN_IF_ERROR(loss_copied_->Synchronize());
-    }
-    HostTask read;
-    read.label = "read loss";
-    read.reads = {loss_host_.All()};
-    read.run = [&]() -> absl::Status {
-      loss_sum += *static_cast<const float*>(loss_host_.data());
-      return absl::OkStatus();
-    };
-    ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
-    const int64_t t1 = rt_.NowNanos();
-    rt_.MarkSpan("FWD", t0, t1);
-    stats.fwd_ns += t1 - t0;
-
-    const bool boundary = micro == a - 1;
-    const bool speculate = boundary && SpeculateThisStep();
-    ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
-    ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
-    if (speculate) {
-      // The host is free while the device runs the backward just issued.
-      ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
-      // Ran (or aborted early); Update validates it and sets the outcome.
-      ZR_RETURN_IF_ERROR(Speculate(&stats));
-      ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
-    } else {
-      ZR_RETURN_IF_ERROR(reducer_->EndBackward());
-    }
-    const int64_t t2 = rt_.NowNanos();
-    rt_.MarkSpan("BWD", t1, t2);
-    stats.bwd_ns += t2 - t1;
+    ZR_RETURN_IF_ERROR(MicroStep(micro, shape, &loss_sum, &stats));
   }
   stats.loss = rt_.computes_values() ? loss_sum / a
                                      : std::numeric_limits<double>::quiet_NaN();
 
   const int64_t t3 = rt_.NowNanos();
-  double norm_squared = 1.0;
-  HostTask read_norm;
-  read_norm.label = "read grad norm";
-  read_norm.reads = {reducer_->host_norm_squared().slice};
-  read_norm.run = [&]() -> absl::Status {
-    const float* pairs = reducer_->host_norm_squared().slice.As<float>();
-    norm_squared = 0;
-    for (int r = 0; r < dp_size_; ++r) {
-      norm_squared += static_cast<double>(pairs[2 * r]) + pairs[2 * r + 1];
-    }
-    return absl::OkStatus();
-  };
-
-  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read_norm));
+  ZR_ASSIGN_OR_RETURN(const double norm_squared, ReadNormSquared());
   ZR_RETURN_IF_ERROR(Update(norm_squared, &stats));
   // The step ends when every data-parallel rank's update is done, on the
   // host and on the device: then STEP holds the device's optimizer work
@@ -124,6 +68,73 @@ absl::StatusOr<StepStats> Engine::Step() {
   stats.total_ns = t4 - step_start;
   ++step_;
   return stats;
+}
+
+absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
+                               double* loss_sum, StepStats* stats) {
+  const int a = options_.accumulation;
+  const int64_t t0 = rt_.NowNanos();
+  ZR_RETURN_IF_ERROR(inputs_->Stage(*compute_, *data_, shape, step_, micro,
+                                    dp_rank_,
+                                    absl::StrCat("fill inputs ", micro)));
+  // After the inputs' copy, which would otherwise queue behind it.
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  const float grad_scale = static_cast<float>(scaler_.scale() / a);
+  const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
+  ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
+                                     inputs_->targets(), loss, grad_scale));
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
+  ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
+  if (options_.syncs.enabled(Sync::kLossRead)) {
+    ZR_RETURN_IF_ERROR(loss_copied_->Synchronize());
+  }
+  HostTask read;
+  read.label = "read loss";
+  read.reads = {loss_host_.All()};
+  read.run = [&]() -> absl::Status {
+    *loss_sum += *static_cast<const float*>(loss_host_.data());
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  const int64_t t1 = rt_.NowNanos();
+  rt_.MarkSpan("FWD", t0, t1);
+  stats->fwd_ns += t1 - t0;
+
+  const bool boundary = micro == a - 1;
+  const bool speculate = boundary && SpeculateThisStep();
+  ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
+  ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
+  if (speculate) {
+    // The host is free while the device runs the backward just issued.
+    ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
+    // Ran (or aborted early); Update validates it and sets the outcome.
+    ZR_RETURN_IF_ERROR(Speculate(stats));
+    ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
+  } else {
+    ZR_RETURN_IF_ERROR(reducer_->EndBackward());
+  }
+  const int64_t t2 = rt_.NowNanos();
+  rt_.MarkSpan("BWD", t1, t2);
+  stats->bwd_ns += t2 - t1;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> Engine::ReadNormSquared() {
+  double norm_squared = 1.0;
+  HostTask read_norm;
+  read_norm.label = "read grad norm";
+  read_norm.reads = {reducer_->host_norm_squared().slice};
+  read_norm.run = [&]() -> absl::Status {
+    const float* pairs = reducer_->host_norm_squared().slice.As<float>();
+    norm_squared = 0;
+    for (int r = 0; r < dp_size_; ++r) {
+      norm_squared += static_cast<double>(pairs[2 * r]) + pairs[2 * r + 1];
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read_norm));
+  return norm_squared;
 }
 
 }  // namespace engine
