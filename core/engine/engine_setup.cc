@@ -56,28 +56,17 @@ int64_t Engine::HostShareBegin() {
 
 int64_t Engine::AutoDeviceElements() {
   runtime::Device& dev = rt_.device();
-  const int64_t esize = kernels::DTypeSize(options_.dtype);
-  // Still to come: the gradient reducer's slots and buckets, bounded by two
-  // slots of the largest module's gradients plus the buckets, its fp32
-  // partition when it holds all elements, and a margin
+  // Still to come: the gradient reducer's device buffers (its fp32
+  // partition of the device share counted per element below), and a margin
   // of 5% of the device for allocator slack and what the runtime keeps.
-  int64_t largest_module = 0;
-  for (const model::ModuleInfo& m : model_->modules()) {
-    int64_t elements = 0;
-    for (int p : m.params) elements += layout_->param(p).padded;
-    largest_module = std::max(largest_module, elements);
-  }
-  const int64_t bucket =
-      std::min(options_.reduce_bucket_size, layout_->total());
-  const bool straight =
-      zero::GradReducer::StraightToHost(options_, options_.dtype);
-  const int64_t reserve =
-      2 * largest_module * esize + bucket * (dp_size_ + 1) * esize +
-      (straight ? 0 : layout_->total() * 4) + dev.total_memory_bytes() / 20;
-  // Per element: master and moments, and the fp32 gradient partition where
-  // the reducer keeps it for the device share only.
-  return std::max<int64_t>(
-      0, (dev.free_memory_bytes() - reserve) / (straight ? 16 : 12));
+  const zero::GradReducer::DeviceFootprint reducer =
+      zero::GradReducer::DeviceBytes(options_, options_.dtype, *layout_,
+                                     model_->modules());
+  const int64_t reserve = reducer.fixed_bytes + dev.total_memory_bytes() / 20;
+  // Per element: master and moments, and what the reducer keeps per element
+  // of the device share.
+  return std::max<int64_t>(0, (dev.free_memory_bytes() - reserve) /
+                                  (12 + reducer.bytes_per_device_element));
 }
 
 void Engine::PlanSubGroups() {
