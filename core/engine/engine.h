@@ -189,6 +189,15 @@ class Engine : private model::ParamProvider {
   // ImportState without optimizer offload: the state through pinned
   // staging to the device, and the working shard cast from the master.
   absl::Status ImportDeviceState(const TrainingState& state);
+  // Step's micro-step `micro` (from 0) of `shape`: its inputs, forward (the
+  // loss added to *loss_sum) and backward, which at the boundary speculates
+  // where SpeculateThisStep() and ends with the host waiting for the
+  // gradients' offload; adds the FWD and BWD times to `stats`.
+  absl::Status MicroStep(int micro, const model::BatchShape& shape,
+                         double* loss_sum, StepStats* stats);
+  // After the boundary backward: the global sum of squares of the (scaled)
+  // gradients, from every rank's pair in the reducer's host buffer.
+  absl::StatusOr<double> ReadNormSquared();
   absl::Status Update(double norm_squared, StepStats* stats);
   // DeepSpeed's clip factor for the gradient norm (squared, before
   // unscaling) at the current loss scale; clipping triggers when it is above

@@ -3,6 +3,8 @@
 #include "core/zero/grad_reducer.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/util/check.h"
@@ -28,30 +30,75 @@ absl::StatusOr<std::unique_ptr<GradReducer>> GradReducer::Create(
   return r;
 }
 
+GradReducer::SlotPlan GradReducer::PlanSlots(
+    const ShardLayout& layout, const std::vector<model::ModuleInfo>& modules) {
+  const int n = layout.num_params();
+  // Parameters used by more than one module keep a buffer of their own.
+  std::vector<int> uses(n, 0);
+  for (const model::ModuleInfo& m : modules) {
+    for (int p : m.params) ++uses[p];
+  }
+  SlotPlan plan;
+  plan.slot_offset.assign(n, 0);
+  plan.shared.assign(n, false);
+  for (int p = 0; p < n; ++p) plan.shared[p] = uses[p] > 1;
+  for (const model::ModuleInfo& m : modules) {
+    int64_t offset = 0;
+    for (int p : m.params) {
+      if (plan.shared[p]) continue;
+      plan.slot_offset[p] = offset;
+      offset += layout.param(p).padded;
+    }
+    plan.slot_elements = std::max(plan.slot_elements, offset);
+  }
+  return plan;
+}
+
+int64_t GradReducer::MaxBucketRow(const std::vector<ParamRange>& buckets) {
+  int64_t max_row = 1;
+  for (const ParamRange& r : buckets) max_row = std::max(max_row, r.elements);
+  return max_row;
+}
+
+GradReducer::DeviceFootprint GradReducer::DeviceBytes(
+    const ZeroOptions& options, DType dtype, const ShardLayout& layout,
+    const std::vector<model::ModuleInfo>& modules) {
+  const int64_t esize = kernels::DTypeSize(dtype);
+  const int64_t w = layout.data_parallel_size();
+  const SlotPlan plan = PlanSlots(layout, modules);
+  DeviceFootprint f;
+  // The two slots and the shared parameters' buffers.
+  f.fixed_bytes = 2 * std::max<int64_t>(1, plan.slot_elements) * esize;
+  for (int p = 0; p < layout.num_params(); ++p) {
+    if (plan.shared[p]) f.fixed_bytes += layout.param(p).padded * esize;
+  }
+  // The reduction bucket and the reduced chunk.
+  const int64_t max_row =
+      MaxBucketRow(layout.Buckets(options.reduce_bucket_size));
+  f.fixed_bytes += max_row * w * esize + max_row * esize;
+  // The fp32 partition (see Init).
+  if (StraightToHost(options, dtype)) {
+    f.bytes_per_device_element = 4;
+  } else {
+    f.fixed_bytes += layout.total() * 4;
+  }
+  // The norm: this rank's pair and every rank's.
+  f.fixed_bytes += 8 + 8 * w;
+  return f;
+}
+
 absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
   const ShardLayout& layout = *ctx_.layout;
   const int n = layout.num_params();
   const int64_t esize = kernels::DTypeSize(ctx_.dtype);
   runtime::Device& dev = ctx_.rt->device();
 
-  // Parameters used by more than one module keep a buffer of their own.
-  std::vector<int> uses(n, 0);
-  for (const model::ModuleInfo& m : modules) {
-    for (int p : m.params) ++uses[p];
-  }
+  SlotPlan plan = PlanSlots(layout, modules);
+  slot_offset_ = std::move(plan.slot_offset);
+  slot_elements_ = plan.slot_elements;
   shared_.assign(n, -1);
-  slot_offset_.assign(n, 0);
-  for (const model::ModuleInfo& m : modules) {
-    int64_t offset = 0;
-    for (int p : m.params) {
-      if (uses[p] > 1) continue;
-      slot_offset_[p] = offset;
-      offset += layout.param(p).padded;
-    }
-    slot_elements_ = std::max(slot_elements_, offset);
-  }
   for (int p = 0; p < n; ++p) {
-    if (uses[p] <= 1) continue;
+    if (!plan.shared[p]) continue;
     shared_[p] = static_cast<int>(dedicated_.size());
     dedicated_.emplace_back();
     Slot& s = dedicated_.back();
@@ -71,15 +118,14 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
   buckets_ = layout.Buckets(ctx_.options->reduce_bucket_size);
   bucket_of_.assign(n, -1);
   offset_in_bucket_.assign(n, 0);
-  int64_t max_row = 1;
   for (int b = 0; b < static_cast<int>(buckets_.size()); ++b) {
     const ParamRange& r = buckets_[b];
     for (int p = r.first; p <= r.last; ++p) {
       bucket_of_[p] = b;
       offset_in_bucket_[p] = layout.param(p).offset - r.offset;
     }
-    max_row = std::max(max_row, r.elements);
   }
+  const int64_t max_row = MaxBucketRow(buckets_);
   const int w = layout.data_parallel_size();
   ZR_ASSIGN_OR_RETURN(
       bucket_, AllocateDevice(dev, max_row * w * esize, "reduce bucket"));
@@ -134,7 +180,22 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
         AllocateHost(*ctx_.rt, 8 * buckets_.size(), HostMemoryKind::kPinned,
                      "running grad norm squared (host)"));
   }
+  ZR_CHECK_EQ(DeviceBytesAllocated(),
+              DeviceBytes(*ctx_.options, ctx_.dtype, layout, modules)
+                  .Bytes(ctx_.host_begin))
+      << "GradReducer::DeviceBytes does not match Init's allocations";
   return absl::OkStatus();
+}
+
+int64_t GradReducer::DeviceBytesAllocated() const {
+  int64_t bytes = 0;
+  for (const Slot& s : slots_) bytes += s.buffer.bytes();
+  for (const Slot& s : dedicated_) bytes += s.buffer.bytes();
+  for (const runtime::OwnedBuffer* b :
+       {&bucket_, &reduced_, &partition_, &norm_device_, &norm_gathered_}) {
+    bytes += b->bytes();
+  }
+  return bytes;
 }
 
 bool GradReducer::StraightToHost(const ZeroOptions& options, DType dtype) {

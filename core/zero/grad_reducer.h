@@ -42,6 +42,7 @@
 #ifndef ZERO3_CORE_ZERO_GRAD_REDUCER_H_
 #define ZERO3_CORE_ZERO_GRAD_REDUCER_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -66,6 +67,25 @@ class GradReducer {
   // accumulation and a 16-bit dtype. Otherwise the reducer keeps an fp32
   // partition of all elements on the device.
   static bool StraightToHost(const ZeroOptions& options, runtime::DType dtype);
+
+  // The device memory Create allocates: `fixed_bytes` whatever the device
+  // share of the optimizer, plus `bytes_per_device_element` per element of
+  // that share (ZeroContext::host_begin): the fp32 gradient partition
+  // where the gradients go straight to the host (StraightToHost).
+  struct DeviceFootprint {
+    int64_t fixed_bytes = 0;
+    int64_t bytes_per_device_element = 0;
+    // The bytes for a device share of `host_begin` elements.
+    int64_t Bytes(int64_t host_begin) const {
+      return fixed_bytes + bytes_per_device_element * host_begin;
+    }
+  };
+  // The device memory a reducer for `options`, the model's `dtype`,
+  // `layout` and `modules` allocates (the engine plans its optimizer's
+  // device share with it, before the reducer exists).
+  static DeviceFootprint DeviceBytes(
+      const ZeroOptions& options, runtime::DType dtype,
+      const ShardLayout& layout, const std::vector<model::ModuleInfo>& modules);
 
   // Starts a backward pass; `micro` counts from 0 within the accumulation
   // window; `boundary` is its last micro-step; `speculative` (at the
@@ -125,6 +145,19 @@ class GradReducer {
     bool pending = false;  // copied_out was recorded and not yet waited on
   };
 
+  // How gradients sit in the device slots: per parameter, its offset in a
+  // slot, or (shared: used by several modules) a buffer of its own.
+  struct SlotPlan {
+    std::vector<int64_t> slot_offset;  // per parameter (non-shared)
+    std::vector<bool> shared;          // per parameter
+    int64_t slot_elements = 0;         // the largest module's, shared aside
+  };
+  static SlotPlan PlanSlots(const ShardLayout& layout,
+                            const std::vector<model::ModuleInfo>& modules);
+  // The elements of the longest bucket row (at least 1): the reduction
+  // bucket holds W of them, the reduced chunk one.
+  static int64_t MaxBucketRow(const std::vector<ParamRange>& buckets);
+
   explicit GradReducer(const ZeroContext& ctx);
   absl::Status Init(const std::vector<model::ModuleInfo>& modules);
   absl::Status Flush(int bucket);
@@ -135,6 +168,8 @@ class GradReducer {
   absl::Status Offload(int bucket, const runtime::TensorRef& part,
                        int64_t begin, int64_t end);
   absl::Status WaitSlot(Slot& slot);
+  // The bytes of the device buffers this reducer holds.
+  int64_t DeviceBytesAllocated() const;
 
   ZeroContext ctx_;
   std::vector<ParamRange> buckets_;        // in readiness order

@@ -1,0 +1,290 @@
+// Copyright 2026 The zero3 Authors.
+//
+// engine_setup.cc: the engine's allocation and initial state: where the
+// host share of the optimizer begins (HostShareBegin, AutoDeviceElements),
+// the sub-groups and their weight-decay runs, the optimizer state on the
+// device and the host, and the initial fp32 master and working shards
+// (InitParameters).
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "core/engine/engine.h"
+#include "core/engine/engine_internal.h"
+#include "core/kernels/dtype.h"
+#include "core/kernels/reference.h"
+#include "core/util/parallel_for.h"
+#include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
+
+namespace zero3 {
+namespace engine {
+
+using runtime::AllocateDevice;
+using runtime::AllocateHost;
+using runtime::Buffer;
+using runtime::DType;
+using runtime::HostMemoryKind;
+using runtime::HostTask;
+using runtime::KernelCall;
+using runtime::TensorRef;
+namespace ops = runtime::ops;
+using internal::HostTaskThreads;
+using internal::PinnedIf;
+
+int64_t Engine::HostShareBegin() {
+  const int64_t total = layout_->total();
+  if (!options_.offload_optimizer) return total;
+  if (options_.offload_param) return 0;
+  // The device share's elements: the configured fraction, or (auto) what
+  // fits in the free device memory beside the buffers still to come.
+  const int64_t device_elements =
+      options_.auto_offload_ratio
+          ? AutoDeviceElements()
+          : std::llround((1 - options_.offload_ratio) * total);
+  // The first parameter boundary that keeps the device share within it.
+  for (int p = 0; p < layout_->num_params(); ++p) {
+    const zero::ParamShard& s = layout_->param(p);
+    if (s.offset + s.partition > device_elements) return s.offset;
+  }
+  return total;
+}
+
+int64_t Engine::AutoDeviceElements() {
+  runtime::Device& dev = rt_.device();
+  // Still to come: the gradient reducer's device buffers (its fp32
+  // partition of the device share counted per element below), and a margin
+  // of 5% of the device for allocator slack and what the runtime keeps.
+  const zero::GradReducer::DeviceFootprint reducer =
+      zero::GradReducer::DeviceBytes(options_, options_.dtype, *layout_,
+                                     model_->modules());
+  const int64_t reserve = reducer.fixed_bytes + dev.total_memory_bytes() / 20;
+  // Per element: master and moments, and what the reducer keeps per element
+  // of the device share.
+  return std::max<int64_t>(0, (dev.free_memory_bytes() - reserve) /
+                                  (12 + reducer.bytes_per_device_element));
+}
+
+void Engine::PlanSubGroups() {
+  // A sub-group across the host share's start becomes two.
+  std::vector<zero::ParamRange> groups;
+  const int64_t hb = ctx_.host_begin;
+  for (const zero::ParamRange& g :
+       layout_->SubGroups(options_.sub_group_size)) {
+    if (g.offset >= hb || g.offset + g.elements <= hb) {
+      groups.push_back(g);
+      continue;
+    }
+    int p = g.first;
+    while (layout_->param(p).offset < hb) ++p;
+    groups.push_back(layout_->Range(g.first, p - 1));
+    groups.push_back(layout_->Range(p, g.last));
+  }
+  sub_groups_ = std::move(groups);
+  std::vector<std::string> names;
+  for (const model::ParamInfo& p : model_->params()) names.push_back(p.name);
+  const std::vector<float> decays = zero::ParamWeightDecays(
+      names, options_.weight_decay, options_.exclude_bias_and_norm_from_decay);
+  for (const zero::ParamRange& g : sub_groups_) {
+    decay_runs_.push_back(zero::DecayRuns(*layout_, decays, g));
+  }
+}
+
+absl::Status Engine::AllocateOptimizerState() {
+  runtime::Device& dev = rt_.device();
+  const int64_t device_n = ctx_.host_begin;
+  const int64_t host_n = ctx_.host_elements();
+  if (device_n > 0) {
+    ZR_ASSIGN_OR_RETURN(master_,
+                        AllocateDevice(dev, device_n * 4, "fp32 master"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_,
+                        AllocateDevice(dev, device_n * 4, "adam exp_avg"));
+    ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
+                        AllocateDevice(dev, device_n * 4, "adam exp_avg_sq"));
+  }
+  if (host_n == 0) return absl::OkStatus();
+  // As in DeepSpeed, the moments are plain host memory: only buffers that
+  // copies touch need pinning, the master too where it goes back to the
+  // device in fp32 (DeepSpeed's path).
+  const HostMemoryKind pageable = HostMemoryKind::kPageable;
+  // With offload_param the working shard is host memory that the update
+  // writes directly; there is nothing to send back.
+  const bool fp32_back =
+      options_.per_param_fp32_grads && !options_.offload_param;
+  ZR_ASSIGN_OR_RETURN(
+      host_master_,
+      AllocateHost(
+          rt_, host_n * 4,
+          fp32_back ? PinnedIf(options_.optimizer_pin_memory) : pageable,
+          "fp32 master (host)"));
+  if (fp32_back) {
+    const int64_t piece = std::min(host_n, options_.host_step_piece);
+    ZR_ASSIGN_OR_RETURN(writeback_,
+                        AllocateDevice(dev, std::max<int64_t>(1, piece) * 4,
+                                       "fp32 parameter write-back"));
+  }
+  ZR_ASSIGN_OR_RETURN(host_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
+                                                  "adam exp_avg (host)"));
+  ZR_ASSIGN_OR_RETURN(host_exp_avg_sq_, AllocateHost(rt_, host_n * 4, pageable,
+                                                     "adam exp_avg_sq (host)"));
+  if (zero::SpeculationApplies(options_)) {
+    // The speculative step's second copy (see next_master_): the copies
+    // swap, so each is "fp32 master (host)" in turn.
+    ZR_ASSIGN_OR_RETURN(next_master_, AllocateHost(rt_, host_n * 4, pageable,
+                                                   "fp32 master (host)"));
+    ZR_ASSIGN_OR_RETURN(next_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
+                                                    "adam exp_avg (host)"));
+    ZR_ASSIGN_OR_RETURN(
+        next_exp_avg_sq_,
+        AllocateHost(rt_, host_n * 4, pageable, "adam exp_avg_sq (host)"));
+  }
+  if (options_.offload_param) return absl::OkStatus();
+  ZR_ASSIGN_OR_RETURN(
+      staging_, AllocateHost(rt_, host_n * kernels::DTypeSize(options_.dtype),
+                             PinnedIf(options_.optimizer_pin_memory),
+                             "parameter write-back staging"));
+  return absl::OkStatus();
+}
+
+absl::Status Engine::InitParameters(const model::ParamSource& params) {
+  // The initial fp32 master: in place on the host when all of the optimizer
+  // is there, else in pinned staging whose device share goes to the device
+  // and whose host share is copied to the host master.
+  const int64_t hb = ctx_.host_begin;
+  runtime::OwnedBuffer temp;
+  if (hb > 0) {
+    ZR_ASSIGN_OR_RETURN(
+        temp, AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
+                           HostMemoryKind::kPinned, "initial master staging"));
+  }
+  ZR_RETURN_IF_ERROR(WriteInitialMaster(params, hb > 0 ? temp : host_master_));
+  absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
+  if (enqueued.ok() && ctx_.host_elements() > 0) {
+    if (hb > 0) enqueued = CopyHostShare(temp);
+    if (enqueued.ok()) enqueued = InitHostShards();
+  }
+  // What was enqueued reads `temp`: done before it is freed, on every path.
+  ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  ZR_RETURN_IF_ERROR(enqueued);
+  return temp.Free();
+}
+
+absl::Status Engine::CopyHostShare(const Buffer& full_master) {
+  const int64_t bytes = ctx_.host_elements() * 4;
+  HostTask copy;
+  copy.label = "host share of the initial master";
+  copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
+  copy.writes = {host_master_.All()};
+  copy.memory_bytes = 2 * bytes;
+  copy.run = [&]() -> absl::Status {
+    std::memcpy(host_master_.data(), copy.reads[0].data(), bytes);
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(copy);
+}
+
+absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
+                                        const Buffer& host_master) {
+  // This rank's elements of every parameter, rounded through the working
+  // dtype as DeepSpeed's master starts from the rounded low-precision
+  // values; padding is zero. The source is asked for this rank's elements
+  // only, in pieces, so a checkpoint is read in small host buffers.
+  constexpr int64_t kPiece = int64_t{1} << 16;
+  const DType dtype = options_.dtype;
+  HostTask init;
+  init.label = "initialize parameters";
+  init.writes = {host_master.All()};
+  init.memory_bytes = layout_->total() * 4;
+  init.threads = HostTaskThreads(options_);
+  init.run = [&]() -> absl::Status {
+    float* m = static_cast<float*>(host_master.data());
+    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+    absl::Mutex mu;
+    absl::Status first_error;
+    for (const model::ParamInfo& p : model_->params()) {
+      const zero::ParamShard& s = layout_->param(p.id);
+      const int64_t valid = layout_->ValidElements(p.id);
+      const int64_t first = dp_rank_ * s.partition;
+      // Each piece is filled independently, so threads split the work
+      // without changing a value.
+      ParallelFor(
+          s.partition, threads,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t b = begin; b < end; b += kPiece) {
+              const int64_t e = std::min(end, b + kPiece);
+              float* out = m + s.offset + b;
+              const int64_t n = std::max<int64_t>(0, std::min(e, valid) - b);
+              const absl::Status st =
+                  n > 0 ? params.Fill(p, first + b, n, out) : absl::OkStatus();
+              if (!st.ok()) {
+                absl::MutexLock lock(&mu);
+                if (first_error.ok()) first_error = st;
+                return;
+              }
+              std::fill(out + n, out + (e - b), 0.0f);
+              if (dtype == DType::kF32) continue;
+              for (int64_t i = 0; i < n; ++i) {
+                kernels::StoreFromFloat(dtype, out[i], &out[i], 0);
+                out[i] = kernels::LoadAsFloat(dtype, &out[i], 0);
+              }
+            }
+          },
+          kPiece);
+      if (!first_error.ok()) return first_error;
+    }
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(init);
+}
+
+absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
+  // Moments start at zero: host buffers are zero-filled; device ones are
+  // filled here.
+  const int64_t total = ctx_.host_begin;
+  ZR_RETURN_IF_ERROR(compute_->Copy(
+      master_.All(), host_master.Slice(0, total * 4), "master H2D"));
+  for (const runtime::OwnedBuffer* b : {&exp_avg_, &exp_avg_sq_}) {
+    ZR_RETURN_IF_ERROR(compute_->Memset(b->All(), 0, "zero adam moments"));
+  }
+  return CastDeviceShare("initial working shard");
+}
+
+absl::Status Engine::CastDeviceShare(absl::string_view label) {
+  const int64_t n = ctx_.host_begin;
+  return compute_->Launch(
+      KernelCall(ops::Cast::Of(TensorRef::Of(master_, DType::kF32, 0, n),
+                               TensorRef::Of(shard_, options_.dtype, 0, n)),
+                 std::string(label)));
+}
+
+absl::Status Engine::InitHostShards() {
+  const DType dtype = options_.dtype;
+  const int64_t esize = kernels::DTypeSize(dtype);
+  const int64_t n = ctx_.host_elements();
+  const Buffer& target = options_.offload_param ? shard_ : staging_;
+  HostTask cast;
+  cast.label = "initial working shard";
+  cast.reads = {host_master_.All()};
+  cast.writes = {target.Slice(0, n * esize)};
+  cast.memory_bytes = n * (4 + esize);
+  cast.threads = HostTaskThreads(options_);
+  cast.run = [&]() -> absl::Status {
+    zero::HostCastFromFloat(static_cast<const float*>(host_master_.data()),
+                            dtype, target.data(), n,
+                            zero::OptimizerThreads(options_.optimizer_threads));
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
+  if (options_.offload_param) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(shard_.Slice(ctx_.host_begin * esize, n * esize),
+                     staging_.All(), "initial shard H2D"));
+  return compute_->Synchronize();
+}
+
+}  // namespace engine
+}  // namespace zero3

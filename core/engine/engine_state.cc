@@ -1,0 +1,258 @@
+// Copyright 2026 The zero3 Authors.
+//
+// engine_state.cc: reading and writing the engine's state: one parameter's
+// fp32 master (MasterParam), the training state of a checkpoint
+// (ExportState, ImportState) and sums across the ranks (SumAcrossRanks,
+// CountRanks).
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/engine/engine.h"
+#include "core/engine/engine_internal.h"
+#include "core/util/parallel_for.h"
+#include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
+
+namespace zero3 {
+namespace engine {
+
+using internal::HostTaskThreads;
+using runtime::AllocateDevice;
+using runtime::AllocateHost;
+using runtime::DType;
+using runtime::HostMemoryKind;
+using runtime::HostTask;
+using runtime::TensorRef;
+
+absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  const zero::ParamShard& s = layout_->param(param);
+  const int64_t valid = layout_->ValidElements(param);
+  std::vector<float> out(valid);
+  if (valid == 0) return out;
+  ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  const bool on_host = s.offset >= ctx_.host_begin;
+  runtime::OwnedBuffer temp;
+  if (!on_host) {
+    ZR_ASSIGN_OR_RETURN(temp,
+                        AllocateHost(rt_, valid * 4, HostMemoryKind::kPinned,
+                                     "master readback"));
+    ZR_RETURN_IF_ERROR(compute_->Copy(
+        temp.All(), master_.Slice(s.offset * 4, valid * 4), "master D2H"));
+    ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  }
+  HostTask read;
+  read.label = "read master";
+  read.reads = {
+      on_host ? host_master_.Slice((s.offset - ctx_.host_begin) * 4, valid * 4)
+              : temp.All()};
+  read.run = [&]() -> absl::Status {
+    std::memcpy(out.data(), read.reads[0].data(), valid * 4);
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  ZR_RETURN_IF_ERROR(temp.Free());
+  return out;
+}
+
+// Training state ------------------------------------------------------------
+
+absl::StatusOr<TrainingState> Engine::ExportState() {
+  TrainingState state;
+  ZR_RETURN_IF_ERROR(ExportState(&state));
+  return state;
+}
+
+absl::Status Engine::ExportState(TrainingState* into) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  const int64_t hb = ctx_.host_begin;
+  const int64_t device_bytes = hb * 4;
+  const int64_t host_bytes = ctx_.host_elements() * 4;
+  TrainingState& state = *into;
+  state.steps_done = step_;
+  state.adam_steps = adam_step_;
+  state.scaler = scaler_.state();
+  ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  // The device share through pinned staging; the host share in place.
+  const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  const runtime::OwnedBuffer* host[] = {&host_master_, &host_exp_avg_,
+                                        &host_exp_avg_sq_};
+  runtime::OwnedBuffer temp;
+  HostTask read;
+  read.label = "read training state";
+  if (hb > 0) {
+    ZR_ASSIGN_OR_RETURN(
+        temp, AllocateHost(rt_, 3 * device_bytes, HostMemoryKind::kPinned,
+                           "training state readback"));
+    for (int i = 0; i < 3; ++i) {
+      ZR_RETURN_IF_ERROR(
+          compute_->Copy(temp.Slice(i * device_bytes, device_bytes),
+                         device[i]->All(), "training state D2H"));
+    }
+    ZR_RETURN_IF_ERROR(compute_->Synchronize());
+    read.reads.push_back(temp.All());
+  }
+  if (host_bytes > 0) {
+    for (int i = 0; i < 3; ++i) read.reads.push_back(host[i]->All());
+  }
+  std::vector<float>* outs[] = {&state.master, &state.exp_avg,
+                                &state.exp_avg_sq};
+  read.memory_bytes = 3 * (device_bytes + host_bytes);
+  read.threads = HostTaskThreads(options_);
+  read.run = [&]() -> absl::Status {
+    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+    for (int i = 0; i < 3; ++i) {
+      // A vector of this size already (a snapshot reused) is not touched.
+      outs[i]->resize(layout_->total());
+      char* out = reinterpret_cast<char*>(outs[i]->data());
+      // On all of the rank's cores: a snapshot for a checkpoint is a copy of
+      // the whole state, taken while the step waits.
+      if (device_bytes > 0) {
+        ParallelCopy(out,
+                     static_cast<const char*>(temp.data()) + i * device_bytes,
+                     device_bytes, threads);
+      }
+      if (host_bytes > 0) {
+        ParallelCopy(out + device_bytes, host[i]->data(), host_bytes, threads);
+      }
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  return temp.Free();
+}
+
+absl::Status Engine::ImportState(const TrainingState& state) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  const int64_t total = layout_->total();
+  for (const std::vector<float>* v :
+       {&state.master, &state.exp_avg, &state.exp_avg_sq}) {
+    if (static_cast<int64_t>(v->size()) != total) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training state of ", v->size(), " elements per tensor; rank ",
+          rt_.rank(), "'s partitions hold ", total));
+    }
+  }
+  ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
+  const int64_t hb = ctx_.host_begin;
+  const int64_t host_bytes = ctx_.host_elements() * 4;
+  if (host_bytes > 0) {
+    const runtime::OwnedBuffer* host[] = {&host_master_, &host_exp_avg_,
+                                          &host_exp_avg_sq_};
+    const std::vector<float>* values[] = {&state.master, &state.exp_avg,
+                                          &state.exp_avg_sq};
+    HostTask write;
+    write.label = "write training state";
+    write.writes = {host[0]->All(), host[1]->All(), host[2]->All()};
+    write.memory_bytes = 3 * host_bytes;
+    write.run = [&]() -> absl::Status {
+      for (int i = 0; i < 3; ++i) {
+        std::memcpy(host[i]->data(), values[i]->data() + hb, host_bytes);
+      }
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
+    ZR_RETURN_IF_ERROR(InitHostShards());
+  }
+  if (hb > 0) ZR_RETURN_IF_ERROR(ImportDeviceState(state));
+  step_ = state.steps_done;
+  adam_step_ = state.adam_steps;
+  scaler_.Restore(state.scaler);
+  return absl::OkStatus();
+}
+
+absl::Status Engine::ImportDeviceState(const TrainingState& state) {
+  const int64_t n = ctx_.host_begin;
+  const int64_t bytes = n * 4;
+  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer temp,
+                      AllocateHost(rt_, 3 * bytes, HostMemoryKind::kPinned,
+                                   "training state staging"));
+  const std::vector<float>* values[] = {&state.master, &state.exp_avg,
+                                        &state.exp_avg_sq};
+  HostTask write;
+  write.label = "stage training state";
+  write.writes = {temp.Slice(0, 3 * bytes)};
+  write.memory_bytes = 3 * bytes;
+  write.run = [&]() -> absl::Status {
+    for (int i = 0; i < 3; ++i) {
+      std::memcpy(static_cast<char*>(temp.data()) + i * bytes,
+                  values[i]->data(), bytes);
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
+  const runtime::OwnedBuffer* targets[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  absl::Status enqueued;
+  for (int i = 0; i < 3 && enqueued.ok(); ++i) {
+    enqueued = compute_->Copy(targets[i]->All(), temp.Slice(i * bytes, bytes),
+                              "training state H2D");
+  }
+  if (enqueued.ok()) enqueued = CastDeviceShare("restored working shard");
+  // What was enqueued reads `temp`: done before it is freed, on every path.
+  ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  ZR_RETURN_IF_ERROR(enqueued);
+  return temp.Free();
+}
+
+absl::StatusOr<int> Engine::CountRanks(bool flag, const std::string& label) {
+  ZR_ASSIGN_OR_RETURN(const std::vector<float> sum,
+                      SumAcrossRanks({flag ? 1.0f : 0.0f}, label));
+  return static_cast<int>(sum[0]);
+}
+
+absl::StatusOr<std::vector<float>> Engine::SumAcrossRanks(
+    const std::vector<float>& values, const std::string& label) {
+  if (!rt_.computes_values()) {
+    return absl::FailedPreconditionError("the runtime holds no values");
+  }
+  const int64_t n = static_cast<int64_t>(values.size());
+  const int64_t bytes = 4 * std::max<int64_t>(n, 1);
+  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer host,
+                      AllocateHost(rt_, 2 * bytes, HostMemoryKind::kPinned,
+                                   absl::StrCat(label, " (host)")));
+  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer device,
+                      AllocateDevice(rt_.device(), 2 * bytes, label));
+  HostTask put;
+  put.label = absl::StrCat(label, ": this rank's values");
+  put.writes = {host.Slice(0, bytes)};
+  put.run = [&]() -> absl::Status {
+    std::memcpy(host.Slice(0, bytes).data(), values.data(), 4 * n);
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(put));
+  ZR_RETURN_IF_ERROR(
+      compute_->Copy(device.Slice(0, bytes), host.Slice(0, bytes), "sum H2D"));
+  ZR_RETURN_IF_ERROR(
+      rt_.world().AllReduce(*compute_, TensorRef::Of(device, DType::kF32, 0, n),
+                            TensorRef::Of(device, DType::kF32, n, n),
+                            runtime::ReduceOp::kSum, label));
+  ZR_RETURN_IF_ERROR(compute_->Copy(host.Slice(bytes, bytes),
+                                    device.Slice(bytes, bytes), "sum D2H"));
+  ZR_RETURN_IF_ERROR(compute_->Synchronize());
+  std::vector<float> sum(n);
+  HostTask get;
+  get.label = absl::StrCat(label, ": sums");
+  get.reads = {host.Slice(bytes, bytes)};
+  get.run = [&]() -> absl::Status {
+    std::memcpy(sum.data(), host.Slice(bytes, bytes).data(), 4 * n);
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(get));
+  return sum;
+}
+
+}  // namespace engine
+}  // namespace zero3
