@@ -60,8 +60,54 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
 }
 
 absl::Status Engine::Init(const model::ParamSource& params) {
+  model::TensorParallel tensor_parallel;
+  runtime::Communicator* dp = nullptr;
+  ZR_RETURN_IF_ERROR(CreateStreamsAndGroups(&tensor_parallel, &dp));
+  ZR_ASSIGN_OR_RETURN(
+      model_, model::Transformer::Create(
+                  spec_, options_.dtype, options_.micro_batch, options_.seq,
+                  rt_, tensor_parallel, CheckpointingOptions()));
+  std::vector<int64_t> numels;
+  for (const model::ParamInfo& p : model_->params()) {
+    numels.push_back(p.numel());
+  }
+  layout_ = std::make_unique<zero::ShardLayout>(numels, dp_size_, dp_rank_);
+
+  ctx_.rt = &rt_;
+  ctx_.dp = dp;
+  ctx_.compute = compute_.get();
+  ctx_.gather = options_.overlap_comm ? gather_.get() : compute_.get();
+  ctx_.reduce = options_.overlap_comm ? reduce_.get() : compute_.get();
+  ctx_.layout = layout_.get();
+  ctx_.options = &options_;
+  ctx_.dtype = options_.dtype;
+
+  scaler_ = zero::LossScaler::ForOptions(options_);
+  ZR_RETURN_IF_ERROR(AllocateStepBuffers());
+
+  ZR_ASSIGN_OR_RETURN(coordinator_, zero::ParamCoordinator::Create(
+                                        ctx_, model_->modules(),
+                                        TensorRef::Of(shard_, options_.dtype, 0,
+                                                      layout_->total())));
+  ctx_.host_begin = HostShareBegin();
+  PlanSubGroups();
+  ZR_RETURN_IF_ERROR(AllocateOptimizerState());
+  ZR_ASSIGN_OR_RETURN(reducer_,
+                      zero::GradReducer::Create(ctx_, model_->modules()));
+  PlanHostPieces();
+  if (zero::SpeculationApplies(options_) && ctx_.host_elements() > 0) {
+    runtime::Device& dev = rt_.device();
+    ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
+    for (size_t i = 0; i < host_pieces_.size(); ++i) {
+      ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
+    }
+  }
+  return InitParameters(params);
+}
+
+absl::Status Engine::CreateStreamsAndGroups(model::TensorParallel* tp_out,
+                                            runtime::Communicator** dp_out) {
   runtime::Device& dev = rt_.device();
-  const DType dtype = options_.dtype;
   ZR_ASSIGN_OR_RETURN(compute_, dev.CreateStream("compute"));
   if (options_.overlap_comm) {
     ZR_ASSIGN_OR_RETURN(gather_, dev.CreateStream("all-gather"));
@@ -82,18 +128,21 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   }
   dp_size_ = rt_.world_size() / tp;
   dp_rank_ = rt_.rank() / tp;
-  runtime::Communicator* dp = &rt_.world();
-  model::TensorParallel tensor_parallel;
-  tensor_parallel.size = tp;
+  *dp_out = &rt_.world();
+  tp_out->size = tp;
   if (tp > 1) {
     std::vector<int> tp_group, dp_group;
     for (int i = 0; i < tp; ++i) tp_group.push_back(dp_rank_ * tp + i);
     for (int j = 0; j < dp_size_; ++j) {
       dp_group.push_back(j * tp + rt_.rank() % tp);
     }
-    ZR_ASSIGN_OR_RETURN(tensor_parallel.comm, rt_.Group(tp_group));
-    ZR_ASSIGN_OR_RETURN(dp, rt_.Group(dp_group));
+    ZR_ASSIGN_OR_RETURN(tp_out->comm, rt_.Group(tp_group));
+    ZR_ASSIGN_OR_RETURN(*dp_out, rt_.Group(dp_group));
   }
+  return absl::OkStatus();
+}
+
+model::Checkpointing Engine::CheckpointingOptions() const {
   model::Checkpointing checkpointing;
   checkpointing.every = options_.checkpoint_every;
   checkpointing.mlp_only = options_.checkpoint_mlp_only;
@@ -107,29 +156,13 @@ absl::Status Engine::Init(const model::ParamSource& params) {
       s.enabled(Sync::kCheckpointRestoreSlotFree);
   checkpointing.syncs.restore_before_recompute =
       s.enabled(Sync::kCheckpointRestoreBeforeRecompute);
-  ZR_ASSIGN_OR_RETURN(
-      model_, model::Transformer::Create(spec_, dtype, options_.micro_batch,
-                                         options_.seq, rt_, tensor_parallel,
-                                         checkpointing));
-  std::vector<int64_t> numels;
-  for (const model::ParamInfo& p : model_->params()) {
-    numels.push_back(p.numel());
-  }
-  layout_ = std::make_unique<zero::ShardLayout>(numels, dp_size_, dp_rank_);
+  return checkpointing;
+}
 
-  ctx_.rt = &rt_;
-  ctx_.dp = dp;
-  ctx_.compute = compute_.get();
-  ctx_.gather = options_.overlap_comm ? gather_.get() : compute_.get();
-  ctx_.reduce = options_.overlap_comm ? reduce_.get() : compute_.get();
-  ctx_.layout = layout_.get();
-  ctx_.options = &options_;
-  ctx_.dtype = dtype;
-
-  scaler_ = zero::LossScaler::ForOptions(options_);
-
+absl::Status Engine::AllocateStepBuffers() {
+  runtime::Device& dev = rt_.device();
   const int64_t total = std::max<int64_t>(1, layout_->total());
-  const int64_t esize = kernels::DTypeSize(dtype);
+  const int64_t esize = kernels::DTypeSize(options_.dtype);
   if (options_.offload_param) {
     ZR_ASSIGN_OR_RETURN(
         shard_,
@@ -150,24 +183,7 @@ absl::Status Engine::Init(const model::ParamSource& params) {
       loss_host_, AllocateHost(rt_, 4, HostMemoryKind::kPinned, "loss (host)"));
   ZR_ASSIGN_OR_RETURN(loss_copied_, dev.CreateEvent());
   ZR_ASSIGN_OR_RETURN(updated_, dev.CreateEvent());
-
-  ZR_ASSIGN_OR_RETURN(coordinator_,
-                      zero::ParamCoordinator::Create(
-                          ctx_, model_->modules(),
-                          TensorRef::Of(shard_, dtype, 0, layout_->total())));
-  ctx_.host_begin = HostShareBegin();
-  PlanSubGroups();
-  ZR_RETURN_IF_ERROR(AllocateOptimizerState());
-  ZR_ASSIGN_OR_RETURN(reducer_,
-                      zero::GradReducer::Create(ctx_, model_->modules()));
-  PlanHostPieces();
-  if (zero::SpeculationApplies(options_) && ctx_.host_elements() > 0) {
-    ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
-    for (size_t i = 0; i < host_pieces_.size(); ++i) {
-      ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
-    }
-  }
-  return InitParameters(params);
+  return absl::OkStatus();
 }
 
 // ParamProvider -------------------------------------------------------------

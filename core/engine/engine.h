@@ -165,6 +165,15 @@ class Engine : private model::ParamProvider {
   Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
          const model::BatchSource* data, runtime::Runtime& rt);
   absl::Status Init(const model::ParamSource& params);
+  // The streams, and this rank's tensor-parallel group (into *tp) and
+  // data-parallel communicator (into *dp); sets dp_size_ and dp_rank_.
+  absl::Status CreateStreamsAndGroups(model::TensorParallel* tp,
+                                      runtime::Communicator** dp);
+  // The model's activation checkpointing, from the options.
+  model::Checkpointing CheckpointingOptions() const;
+  // The working parameter shard, input staging, loss, step barrier and the
+  // step's events.
+  absl::Status AllocateStepBuffers();
   // The initial master, moments and working shard.
   // Where the host share of the optimizer starts in the flat layout
   // (ZeroContext::host_begin), from offload_optimizer and its ratio.
