@@ -31,6 +31,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::zero3::testing::IsOk;
+using ::zero3::testing::IsOkAndHolds;
 
 std::vector<RaceReport> RunAndCollect(const runtime::RankFunction& fn,
                                       bool strict = false, int ranks = 1) {
@@ -76,7 +77,15 @@ runtime::HostTask ReadTask(const Buffer& b, std::string label) {
   return t;
 }
 
-enum class Barrier { kNone, kStreamSync, kEventSync };
+// kQueryOnce: one Event::Query, made before the copy is done (false);
+// kQueryUntilDone: Event::Query polled until it returns true.
+enum class Barrier {
+  kNone,
+  kStreamSync,
+  kEventSync,
+  kQueryOnce,
+  kQueryUntilDone
+};
 
 // The motivating race: gradients copied asynchronously into pinned host
 // memory on the reduce stream, then read by the host optimizer.
@@ -100,6 +109,16 @@ std::vector<RaceReport> GradOffload(Barrier barrier) {
     if (barrier == Barrier::kEventSync) {
       EXPECT_OK(reduce->Record(*copied));
       EXPECT_OK(copied->Synchronize());
+    }
+    if (barrier == Barrier::kQueryOnce) {
+      EXPECT_OK(reduce->Record(*copied));
+      EXPECT_THAT(copied->Query(), IsOkAndHolds(false));
+    }
+    if (barrier == Barrier::kQueryUntilDone) {
+      EXPECT_OK(reduce->Record(*copied));
+      int queries = 1;
+      while (!copied->Query().value()) ++queries;
+      EXPECT_GT(queries, 1) << "the first query came before the copy ended";
     }
     EXPECT_OK(rt.RunHostTask(ReadTask(host, "host adamw")));
     return absl::OkStatus();
@@ -128,6 +147,17 @@ TEST(RaceDetectorTest, StreamSynchronizeOrdersTheRead) {
 
 TEST(RaceDetectorTest, EventRecordAndHostEventSyncOrdersTheRead) {
   EXPECT_THAT(Messages(GradOffload(Barrier::kEventSync)), IsEmpty());
+}
+
+TEST(RaceDetectorTest, EventQueryThatReturnedTrueOrdersTheRead) {
+  EXPECT_THAT(Messages(GradOffload(Barrier::kQueryUntilDone)), IsEmpty());
+}
+
+TEST(RaceDetectorTest, EventQueryThatReturnedFalseOrdersNothing) {
+  const std::vector<RaceReport> reports = GradOffload(Barrier::kQueryOnce);
+  ASSERT_EQ(reports.size(), 1u) << absl::StrJoin(Messages(reports), "\n");
+  EXPECT_EQ(reports[0].first.label, "grad D2H");
+  EXPECT_EQ(reports[0].second.label, "host adamw");
 }
 
 // A gathered-parameter buffer reused by the next all-gather while a kernel

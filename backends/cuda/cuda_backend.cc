@@ -64,6 +64,13 @@ absl::Status CudaEvent::Synchronize() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> CudaEvent::Query() {
+  const cudaError_t error = cudaEventQuery(event_);
+  if (error == cudaSuccess) return true;
+  if (error == cudaErrorNotReady) return false;
+  return CudaStatus(error, "cudaEventQuery(event_)");
+}
+
 // ---------------------------------------------------------------------------
 // CudaStream
 

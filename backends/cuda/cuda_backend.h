@@ -84,6 +84,8 @@ class CudaEvent final : public runtime::Event {
 
   // Blocks the host until the captured work is done (cudaEventSynchronize).
   absl::Status Synchronize() override;
+  // cudaEventQuery: done, not ready, or the error as a Status.
+  absl::StatusOr<bool> Query() override;
 
   cudaEvent_t raw() const { return event_; }
   bool timing() const { return timing_; }

@@ -199,7 +199,9 @@ absl::Status Engine::BeginModule(int module, model::Pass pass) {
 TensorRef Engine::Param(int param) { return coordinator_->Param(param); }
 
 absl::Status Engine::EndModule(int module, model::Pass pass) {
-  return coordinator_->EndModule(module, pass);
+  ZR_RETURN_IF_ERROR(coordinator_->EndModule(module, pass));
+  if (pass == model::Pass::kBackward) return SpeculateEarly();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TensorRef> Engine::Grad(int param) {

@@ -238,7 +238,18 @@ class Engine : private model::ParamProvider {
   // engine_speculation.cc: whether this step speculates; the speculative
   // host update during backward; what the norm makes of it.
   bool SpeculateThisStep() const;
-  absl::Status Speculate(StepStats* stats);
+  // Before the boundary backward is issued: the speculation's arguments and
+  // piece order; its outcome in `stats` (committed until aborted).
+  void BeginSpeculation(StepStats* stats);
+  // While backward is issued (a backward module's end): the next piece,
+  // when its last bucket has been issued and the bucket's copy is already
+  // done (Event::Query); at most one piece per call.
+  absl::Status SpeculateEarly();
+  // After backward is issued: the pieces left, each once its bucket's copy
+  // is done.
+  absl::Status Speculate();
+  // The next piece: the early-abort test, then its update.
+  absl::Status SpeculateNextPiece();
   // Early abort: whether this rank's running norm after `bucket` already
   // proves the speculation a miss (non-finite, or clipping triggers).
   // Never in timing mode (no values).
@@ -321,6 +332,15 @@ class Engine : private model::ParamProvider {
   int64_t speculation_pause_ = 1;
   // Whether this step's speculation aborted on a non-finite running norm.
   bool miss_non_finite_ = false;
+  // The boundary backward's speculation in progress (BeginSpeculation).
+  struct SpeculationPass {
+    bool active = false;      // pieces are left and none proved a miss
+    kernels::AdamWArgs args;  // the step's, unclipped
+    std::vector<int> order;   // host_pieces_ in their buckets' order
+    size_t next = 0;          // into order
+    StepStats* stats = nullptr;
+  };
+  SpeculationPass speculation_;
 };
 
 }  // namespace engine

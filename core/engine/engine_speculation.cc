@@ -6,7 +6,9 @@
 // At the accumulation boundary the host has issued backward before the
 // device has run it. Speculate() then updates the host share piece by
 // piece, each as soon as the reduce stream has copied the piece's last
-// gradient bucket to the host (speculative-grads-on-host), assuming the
+// gradient bucket to the host (speculative-grads-on-host: while backward is
+// being issued, a backward module's end runs at most one piece whose copy
+// Event::Query finds done; the rest wait after it is issued), assuming the
 // step is applied unclipped (gradients scaled by 1 / loss scale): from the
 // current master and moments into the next ones, and the new working copy
 // into the pinned staging, which goes to the device only after validation
@@ -59,33 +61,67 @@ bool Engine::SpeculateThisStep() const {
          step_ >= speculate_from_;
 }
 
-absl::Status Engine::Speculate(StepStats* stats) {
-  const kernels::AdamWArgs args = AdamArgs(
-      adam_step_ + 1, options_.lr_schedule.LrAt(options_.lr, adam_step_),
-      scaler_.scale());
+void Engine::BeginSpeculation(StepStats* stats) {
+  SpeculationPass& pass = speculation_;
+  pass.args = AdamArgs(adam_step_ + 1,
+                       options_.lr_schedule.LrAt(options_.lr, adam_step_),
+                       scaler_.scale());
   // In the order their gradients reach the host: from the end of the layout.
-  std::vector<int> order(host_pieces_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+  pass.order.resize(host_pieces_.size());
+  for (size_t i = 0; i < pass.order.size(); ++i) {
+    pass.order[i] = static_cast<int>(i);
+  }
+  std::stable_sort(pass.order.begin(), pass.order.end(), [&](int a, int b) {
     return host_pieces_[a].ready_bucket < host_pieces_[b].ready_bucket;
   });
+  pass.next = 0;
+  pass.stats = stats;
+  pass.active = !pass.order.empty();
   stats->speculation = StepStats::Speculation::kCommitted;
   stats->speculative_pieces = 0;
-  for (int i : order) {
-    const int bucket = host_pieces_[i].ready_bucket;
-    runtime::Event* copied = reducer_->offloaded(bucket);
+}
+
+absl::Status Engine::SpeculateEarly() {
+  SpeculationPass& pass = speculation_;
+  if (!pass.active) return absl::OkStatus();
+  const int bucket = host_pieces_[pass.order[pass.next]].ready_bucket;
+  if (bucket >= reducer_->buckets_issued()) return absl::OkStatus();
+  // A Query that returns true is this piece's speculative-grads-on-host
+  // synchronization: it orders the host after the bucket's copy.
+  if (options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
+    ZR_ASSIGN_OR_RETURN(const bool copied,
+                        reducer_->offloaded(bucket)->Query());
+    if (!copied) return absl::OkStatus();
+  }
+  return SpeculateNextPiece();
+}
+
+absl::Status Engine::Speculate() {
+  SpeculationPass& pass = speculation_;
+  while (pass.active) {
+    const int bucket = host_pieces_[pass.order[pass.next]].ready_bucket;
     // Covers the piece's gradients and the running norm copied before them.
     if (options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
-      ZR_RETURN_IF_ERROR(copied->Synchronize());
+      ZR_RETURN_IF_ERROR(reducer_->offloaded(bucket)->Synchronize());
     }
-    ZR_ASSIGN_OR_RETURN(const bool miss, MissProven(bucket));
-    if (miss) {
-      stats->speculation = StepStats::Speculation::kAborted;
-      return absl::OkStatus();
-    }
-    ZR_RETURN_IF_ERROR(HostAdamPiece(i, args, /*speculative=*/true));
-    ++stats->speculative_pieces;
+    ZR_RETURN_IF_ERROR(SpeculateNextPiece());
   }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::SpeculateNextPiece() {
+  SpeculationPass& pass = speculation_;
+  const int i = pass.order[pass.next];
+  ZR_ASSIGN_OR_RETURN(const bool miss,
+                      MissProven(host_pieces_[i].ready_bucket));
+  if (miss) {
+    pass.stats->speculation = StepStats::Speculation::kAborted;
+    pass.active = false;
+    return absl::OkStatus();
+  }
+  ZR_RETURN_IF_ERROR(HostAdamPiece(i, pass.args, /*speculative=*/true));
+  ++pass.stats->speculative_pieces;
+  pass.active = ++pass.next < pass.order.size();
   return absl::OkStatus();
 }
 

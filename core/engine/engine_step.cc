@@ -104,12 +104,16 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   const bool boundary = micro == a - 1;
   const bool speculate = boundary && SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
+  // Pieces whose gradients are already on the host run between backward's
+  // modules (SpeculateEarly, from EndModule).
+  speculation_.active = false;
+  if (speculate) BeginSpeculation(stats);
   ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
   if (speculate) {
     // The host is free while the device runs the backward just issued.
     ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
     // Ran (or aborted early); Update validates it and sets the outcome.
-    ZR_RETURN_IF_ERROR(Speculate(stats));
+    ZR_RETURN_IF_ERROR(Speculate());
     ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
   } else {
     ZR_RETURN_IF_ERROR(reducer_->EndBackward());

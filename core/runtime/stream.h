@@ -11,9 +11,9 @@
 // the copy and everything queued before it on the stream are done.
 //
 // Nothing orders host reads of a host buffer after an asynchronous copy into
-// it except Synchronize() on the stream or Event::Synchronize() on an event
-// recorded after the copy. The simulator's race detector reports any host
-// access that is not so ordered.
+// it except Synchronize() on the stream, or Event::Synchronize() (or an
+// Event::Query() that returned true) on an event recorded after the copy. The
+// simulator's race detector reports any host access that is not so ordered.
 //
 // A Stream and an Event belong to one Device and one host thread; they are
 // not thread-safe.
@@ -25,6 +25,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/runtime/buffer.h"
 #include "core/runtime/kernel_call.h"
@@ -39,6 +40,12 @@ class Event {
   // Blocks the host until the work captured by the last Stream::Record of
   // this event is done. An event never recorded is complete.
   virtual absl::Status Synchronize() = 0;
+
+  // Does not block: true when the work captured by the last Stream::Record
+  // of this event is done (an event never recorded is complete), false
+  // while it is not. A true answer orders the host after that work as
+  // Synchronize() does; a false one orders nothing.
+  virtual absl::StatusOr<bool> Query() = 0;
 };
 
 class Stream {

@@ -108,6 +108,9 @@ class GradReducer {
 
   // The buckets, in the order they are reduced (descending offsets).
   const std::vector<ParamRange>& buckets() const { return buckets_; }
+  // How many buckets of the current backward have been issued (reduced and,
+  // at the boundary, offloaded): buckets 0 .. buckets_issued() - 1.
+  int buckets_issued() const { return next_bucket_; }
   // With the speculative step (SpeculationApplies): recorded on the reduce
   // stream at the boundary once bucket `b`'s gradients are copied to the
   // host. Null otherwise.

@@ -53,8 +53,9 @@ constexpr Entry kEntries[] = {
      "compute stream waits for a kept input's copy back to the device before "
      "the layer's recompute reads it (cpu_checkpointing)"},
     {Sync::kSpeculativeGradsOnHost, "speculative-grads-on-host",
-     "host waits for the copy of a piece's last gradient bucket before the "
-     "speculative AdamW reads it, during backward (super_offload)"},
+     "host waits for (or queries done) the copy of a piece's last gradient "
+     "bucket before the speculative AdamW reads it, during backward "
+     "(super_offload)"},
     {Sync::kWriteBackBeforeGather, "write-back-before-gather",
      "all-gather stream waits for the write-back of the pieces a parameter "
      "overlaps before gathering it in the next step (super_offload)"},

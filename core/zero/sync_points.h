@@ -65,7 +65,8 @@ enum class Sync {
   // the reduce stream's copy of the last bucket covering a piece of its
   // share before its speculative AdamW reads the piece's gradients (and the
   // early abort the running norm copied just before them), while backward
-  // still runs.
+  // still runs; between backward's modules, an Event::Query of that copy
+  // that returned true instead (the piece waits otherwise).
   kSpeculativeGradsOnHost,
   // Speculative step: the working copy goes back to the device on a stream
   // of its own, piece by piece, overlapping the next forward; the all-gather

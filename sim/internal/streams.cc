@@ -37,6 +37,16 @@ absl::Status SimEvent::Synchronize() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> SimEvent::Query() {
+  RankState* r = rank_;
+  r->HostCost(r->cost().event_call_nanos());
+  if (!recorded_) return true;
+  if (time_ns_ > r->now()) return false;
+  // The host may now read what the event covers: ordered as by Synchronize.
+  r->HostJoinClock(clock_);
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // SimStream: bookkeeping
 

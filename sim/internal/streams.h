@@ -32,6 +32,8 @@ class SimEvent final : public runtime::Event {
   // `timed` events can be measured with Device::ElapsedNanos.
   SimEvent(RankState* rank, bool timed) : rank_(rank), timed_(timed) {}
   absl::Status Synchronize() override;
+  // At the host's simulated time now.
+  absl::StatusOr<bool> Query() override;
 
   RankState* rank() const { return rank_; }
   bool timed() const { return timed_; }

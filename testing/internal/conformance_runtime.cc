@@ -404,7 +404,8 @@ absl::Status TimedEventsMeasureDeviceTime(Runtime& rt) {
 }
 
 // How the host learns that a device-to-host copy has finished.
-enum class HostWait { kStream, kEvent, kDevice };
+// kQuery polls Event::Query until it returns true.
+enum class HostWait { kStream, kEvent, kQuery, kDevice };
 
 absl::Status SynchronizeMakesCopiesVisible(Runtime& rt, HostWait wait) {
   runtime::Device& device = rt.device();
@@ -427,6 +428,18 @@ absl::Status SynchronizeMakesCopiesVisible(Runtime& rt, HostWait wait) {
       ZR_RETURN_IF_ERROR(s1->Record(*event));
       ZR_RETURN_IF_ERROR(event->Synchronize());
       break;
+    case HostWait::kQuery: {
+      ZR_ASSIGN_OR_RETURN(const bool never_recorded_done, event->Query());
+      EXPECT_TRUE(never_recorded_done) << "an event never recorded";
+      ZR_RETURN_IF_ERROR(s1->Record(*event));
+      bool done = false;
+      while (!done) {
+        ZR_ASSIGN_OR_RETURN(done, event->Query());
+      }
+      ZR_ASSIGN_OR_RETURN(const bool still_done, event->Query());
+      EXPECT_TRUE(still_done) << "a completed event stays complete";
+      break;
+    }
     case HostWait::kDevice: {
       // Two streams; one device-wide synchronize covers both.
       ZR_ASSIGN_OR_RETURN(TensorRef b, Floats(arena, kBig, "b"));
@@ -562,6 +575,7 @@ std::vector<ConformanceCase> RuntimeCases() {
   const std::pair<HostWait, const char*> waits[] = {
       {HostWait::kStream, "Stream"},
       {HostWait::kEvent, "Event"},
+      {HostWait::kQuery, "EventQuery"},
       {HostWait::kDevice, "Device"}};
   for (const auto& [wait, name] : waits) {
     cases.push_back({"Runtime",
