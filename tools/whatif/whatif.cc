@@ -587,6 +587,16 @@ absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// What "fastest" compares: tokens/s, per GPU when the GPU count varies.
+double ComparedRate(const ScenarioResult& r, const VariantResult& v) {
+  return v.metrics.tokens_per_s /
+         (r.per_gpu ? static_cast<double>(v.gpus) : 1.0);
+}
+
+}  // namespace
+
 absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
                                            const RunOptions& options) {
   ZR_ASSIGN_OR_RETURN(std::vector<Variant> variants, Expand(scenario));
@@ -599,7 +609,6 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
   for (const Variant& v : variants) {
     if (v.gpus != variants.front().gpus) result.per_gpu = true;
   }
-  std::vector<double> rate;  // what "fastest" compares
   for (const Variant& v : variants) {
     absl::StatusOr<VariantResult> r =
         RunVariant(scenario, v, options, &result.notices);
@@ -607,13 +616,14 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
       return Annotate(r.status(),
                       absl::StrCat("variant ", Label(v.settings, true)));
     }
+    r->gpus = v.gpus;
     result.variants.push_back(std::move(*r));
     const VariantResult& done = result.variants.back();
     const int index = static_cast<int>(result.variants.size()) - 1;
-    rate.push_back(done.metrics.tokens_per_s /
-                   (result.per_gpu ? static_cast<double>(v.gpus) : 1.0));
     if (!done.does_not_fit.has_value() &&
-        (result.fastest < 0 || rate[index] > rate[result.fastest])) {
+        (result.fastest < 0 ||
+         ComparedRate(result, done) >
+             ComparedRate(result, result.variants[result.fastest]))) {
       result.fastest = index;
     }
     if (options.progress) {
@@ -769,17 +779,11 @@ void AppendFastest(const ScenarioResult& r, bool full_keys, std::string* out) {
   }
   const VariantResult& v = r.variants[r.fastest];
   if (r.per_gpu) {
-    const auto gpus = std::find_if(
-        v.settings.begin(), v.settings.end(),
-        [](const std::pair<std::string, std::string>& kv) {
-          return Canonical(kv.first) == "gpus";
-        });
-    const double n = gpus == v.settings.end() ? 1 : std::stod(gpus->second);
-    absl::StrAppend(out, absl::StrFormat(
-                             "\nfastest per GPU that fits: %s (%.0f tokens/s, "
+    absl::StrAppend(
+        out, absl::StrFormat("\nfastest per GPU that fits: %s (%.0f tokens/s, "
                              "%.0f per GPU)\n",
                              Label(v.settings, full_keys),
-                             v.metrics.tokens_per_s, v.metrics.tokens_per_s / n));
+                             v.metrics.tokens_per_s, ComparedRate(r, v)));
     return;
   }
   absl::StrAppend(

@@ -62,6 +62,7 @@ struct DoesNotFit {
 struct VariantResult {
   // Each varied key and this variant's value, in the order they vary.
   std::vector<std::pair<std::string, std::string>> settings;
+  int64_t gpus = 1;  // the variant's GPU count
   Metrics metrics;
   std::string trace_json;     // when traces were asked for
   int64_t simulated_ops = 0;  // runtime calls of every simulated rank
