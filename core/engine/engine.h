@@ -227,6 +227,8 @@ class Engine : private model::ParamProvider {
   // The H2D (or fp32 write-back) of one updated piece; with write_back_,
   // left for IssueWriteBack.
   absl::Status WriteBackPiece(int piece);
+  // The H2D of one piece's working copy, from staging_ into shard_, on `s`.
+  absl::Status CopyPieceToDevice(runtime::Stream& s, int piece);
   // With write_back_: the updated working copy's H2D, piece by piece, each
   // recording piece_written_, when an update left it pending. At the start
   // of the next step (after its inputs' copy) and before the state is read

@@ -223,7 +223,6 @@ absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
 
 absl::Status Engine::WriteBackPiece(int index) {
   const HostPiece& piece = host_pieces_[index];
-  const int64_t esize = kernels::DTypeSize(options_.dtype);
   const int64_t at_host = piece.offset - ctx_.host_begin;
   const int64_t n = piece.elements;
   if (options_.per_param_fp32_grads && !options_.offload_param) {
@@ -231,28 +230,29 @@ absl::Status Engine::WriteBackPiece(int index) {
                          n, piece.name);
   }
   if (options_.offload_param) return absl::OkStatus();
-  const runtime::BufferSlice to = shard_.Slice(piece.offset * esize, n * esize);
-  const runtime::BufferSlice from = staging_.Slice(at_host * esize, n * esize);
-  const std::string label = absl::StrCat("param H2D ", piece.name);
-  if (write_back_ == nullptr) return compute_->Copy(to, from, label);
+  if (write_back_ == nullptr) return CopyPieceToDevice(*compute_, index);
   // Issued by IssueWriteBack, at the start of the next step.
   write_back_pending_ = true;
   return absl::OkStatus();
 }
 
+absl::Status Engine::CopyPieceToDevice(runtime::Stream& s, int index) {
+  const HostPiece& piece = host_pieces_[index];
+  const int64_t esize = kernels::DTypeSize(options_.dtype);
+  const int64_t n = piece.elements;
+  return s.Copy(
+      shard_.Slice(piece.offset * esize, n * esize),
+      staging_.Slice((piece.offset - ctx_.host_begin) * esize, n * esize),
+      absl::StrCat("param H2D ", piece.name));
+}
+
 absl::Status Engine::IssueWriteBack() {
   if (!write_back_pending_) return absl::OkStatus();
   write_back_pending_ = false;
-  const int64_t esize = kernels::DTypeSize(options_.dtype);
   // The last step's gathers of the shard are done: the host waited for the
   // reduce stream, which waited for the backward that waited for them.
   for (size_t i = 0; i < host_pieces_.size(); ++i) {
-    const HostPiece& piece = host_pieces_[i];
-    const int64_t n = piece.elements;
-    ZR_RETURN_IF_ERROR(write_back_->Copy(
-        shard_.Slice(piece.offset * esize, n * esize),
-        staging_.Slice((piece.offset - ctx_.host_begin) * esize, n * esize),
-        absl::StrCat("param H2D ", piece.name)));
+    ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, static_cast<int>(i)));
     ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
   }
   return absl::OkStatus();
