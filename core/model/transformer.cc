@@ -613,8 +613,9 @@ class Transformer::Steps {
   };
   std::vector<Chunk> Chunks() const;
   k::CrossEntropyArgs ChunkArgs(const Chunk& c) const;
-  // The chunk's logits, into the start of sv_.logits.
-  absl::Status ChunkLogits(Ops& o, const Chunk& c, absl::string_view what);
+  // The chunk's logits, into the start of sv_.logits; returns them.
+  absl::StatusOr<TensorRef> ChunkLogits(Ops& o, const Chunk& c,
+                                        absl::string_view what);
   absl::Status ChunkedLoss(Ops& o, const BufferSlice& targets,
                            const TensorRef& loss);
   absl::Status ChunkedHeadBackward(Ops& o, const TensorRef& g_lm);
@@ -857,11 +858,13 @@ k::CrossEntropyArgs Transformer::Steps::ChunkArgs(const Chunk& c) const {
   return a;
 }
 
-absl::Status Transformer::Steps::ChunkLogits(Ops& o, const Chunk& c,
-                                             absl::string_view what) {
-  return o.Matmul(k::LinearForwardArgs(c.rows, h_, s_.vocab_size()),
-                  sv_.hf.Elements(c.first * h_, c.rows * h_), pp_.Param(lm_),
-                  sv_.logits.Elements(0, c.rows * s_.vocab_size()), what);
+absl::StatusOr<TensorRef> Transformer::Steps::ChunkLogits(
+    Ops& o, const Chunk& c, absl::string_view what) {
+  const TensorRef logits = sv_.logits.Elements(0, c.rows * s_.vocab_size());
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(c.rows, h_, s_.vocab_size()),
+                              sv_.hf.Elements(c.first * h_, c.rows * h_),
+                              pp_.Param(lm_), logits, what));
+  return logits;
 }
 
 // Each chunk's logits, log-sum-exp and loss terms; then the mean loss over
@@ -871,11 +874,10 @@ absl::Status Transformer::Steps::ChunkedLoss(Ops& o, const BufferSlice& targets,
   const std::vector<Chunk> chunks = Chunks();
   for (size_t i = 0; i < chunks.size(); ++i) {
     const Chunk& c = chunks[i];
-    ZR_RETURN_IF_ERROR(
-        ChunkLogits(o, c, absl::StrCat("lm_head fwd chunk ", i)));
     ops::CrossEntropyForward ce;
+    ZR_ASSIGN_OR_RETURN(
+        ce.logits, ChunkLogits(o, c, absl::StrCat("lm_head fwd chunk ", i)));
     ce.args = ChunkArgs(c);
-    ce.logits = sv_.logits.Elements(0, c.rows * s_.vocab_size());
     ce.targets = targets;
     ce.lse = sv_.lse_ce.Elements(c.first, c.rows);
     ce.row_loss = sv_.row_loss.Elements(2 * c.first, 2 * c.rows).slice;
@@ -904,10 +906,10 @@ absl::Status Transformer::Steps::ChunkedHeadBackward(Ops& o,
   const std::vector<Chunk> chunks = Chunks();
   for (size_t i = 0; i < chunks.size(); ++i) {
     const Chunk& c = chunks[i];
-    const TensorRef logits = sv_.logits.Elements(0, c.rows * v);
-    const TensorRef hf = sv_.hf.Elements(c.first * h_, c.rows * h_);
-    ZR_RETURN_IF_ERROR(
+    ZR_ASSIGN_OR_RETURN(
+        const TensorRef logits,
         ChunkLogits(o, c, absl::StrCat("lm_head recompute chunk ", i)));
+    const TensorRef hf = sv_.hf.Elements(c.first * h_, c.rows * h_);
     ops::CrossEntropyBackward ce;
     ce.args = ChunkArgs(c);
     ce.logits = logits;
