@@ -17,6 +17,7 @@
 #include "core/kernels/op_args.h"
 #include "core/kernels/op_cost.h"
 #include "core/runtime/launch_count.h"
+#include "core/util/median.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 #include "google/protobuf/text_format.h"
@@ -34,11 +35,6 @@ using runtime::Runtime;
 using runtime::Stream;
 using runtime::TensorRef;
 namespace ops = runtime::ops;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 class Bench {
  public:
@@ -67,7 +63,7 @@ class Bench {
       without.push_back(base);
       with.push_back(total);
     }
-    return std::max(0.0, (Median(with) - Median(without)) / inner);
+    return std::max(0.0, (UpperMedian(with) - UpperMedian(without)) / inner);
   }
 
   // Median host time in us of `call` (no synchronize inside the timing).
@@ -81,7 +77,7 @@ class Bench {
       samples.push_back((rt_.NowNanos() - t0) / 1e3 / inner);
     }
     ZR_RETURN_IF_ERROR(s_.Synchronize());
-    return Median(samples);
+    return UpperMedian(samples);
   }
 
  private:
@@ -323,9 +319,10 @@ absl::Status Calibration::MeasureAttention() {
     }
   }
   if (!fwd_eff.empty()) {
-    p_.mutable_gpu()->set_attention_efficiency(std::min(1.0, Median(fwd_eff)));
+    p_.mutable_gpu()->set_attention_efficiency(
+        std::min(1.0, UpperMedian(fwd_eff)));
     p_.mutable_gpu()->set_attention_backward_efficiency(
-        std::min(1.0, Median(bwd_eff)));
+        std::min(1.0, UpperMedian(bwd_eff)));
   }
   return absl::OkStatus();
 }
@@ -690,7 +687,7 @@ absl::Status Calibration::MeasureBidirectional(const CopyBuffers& b) {
     both.push_back((rt_.NowNanos() - t0) / 1e3);
   }
   p_.mutable_host_link()->set_bidirectional_efficiency(
-      std::min(1.0, one_us / Median(both)));
+      std::min(1.0, one_us / UpperMedian(both)));
   return absl::OkStatus();
 }
 
@@ -791,7 +788,7 @@ absl::Status Calibration::MeasureHostAdam() {
       ZR_RETURN_IF_ERROR(rt_.RunHostTask(task));
       samples.push_back((rt_.NowNanos() - t0) / 1e9);
     }
-    const double gbps = 28.0 * n / Median(samples) / 1e9;
+    const double gbps = 28.0 * n / UpperMedian(samples) / 1e9;
     (threads == 1 ? one : all) = gbps;
   }
   ZR_RETURN_IF_ERROR(rt_.FreeHost(state));

@@ -2,7 +2,6 @@
 
 #include "tools/cli/calibrate_steps.h"
 
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +12,7 @@
 #include "core/engine/engine.h"
 #include "core/model/data.h"
 #include "core/runtime/launcher.h"
+#include "core/util/median.h"
 #include "core/util/status_macros.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/memory_plan.h"
@@ -51,11 +51,6 @@ absl::StatusOr<internal::MemoryPlan> Preflight(
   return plan;
 }
 
-double MedianMs(std::vector<int64_t> ns) {
-  std::sort(ns.begin(), ns.end());
-  return ns[ns.size() / 2] / 1e6;
-}
-
 absl::StatusOr<MeasuredStep> RunCase(const StepCase& c, int steps,
                                      const sim::HardwareProfile& profile,
                                      std::ostream* log) {
@@ -69,7 +64,7 @@ absl::StatusOr<MeasuredStep> RunCase(const StepCase& c, int steps,
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
                       internal::MakeLauncher("cuda", lo));
   MeasuredStep m;
-  std::vector<int64_t> fwd, bwd, step;
+  std::vector<double> fwd, bwd, step;  // ms
   auto data = model::SyntheticBatches(c.spec.vocab_size(), 0);
   ZR_RETURN_IF_ERROR(launcher->Run([&](runtime::Runtime& rt) -> absl::Status {
     const absl::Status fits = plan.CheckDeviceOnRank(rt.device());
@@ -79,9 +74,9 @@ absl::StatusOr<MeasuredStep> RunCase(const StepCase& c, int steps,
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(const engine::StepStats stats, e->Step());
       if (s > 0 && rt.rank() == 0) {
-        fwd.push_back(stats.fwd_ns);
-        bwd.push_back(stats.bwd_ns);
-        step.push_back(stats.step_ns);
+        fwd.push_back(stats.fwd_ns / 1e6);
+        bwd.push_back(stats.bwd_ns / 1e6);
+        step.push_back(stats.step_ns / 1e6);
       }
     }
     // One more step with every operation timed, apart from the steps above:
@@ -94,9 +89,9 @@ absl::StatusOr<MeasuredStep> RunCase(const StepCase& c, int steps,
     if (rt.rank() == 0) m.ops = std::move(ops);
     return absl::OkStatus();
   }));
-  m.fwd_ms = MedianMs(fwd);
-  m.bwd_ms = MedianMs(bwd);
-  m.step_ms = MedianMs(step);
+  m.fwd_ms = UpperMedian(fwd);
+  m.bwd_ms = UpperMedian(bwd);
+  m.step_ms = UpperMedian(step);
   m.op_steps = 1;
   return m;
 }

@@ -30,6 +30,7 @@
 #include "core/runtime/launcher.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/pinned_memory.h"
+#include "core/util/median.h"
 #include "core/util/status_macros.h"
 #include "core/zero/sync_points.h"
 #include "core/zero/sync_relevance.h"
@@ -1085,8 +1086,7 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
     for (size_t s = rows.size() > 1 ? 1 : 0; s < rows.size(); ++s) {
       v.push_back(rows[s].rank0.*field / 1e6);
     }
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return UpperMedian(std::move(v));
   };
   const whatif::Metrics& m = predicted.metrics;
   const double measured[] = {median(&engine::StepStats::fwd_ns),
