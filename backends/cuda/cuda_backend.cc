@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/nccl_communicator.h"
 #include "core/runtime/argument_checks.h"
+#include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -27,10 +29,14 @@ using runtime::MemorySpace;
 namespace {
 
 // Pageable allocations from this size are anonymous mappings: page-aligned
-// and zero-filled by the kernel when first touched, so a multi-gigabyte
-// optimizer state costs nothing until it is written.
+// and zero-filled by the kernel, faulted in when allocated.
 constexpr int64_t kMmapThreshold = int64_t{1} << 20;
 constexpr size_t kHeapAlignment = 64;
+
+// Threads that clear large host allocations: every core of the process.
+int HostThreads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 int64_t SteadyNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -688,7 +694,7 @@ absl::StatusOr<Buffer> CudaRuntime::AllocateHost(int64_t bytes,
                        "zero_optimization.offload_optimizer / offload_param"));
     }
     // cudaHostAlloc does not clear the memory; the interface promises zeros.
-    std::memset(ptr, 0, size);
+    ParallelZero(ptr, bytes, HostThreads());
     a.ptr = ptr;
   } else if (bytes >= kMmapThreshold) {
     const int64_t page = PageSize();
@@ -701,6 +707,13 @@ absl::StatusOr<Buffer> CudaRuntime::AllocateHost(int64_t bytes,
           absl::StrCat("host out of memory allocating ",
                        runtime::FormatBytes(bytes), " for ", label));
     }
+    // Large pageable buffers are the optimizer's master and moments: fault
+    // them in now, on all cores and in huge pages where the kernel allows,
+    // not page by page in the first host step (a minute for a 7B model).
+#ifdef MADV_HUGEPAGE
+    madvise(ptr, static_cast<size_t>(a.mapped_bytes), MADV_HUGEPAGE);
+#endif
+    ParallelZero(ptr, a.mapped_bytes, HostThreads());
     a.how = HostAllocation::How::kMmap;
     a.ptr = ptr;
   } else {

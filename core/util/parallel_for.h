@@ -64,6 +64,19 @@ inline void ParallelCopy(void* dst, const void* src, int64_t bytes,
       int64_t{1} << 24, 64);
 }
 
+// memset(dst, 0, bytes) on up to `threads` threads, in pieces of at least
+// 16 MiB. On a fresh anonymous mapping this also faults every page in, so
+// the cost of first touch is paid here, spread over the threads (and their
+// NUMA nodes), not by the first code that writes the memory.
+inline void ParallelZero(void* dst, int64_t bytes, int threads) {
+  ParallelFor(
+      bytes, threads,
+      [&](int64_t begin, int64_t end) {
+        std::memset(static_cast<char*>(dst) + begin, 0, end - begin);
+      },
+      int64_t{1} << 24, 64);
+}
+
 }  // namespace zero3
 
 #endif  // ZERO3_CORE_UTIL_PARALLEL_FOR_H_

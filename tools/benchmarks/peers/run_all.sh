@@ -294,7 +294,13 @@ for m in ${MODELS//,/ }; do
     esac
     if [ "$(wc -l < "$JL")" -eq "$before" ]; then
       st="exit"
-      { [ "$RUN_RC" -eq 124 ] || [ "$RUN_RC" -eq 137 ]; } && st=timeout
+      [ "$RUN_RC" -eq 124 ] && st=timeout
+      # SIGKILL before the timeout (plus its 10 s grace) came from elsewhere:
+      # on Linux most often the kernel's OOM killer (dmesg says)
+      if [ "$RUN_RC" -eq 137 ]; then
+        st=timeout
+        [ $((SECONDS - t0)) -lt "$to" ] && st=killed
+      fi
       fail_line "$label" "$m" "$peer" "$st" "$RUN_RC"
     fi
     summary=$(tail -1 "$JL" | python3 -c "import json, sys; r = json.loads(sys.stdin.read())
