@@ -805,11 +805,22 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    Results& results, std::ostream& out,
                                    std::ostream& err) const {
   ZR_RETURN_IF_ERROR(in.memory.CheckDeviceOnRank(rt.device()));
+  const bool gpu = backend_ == "cuda";
+  const absl::Time created = absl::Now();
+  if (gpu && rt.rank() == 0) {
+    out << in.memory.StartUpNote(in.weights != nullptr);
+    out.flush();
+  }
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e,
                       engine::Engine::Create(in.spec, in.options, in.data.get(),
                                              rt, in.weights.get()));
   if (rt.rank() == 0) {
-    out << "start-up: " << rt.pinned_memory().Summary() << " (rank 0); "
+    out << "start-up: ";
+    if (gpu) {
+      out << absl::StrFormat("%.1f s; ",
+                             absl::ToDoubleSeconds(absl::Now() - created));
+    }
+    out << rt.pinned_memory().Summary() << " (rank 0); "
         << "device memory "
         << FormatBytes(rt.device().memory_stats().bytes_in_use) << " in use\n";
     const zero::ZeroOptions& o = in.options;

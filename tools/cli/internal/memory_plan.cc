@@ -28,6 +28,17 @@ int64_t LocalRanksOnNode(const cuda::EnvLookup& env) {
   return 1;
 }
 
+std::string MemoryPlan::StartUpNote(bool from_checkpoint) const {
+  constexpr int64_t kLongHostBytes = int64_t{16} << 30;
+  if (estimate.HostBytesPerRank() < kLongHostBytes) return "";
+  return absl::StrCat(
+      "start-up: allocating ", runtime::FormatBytes(estimate.pinned_bytes),
+      " of pinned and ", runtime::FormatBytes(estimate.pageable_bytes),
+      " of pageable host memory per rank, then initializing "
+      "the parameters",
+      from_checkpoint ? " from the checkpoint" : "", "\n");
+}
+
 absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   MemoryPlan plan;
   const bool simulated_data = !in.gpu && in.data_mode;

@@ -59,6 +59,10 @@ struct MemoryPlan {
   // The device check against the free memory of `device` (GPU runs, once
   // the device is up; a no-op on the simulator, checked before start).
   absl::Status CheckDeviceOnRank(const runtime::Device& device) const;
+  // A line for before the start-up where a rank's host memory is 16 GiB or
+  // more (allocating, filling and initializing it takes tens of seconds);
+  // empty otherwise.
+  std::string StartUpNote(bool from_checkpoint) const;
 };
 
 absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& input);

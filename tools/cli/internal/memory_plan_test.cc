@@ -79,6 +79,19 @@ TEST(PlanMemoryTest, OnGpusTheLocalRanksComeFromTheLauncher) {
   EXPECT_EQ(plan.available.device_free_bytes, -1);  // read on the GPU
 }
 
+TEST(PlanMemoryTest, AStartUpNoteOnlyWhereTheHostMemoryIsLarge) {
+  MemoryPlan plan = PlanMemory(TinyOnTheSimulator()).value();
+  EXPECT_EQ(plan.StartUpNote(false), "");
+  plan.estimate.pinned_bytes = int64_t{28} << 30;
+  plan.estimate.pageable_bytes = int64_t{85} << 30;
+  EXPECT_EQ(plan.StartUpNote(false),
+            "start-up: allocating 28.00 GiB of pinned and 85.00 GiB of "
+            "pageable host memory per rank, then initializing the "
+            "parameters\n");
+  EXPECT_NE(plan.StartUpNote(true).find("from the checkpoint"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace internal
 }  // namespace cli
