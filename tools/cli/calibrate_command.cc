@@ -97,8 +97,10 @@ class CalibrateCommand : public Command {
                     "write the profile here (else stdout)");
     flags.AddBool("no-fit", &no_fit_,
                   "skip the training steps: no in-step figures");
-    flags.AddString("fit-model", &fit_model_, "NAME|FILE",
-                    "model of the in-step fit's training steps");
+    flags.AddString("fit-model", &fit_model_, "NAME|FILE,...",
+                    "models of the in-step fit's training steps (each at "
+                    "every fit and judge micro-batch; the figures are "
+                    "fitted over all of them)");
     flags.AddString("fit-batches", &fit_batches_, "BxS,...",
                     "micro-batches the in-step figures are fitted on (each "
                     "without and with the optimizer offloaded, pinned)");
@@ -165,11 +167,21 @@ class CalibrateCommand : public Command {
                      fitted.message()));
   }
 
-  // The in-step fit's cases: --fit-model at --fit-batches (fitted) and
-  // --judge-batches (held out), on --gpus GPUs.
+  // The in-step fit's cases: each --fit-model at --fit-batches (fitted)
+  // and --judge-batches (held out), on --gpus GPUs.
   absl::StatusOr<std::vector<calibrate::StepCase>> FitCases() const {
-    ZR_ASSIGN_OR_RETURN(const model::ModelSpec spec,
-                        model::LoadModelSpec(fit_model_));
+    std::vector<model::ModelSpec> specs;
+    for (absl::string_view name : absl::StrSplit(fit_model_, ',')) {
+      if (name.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--fit-model: '", fit_model_,
+            "' has an empty name; give models separated by commas, e.g. "
+            "qwen2.5-1.5b,qwen2.5-0.5b"));
+      }
+      ZR_ASSIGN_OR_RETURN(model::ModelSpec spec,
+                          model::LoadModelSpec(std::string(name)));
+      specs.push_back(std::move(spec));
+    }
     ZR_ASSIGN_OR_RETURN(const auto fit,
                         ParseBatches("fit-batches", fit_batches_));
     ZR_ASSIGN_OR_RETURN(const auto judge,
@@ -179,8 +191,13 @@ class CalibrateCommand : public Command {
           "--fit-batches is empty: name at least one micro-batch (e.g. "
           "2x2048), or skip the fit with --no-fit");
     }
-    return calibrate::DefaultCases(spec, fit, judge, static_cast<int>(gpus_),
-                                   fit_pageable_);
+    std::vector<calibrate::StepCase> cases;
+    for (const model::ModelSpec& spec : specs) {
+      std::vector<calibrate::StepCase> more = calibrate::DefaultCases(
+          spec, fit, judge, static_cast<int>(gpus_), fit_pageable_);
+      for (calibrate::StepCase& c : more) cases.push_back(std::move(c));
+    }
+    return cases;
   }
 
   // The isolated measurements cover the fit cases' GEMMs and attention.

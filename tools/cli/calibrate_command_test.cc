@@ -66,6 +66,29 @@ TEST(CalibrateCommandTest, FitsTheInStepFiguresOfTheSimulatedProfile) {
   EXPECT_THAT(r.err, HasSubstr("calibration took "));
 }
 
+// Several fit models: each runs at every micro-batch, and the figures,
+// fitted over all of them, still come back.
+TEST(CalibrateCommandTest, FitsOverSeveralModels) {
+  const Result r = RunCalibrate({"--fit-model", "qwen2.5-0.5b,tiny"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  absl::StatusOr<sim::HardwareProfile> p = sim::ParseProfile(r.out, "out");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const sim::HardwareProfile base = sim::LoadProfile("h200_sxm").value();
+  EXPECT_NEAR(p->gpu().optimizer_in_step_factor(),
+              base.gpu().optimizer_in_step_factor(),
+              0.02 * base.gpu().optimizer_in_step_factor());
+  EXPECT_THAT(r.err, HasSubstr("training steps: qwen2.5-0.5b 1x512 pinned"));
+  EXPECT_THAT(r.err, HasSubstr("training steps: tiny 1x512 pinned"));
+  EXPECT_THAT(r.err, HasSubstr("held-out tiny 2x512 none "));
+  EXPECT_THAT(r.err, HasSubstr("held-out qwen2.5-0.5b 2x512 none "));
+}
+
+TEST(CalibrateCommandTest, AnEmptyFitModelNameIsAUsageError) {
+  const Result r = RunCalibrate({"--fit-model", "qwen2.5-0.5b,"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--fit-model: 'qwen2.5-0.5b,'"));
+}
+
 TEST(CalibrateCommandTest, NoFitLeavesTheInStepFiguresUnset) {
   const Result r = RunCalibrate({"--no-fit"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
