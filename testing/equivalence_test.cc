@@ -62,7 +62,8 @@ zero::ZeroOptions Base() {
 // What the speculative step made of each step: committed when the step
 // applied unclipped, replayed when clipping triggered, discarded when it was
 // skipped, or aborted early instead of either (Case::expect_abort); with
-// kAuto, not tried for 1, 2, 4, ... steps after each miss.
+// kAuto, not tried for 1, 2, 4, ... steps after each miss, except an abort
+// before the first piece (tried again the next step).
 void CheckSpeculation(const Case& c, const zero::ZeroOptions& options,
                       const RunResult& run) {
   using Speculation = engine::StepStats::Speculation;
@@ -89,6 +90,8 @@ void CheckSpeculation(const Case& c, const zero::ZeroOptions& options,
     }
     if (want == Speculation::kCommitted) {
       pause = 1;
+    } else if (want == Speculation::kAborted && s.speculative_pieces == 0) {
+      continue;  // free: no back-off
     } else {
       from = s.step + 1 + pause;
       pause *= 2;

@@ -21,7 +21,9 @@
 // bucket (a lower bound of the global one): when it is already non-finite or
 // makes clipping trigger, speculation stops there (aborted early) and the
 // step is replayed or skipped as above, decided by the global norm, the
-// same on every rank. The new working copy goes to
+// same on every rank. With kAuto a failed validation pauses speculation for
+// 1, 2, 4, ... steps, except an abort before the first piece (free: the
+// next step tries again). The new working copy goes to
 // the device on the write-back stream at the start of the next step
 // (Engine::IssueWriteBack), each gather waiting only for its own pieces.
 
@@ -157,9 +159,12 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
     ZR_CHECK(!miss_non_finite_ || !finite)
         << "speculation aborted on a non-finite running norm, but the global "
            "norm is finite";
-    // A miss like any other for the back-off below, which depends only on
-    // the global outcome: every rank speculates on the same steps (a rank
-    // that found no early evidence paid the whole pass).
+    // Aborted before its first piece, the attempt cost nothing: try again
+    // next step, without backing off. Otherwise a miss like any other. This
+    // is the rank's own evidence, so ranks may speculate on different
+    // steps; that is safe, as speculation changes only the rank's host work
+    // and local copies, never a collective.
+    if (stats->speculative_pieces == 0) return absl::OkStatus();
   } else if (validated && finite) {
     std::swap(host_master_, next_master_);
     std::swap(host_exp_avg_, next_exp_avg_);

@@ -7,6 +7,7 @@
 #include "core/engine/engine.h"
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -284,6 +285,46 @@ TEST(EngineTest, RanksThatAbortAgreeWithTheOthers) {
     EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 4, 1).rank0_params);
   }
   EXPECT_GT(mixed, 0) << "no threshold split the ranks";
+}
+
+// kAuto: an abort before the first piece costs nothing and does not pause
+// speculation (every step tries again); an abort after some pieces does.
+// With four ranks aborting at different points, ranks speculate on
+// different steps, and the parameters are still those without speculation.
+TEST(EngineTest, AFreeAbortDoesNotPauseSpeculation) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = SpeculativeInPieces();
+  o.speculative_step = zero::SpeculativeStep::kAuto;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 4);
+  const double norm = Train(spec, o, *data, 1, 1).rank0[0].grad_norm;
+  zero::ZeroOptions plain = o;
+  plain.speculative_step = zero::SpeculativeStep::kOff;
+  o.gradient_clipping = plain.gradient_clipping = norm / 100;
+  const TrainRun run = Train(spec, o, *data, 1, 5);
+  for (const StepStats& s : run.rank0) {
+    EXPECT_EQ(s.speculation, StepStats::Speculation::kAborted) << s.step;
+    EXPECT_EQ(s.speculative_pieces, 0) << s.step;
+  }
+  EXPECT_EQ(run.rank0_params, Train(spec, plain, *data, 1, 5).rank0_params);
+
+  int split = 0;
+  for (double fraction : {0.1, 0.125, 0.15, 0.175, 0.2}) {
+    o.gradient_clipping = plain.gradient_clipping = norm * fraction;
+    const TrainRun four = Train(spec, o, *data, 4, 5);
+    std::set<std::vector<int>> schedules;
+    for (const std::vector<StepStats>& r : four.ranks) {
+      std::vector<int> tried;
+      for (const StepStats& s : r) {
+        tried.push_back(s.speculation != StepStats::Speculation::kNone);
+      }
+      schedules.insert(tried);
+    }
+    split += schedules.size() > 1 ? 1 : 0;
+    EXPECT_EQ(four.races, 0) << fraction;
+    EXPECT_EQ(four.rank0_params, Train(spec, plain, *data, 4, 5).rank0_params)
+        << fraction;
+  }
+  EXPECT_GT(split, 0) << "every rank speculated on the same steps";
 }
 
 TEST(EngineTest, SameSeedIsBitIdentical) {

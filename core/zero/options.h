@@ -109,7 +109,8 @@ struct ZeroOptions {
   // into a second copy of the host master and moments; after backward the
   // norm validates it (commit: the copies swap) or the step is redone or
   // skipped as without it. Bitwise the same training. kOn speculates every
-  // step; kAuto stops for 1, 2, 4, ... steps after each failed validation.
+  // step; kAuto stops for 1, 2, 4, ... steps after each failed validation
+  // (not after an abort before the first piece, which cost nothing).
   // Needs offload_optimizer, and neither offload_param nor
   // per_param_fp32_grads (SpeculationApplies).
   SpeculativeStep speculative_step = SpeculativeStep::kOff;
