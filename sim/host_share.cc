@@ -4,12 +4,12 @@
 
 #include "sim/host_share.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/parallel_for.h"
 
 namespace zero3 {
 namespace sim {
@@ -37,10 +37,7 @@ ProcessHost ThisProcessHost() {
   ProcessHost h;
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   h.node_cores = online > 0 ? static_cast<int>(online) : 1;
-  cpu_set_t set;
-  h.cores = sched_getaffinity(0, sizeof(set), &set) == 0
-                ? std::max(1, CPU_COUNT(&set))
-                : h.node_cores;
+  h.cores = ProcessCores();
   h.node_cores = std::max(h.node_cores, h.cores);
   return h;
 }

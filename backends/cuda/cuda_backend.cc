@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,11 +31,6 @@ namespace {
 // and zero-filled by the kernel, faulted in when allocated.
 constexpr int64_t kMmapThreshold = int64_t{1} << 20;
 constexpr size_t kHeapAlignment = 64;
-
-// Threads that clear large host allocations: every core of the process.
-int HostThreads() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 int64_t SteadyNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -694,7 +688,7 @@ absl::StatusOr<Buffer> CudaRuntime::AllocateHost(int64_t bytes,
                        "zero_optimization.offload_optimizer / offload_param"));
     }
     // cudaHostAlloc does not clear the memory; the interface promises zeros.
-    ParallelZero(ptr, bytes, HostThreads());
+    ParallelZero(ptr, bytes, ProcessCores());
     a.ptr = ptr;
   } else if (bytes >= kMmapThreshold) {
     const int64_t page = PageSize();
@@ -708,12 +702,12 @@ absl::StatusOr<Buffer> CudaRuntime::AllocateHost(int64_t bytes,
                        runtime::FormatBytes(bytes), " for ", label));
     }
     // Large pageable buffers are the optimizer's master and moments: fault
-    // them in now, on all cores and in huge pages where the kernel allows,
+    // them in now, on the process's cores and in huge pages where allowed,
     // not page by page in the first host step (a minute for a 7B model).
 #ifdef MADV_HUGEPAGE
     madvise(ptr, static_cast<size_t>(a.mapped_bytes), MADV_HUGEPAGE);
 #endif
-    ParallelZero(ptr, a.mapped_bytes, HostThreads());
+    ParallelZero(ptr, a.mapped_bytes, ProcessCores());
     a.how = HostAllocation::How::kMmap;
     a.ptr = ptr;
   } else {

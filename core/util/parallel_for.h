@@ -11,6 +11,8 @@
 #ifndef ZERO3_CORE_UTIL_PARALLEL_FOR_H_
 #define ZERO3_CORE_UTIL_PARALLEL_FOR_H_
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -19,6 +21,18 @@
 #include <vector>
 
 namespace zero3 {
+
+// The CPUs this process may run on (its affinity mask, which `zero3 launch`
+// narrows to the rank's share of the node), not every CPU of the machine;
+// at least 1.
+inline int ProcessCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 // Runs body(begin, end) over [0, n) on up to `threads` threads (the caller's
 // included), giving each at least `min_per_thread` elements. The range is

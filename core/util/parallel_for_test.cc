@@ -2,6 +2,7 @@
 
 #include "core/util/parallel_for.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -36,6 +37,21 @@ TEST(ParallelForTest, CoversEveryElementOnceInAlignedRanges) {
       for (int64_t s : starts) EXPECT_EQ(s % 32, 0) << s;
     }
   }
+}
+
+// ProcessCores follows the affinity mask, not the machine's CPU count.
+TEST(ParallelForTest, ProcessCoresFollowsTheAffinityMask) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(ProcessCores(), CPU_COUNT(&all));
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(ProcessCores(), 1);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
 // ParallelZero clears every byte, including a tail shorter than a piece.

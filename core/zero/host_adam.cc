@@ -2,7 +2,6 @@
 
 #include "core/zero/host_adam.h"
 
-#include <sched.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -11,7 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "core/util/check.h"
@@ -255,13 +253,7 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
 }  // namespace
 
 int OptimizerThreads(int requested) {
-  if (requested > 0) return requested;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int count = CPU_COUNT(&set);
-    if (count > 0) return count;
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
+  return requested > 0 ? requested : ProcessCores();
 }
 
 void HostAdamWStep(const kernels::AdamWArgs& args,
