@@ -107,29 +107,53 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void LoopOut(
   }
 }
 
-// bf16 is the top half of a float: widening is exact and a shift.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void WidenBF16(
-    int64_t n, const uint16_t* __restrict src, float* __restrict dst) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
-    std::memcpy(&dst[i], &bits, 4);
-  }
-}
-
 // kernels::FloatToBF16 without branches, so it vectorizes: round to nearest
 // even at bit 16 by adding 0x7FFF plus the kept lowest bit (a carry into the
 // exponent gives inf, as it should); a NaN keeps its sign and top payload
 // bits and gets the quiet bit, so it cannot become inf.
+__attribute__((always_inline)) inline uint16_t ToBF16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  const uint32_t nan = (bits >> 16) | 0x40u;
+  return static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? nan
+                                                                  : rounded);
+}
+
+// bf16 is the top half of a float: widening is exact and a shift.
+__attribute__((always_inline)) inline float FromBF16(uint16_t x) {
+  const uint32_t bits = static_cast<uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// In place with bf16 gradients in and a bf16 working copy out (the default
+// mixed-precision step), widening and rounding in registers; the working
+// copy goes to `working` (L1 scratch, streamed out by the caller).
+template <bool kL2, bool kDecoupled>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void LoopBF16(
+    const Constants c, int64_t n, float* __restrict params,
+    const uint16_t* __restrict grads, float* __restrict exp_avg,
+    float* __restrict exp_avg_sq, uint16_t* __restrict working) {
+  for (int64_t i = 0; i < n; ++i) {
+    float param = params[i], momentum = exp_avg[i], variance = exp_avg_sq[i];
+    Element<kL2, kDecoupled>(c, FromBF16(grads[i]), param, momentum, variance);
+    params[i] = param;
+    exp_avg[i] = momentum;
+    exp_avg_sq[i] = variance;
+    working[i] = ToBF16(param);
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void WidenBF16(
+    int64_t n, const uint16_t* __restrict src, float* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = FromBF16(src[i]);
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) void NarrowBF16(
     int64_t n, const float* __restrict src, uint16_t* __restrict dst) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &src[i], 4);
-    const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
-    const uint32_t nan = (bits >> 16) | 0x40u;
-    dst[i] = static_cast<uint16_t>(
-        (bits & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
-  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = ToBF16(src[i]);
 }
 
 void Widen(DType dtype, int64_t n, const void* src, float* dst) {
@@ -190,8 +214,63 @@ void StreamOut(float* dst, const float* src, int64_t n) {
 #endif
 }
 
+// dst[0, n) = src[0, n) with streaming stores where the CPU has them.
+void StreamOut16(uint16_t* dst, const uint16_t* src, int64_t n) {
+#if defined(__SSE2__)
+  int64_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % 16 != 0; ++i) {
+    dst[i] = src[i];
+  }
+  for (; i + 8 <= n; i += 8) {
+    _mm_stream_si128(
+        reinterpret_cast<__m128i*>(dst + i),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  }
+  for (; i < n; ++i) dst[i] = src[i];
+#else
+  std::memcpy(dst, src, n * 2);
+#endif
+}
+
+// The default mixed-precision step over [begin, end): LoopBF16 a block at a
+// time, each block's working copy streamed out (the DMA reads it, not the
+// CPU, so plain stores would only add a read of every line). Widening into
+// scratch, updating, then narrowing with plain stores ran at 0.84x the fp32
+// step's rate on the same 28 bytes per parameter (16 threads, H200 host:
+// 113 against 134 GB/s); this at 0.95x (127 GB/s). host_adam_benchmark.
+void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
+                   const HostAdamWArrays& x, int64_t begin, int64_t end) {
+  const int64_t n = end - begin;
+  float* p = x.params + begin;
+  const uint16_t* g = static_cast<const uint16_t*>(x.grads) + begin;
+  float* m = x.exp_avg + begin;
+  float* v = x.exp_avg_sq + begin;
+  uint16_t* w = static_cast<uint16_t*>(x.working) + begin;
+  const bool decay = a.weight_decay > 0.0f;
+  alignas(64) uint16_t scratch[kBlock];
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t k = std::min(n - b, kBlock);
+    if (decay && a.adamw_mode) {
+      LoopBF16<false, true>(c, k, p + b, g + b, m + b, v + b, scratch);
+    } else if (decay) {
+      LoopBF16<true, false>(c, k, p + b, g + b, m + b, v + b, scratch);
+    } else {
+      LoopBF16<false, false>(c, k, p + b, g + b, m + b, v + b, scratch);
+    }
+    StreamOut16(w + b, scratch, k);
+  }
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 void StepRange(const kernels::AdamWArgs& a, const Constants& c,
                const HostAdamWArrays& x, int64_t begin, int64_t end) {
+  if (x.grad_dtype == DType::kBF16 && x.working &&
+      x.working_dtype == DType::kBF16 && x.params_out == nullptr) {
+    StepRangeBF16(a, c, x, begin, end);
+    return;
+  }
   const bool decay = a.weight_decay > 0.0f;
   const int64_t gsize = kernels::DTypeSize(x.grad_dtype);
   const int64_t wsize = kernels::DTypeSize(x.working_dtype);

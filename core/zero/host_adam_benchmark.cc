@@ -7,8 +7,12 @@
 // For each thread count this prints parameters per second, the bytes per
 // second that implies, and, as the ceiling, the bandwidth of a streaming
 // kernel with the same read/write mix (4 arrays read, 3 written) on the same
-// machine. The last column is the out-of-place step (the speculative
-// step's, into a second copy of the state), counted at the same 28 bytes.
+// machine. The last two columns are the engine's steps, counted at the same
+// 28 bytes: out of place (the speculative step's, into a second copy of the
+// state), and with bf16 gradients in and a bf16 working copy out (the
+// default mixed-precision step: 24 bytes of state, 2 in, 2 out), and the
+// same in calls of 2^25 elements each, as the engine's host step hands it
+// out (zero::ZeroOptions::host_step_piece).
 //
 //   bazel run -c opt //core/zero:host_adam_benchmark [-- ELEMENTS]
 
@@ -61,13 +65,15 @@ int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : (int64_t{1} << 26);
   std::vector<float> p(n, 0.5f), g(n, 0.01f), m(n, 0.0f), v(n, 0.0f);
   std::vector<float> p2(n), m2(n), v2(n);
+  std::vector<uint16_t> g16(n, 0x3c23), w16(n);  // 0.01 in bf16
   const int max_threads = std::max(1u, std::thread::hardware_concurrency());
   std::printf(
       "host AdamW over %lld fp32 parameters (%.2f GiB of state), %d "
       "hardware threads\n",
       static_cast<long long>(n), n * 16.0 / (1 << 30), max_threads);
-  std::printf("%8s %14s %14s %18s %10s %18s\n", "threads", "Gparam/s",
-              "AdamW GB/s", "streaming GB/s", "fraction", "out of place GB/s");
+  std::printf("%8s %14s %14s %18s %10s %18s %16s %15s\n", "threads", "Gparam/s",
+              "AdamW GB/s", "streaming GB/s", "fraction", "out of place GB/s",
+              "bf16 in/out GB/s", "in pieces GB/s");
   std::vector<int> counts;
   for (int t = 1; t < max_threads; t *= 2) counts.push_back(t);
   counts.push_back(max_threads);
@@ -103,11 +109,38 @@ int main(int argc, char** argv) {
       zero3::zero::HostAdamWStep(args, x, t);
       best_out = std::min(best_out, Seconds(t0));
     }
+    // bf16 gradients in, bf16 working copy out (the default mixed step), in
+    // calls of `piece` elements.
+    auto mixed = [&](int64_t piece) {
+      double best = 1e30;
+      for (int rep = 0; rep < 3; ++rep) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int64_t b = 0; b < n; b += piece) {
+          zero3::zero::HostAdamWArrays x;
+          x.params = p.data() + b;
+          x.grads = g16.data() + b;
+          x.grad_dtype = zero3::kernels::DType::kBF16;
+          x.exp_avg = m.data() + b;
+          x.exp_avg_sq = v.data() + b;
+          x.working = w16.data() + b;
+          x.working_dtype = zero3::kernels::DType::kBF16;
+          zero3::kernels::AdamWArgs a = args;
+          a.step = rep + 1;
+          a.n = std::min(piece, n - b);
+          zero3::zero::HostAdamWStep(a, x, t);
+        }
+        best = std::min(best, Seconds(t0));
+      }
+      return best;
+    };
+    const double best_mixed = mixed(n);
+    const double best_pieces = mixed(int64_t{1} << 25);
     const double adam_gbps = 28.0 * n / best_adam / 1e9;
     const double stream_gbps = 28.0 * n / best_stream / 1e9;
-    std::printf("%8d %14.3f %14.1f %18.1f %9.0f%% %18.1f\n", t,
+    std::printf("%8d %14.3f %14.1f %18.1f %9.0f%% %18.1f %16.1f %15.1f\n", t,
                 n / best_adam / 1e9, adam_gbps, stream_gbps,
-                100.0 * adam_gbps / stream_gbps, 28.0 * n / best_out / 1e9);
+                100.0 * adam_gbps / stream_gbps, 28.0 * n / best_out / 1e9,
+                28.0 * n / best_mixed / 1e9, 28.0 * n / best_pieces / 1e9);
   }
   return 0;
 }

@@ -13,7 +13,7 @@ its own per tree (/tmp/torch_ext_<tree name>); --build-only only builds it.
     python3 tools/benchmarks/peers/deepspeed_zero3.py --src /tmp/ds/ds_head --offload-extra '{"ratio": 0.5}'
 
 The configuration: bf16, stage 3, offload_optimizer to the host, overlap_comm,
-contiguous_gradients, reduce_bucket_size 5e8, gradient_clipping 1.0, AdamW
+contiguous_gradients, reduce_bucket_size 5e8, gradient_clipping 1.0 (--gradient-clipping), AdamW
 lr 1e-4; everything else is the tree's defaults. The model is built the way
 transformers builds one for ZeRO-3 (inside deepspeed.zero.Init with weight
 init suppressed, then initialized gathered). Prints one JSON line: FWD/BWD/
@@ -45,6 +45,7 @@ def parse_args():
                     help='JSON merged into offload_optimizer, e.g. \'{"ratio": 0.5}\' or \'{"super_offload": true}\'')
     ap.add_argument("--overlap-comm", default="true", choices=["true", "false"])
     ap.add_argument("--reduce-bucket-size", type=float, default=5e8)
+    ap.add_argument("--gradient-clipping", type=float, default=1.0, help="gradient_clipping; 0 turns it off")
     ap.add_argument("--ext-dir", default=None, help="TORCH_EXTENSIONS_DIR; default /tmp/torch_ext_<tree name>")
     ap.add_argument("--port", default="29511")
     ap.add_argument("--build-only", action="store_true", help="only build and load CPUAdam, then exit")
@@ -176,7 +177,7 @@ def ds_config(a):
         zero["offload_optimizer"]["pin_memory"] = a.pin == "true"
     zero["offload_optimizer"].update(a.offload_extra)
     config = {"train_micro_batch_size_per_gpu": a.mbs, "gradient_accumulation_steps": 1,
-              "gradient_clipping": 1.0, "bf16": {"enabled": True},
+              "gradient_clipping": a.gradient_clipping, "bf16": {"enabled": True},
               "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zero_optimization": zero,
               "steps_per_print": 1000000, "wall_clock_breakdown": False}
     if a.checkpointing == "ds":

@@ -5,7 +5,7 @@
 #
 #   bash tools/benchmarks/peers/run_all.sh [--models 1.5b,3b] [--only V,...] [--skip V,...]
 #        [--mbs N] [--seq N] [--budget SECONDS] [--checkpointing none|hf|ds]
-#        [--zero3 FILE] [--peer-dir DIR] [--list]
+#        [--clip X] [--zero3 FILE] [--peer-dir DIR] [--list]
 #
 # Needs: a zero3 binary (--zero3 FILE, plain or .xz, which is unpacked to
 # /tmp; default ./zero3, else bazel-bin/tools/zero3), and in --peer-dir (default
@@ -16,6 +16,9 @@
 # run, failures too), table.md, machine.json, run.log, logs.tgz (each run's
 # full output and zero3's metrics files).
 #
+# --clip sets gradient_clipping for zero3 and DeepSpeed (default 1.0; 0 turns
+# it off, which lets the speculative host steps commit on random weights);
+# the FSDP2 script does not clip.
 # Every run has a timeout; a run starts only if the budget (default 540 s for
 # the whole script) still holds its minimum, so the script ends in time and
 # the most important runs come first. --list prints the variants.
@@ -33,6 +36,7 @@ ZERO3=""
 MBS=${MBS:-4}
 SEQ=${SEQ:-2048}
 ZERO3_STEPS=${ZERO3_STEPS:-8}
+CLIP=1.0
 PEER_STEPS=${PEER_STEPS:-6}
 WARMUP=2
 
@@ -48,6 +52,7 @@ ds-head|ds|1|--tree ds_head --pin true
 ds-head-ratio0.5|ds|1|--tree ds_head --pin true --offload-extra {"ratio":0.5}
 fsdp2-default|fsdp2|1|--offload 1 --pin 1 --adamw default
 ds-head-superoffload|ds|1|--tree ds_head --pin true --offload-extra {"super_offload":true}
+zero3-superoffload|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true
 fsdp2-nooffload|fsdp2|1|--offload 0 --adamw fused
 zero3-pageable|zero3|0|--set zero_optimization.offload_optimizer.pin_memory=false --set zero3.grad_offload=blocking
 '
@@ -68,6 +73,7 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift 2 ;;
     --checkpointing) CKPT=$2; shift 2 ;;
     --mbs) MBS=$2; shift 2 ;;
+    --clip) CLIP=$2; shift 2 ;;
     --seq) SEQ=$2; shift 2 ;;
     --zero3) ZERO3=$2; shift 2 ;;
     --peer-dir) PEER_DIR=$2; shift 2 ;;
@@ -87,6 +93,7 @@ done
 for n in "$MBS" "$SEQ"; do
   case $n in ''|*[!0-9]*|0) echo "run_all.sh: --mbs and --seq take positive integers, not '$n'" >&2; exit 2 ;; esac
 done
+case $CLIP in ''|*[!0-9.]*|*.*.*) echo "run_all.sh: --clip takes a number >= 0, not '$CLIP'" >&2; exit 2 ;; esac
 ZERO3_CKPT=()
 [ "$CKPT" != none ] && ZERO3_CKPT=(--gradient-checkpointing)
 
@@ -126,7 +133,7 @@ for v in "${RUNS[@]}"; do
     in_list "$t" "$NEED_TREES" || NEED_TREES="${NEED_TREES:+$NEED_TREES,}$t"
   fi
 done
-note "models: $MODELS; variants: ${RUNS[*]}; budget ${BUDGET}s; checkpointing $CKPT; OUT=$OUT"
+note "models: $MODELS; variants: ${RUNS[*]}; budget ${BUDGET}s; checkpointing $CKPT; gradient clipping $CLIP; OUT=$OUT"
 
 # ---- Python packages DeepSpeed needs that the machine lacks
 if [ -n "$NEED_TREES" ]; then
@@ -265,7 +272,8 @@ for m in ${MODELS//,/ }; do
         # shellcheck disable=SC2086
         run_one "$label" "$to" "$Z" train --backend cuda --model "qwen2.5-$m" --ranks 1 --seq "$SEQ" \
           --data synthetic --steps "$ZERO3_STEPS" --set bf16.enabled=true \
-          --set train_micro_batch_size_per_gpu="$MBS" --metrics "$metrics" "${ZERO3_CKPT[@]}" $args
+          --set train_micro_batch_size_per_gpu="$MBS" --set gradient_clipping="$CLIP" --metrics "$metrics" \
+          "${ZERO3_CKPT[@]}" $args
         python3 "$HERE/zero3_record.py" --metrics "$metrics" --label "$label" --model "qwen2.5-$m" \
           --mbs "$MBS" --seq "$SEQ" --variant "$args${ZERO3_CKPT[*]:+ ${ZERO3_CKPT[*]}}" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
         ;;
@@ -289,7 +297,8 @@ for m in ${MODELS//,/ }; do
         case $args in *--offload-extra*) extra=$(echo "$args" | sed -E 's/.*--offload-extra ([^ ]+).*/\1/') ;; esac
         run_one "$label" "$to" python3 "$HERE/deepspeed_zero3.py" --src "/tmp/peer_ds/$tree" --model "$m" \
           --mbs "$MBS" --seq "$SEQ" --steps "$PEER_STEPS" --warmup "$WARMUP" --pin "$pin" \
-          --offload-extra "$extra" --checkpointing "$CKPT" --label "$label" --port "$port" --json-out "$JL"
+          --offload-extra "$extra" --checkpointing "$CKPT" --gradient-clipping "$CLIP" --label "$label" \
+          --port "$port" --json-out "$JL"
         ;;
     esac
     if [ "$(wc -l < "$JL")" -eq "$before" ]; then
