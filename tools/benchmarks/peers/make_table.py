@@ -43,6 +43,11 @@ def describe(rec):
         if ratio:
             share = ratio.group(1).strip('"')
             what += f", `ratio: {share}`" if share != "auto" else ', `ratio: "auto"`'
+        if "super_offload=true" in variant:
+            what += ", `super_offload: true`"
+        clip = re.search(r"gradient_clipping=(\S+)", variant)
+        if clip:
+            what += f", `gradient_clipping: {clip.group(1)}`"
         if "--gradient-checkpointing" in variant:
             what += ", activation checkpointing (`--gradient-checkpointing`)"
         return f"zero3, {what}"
@@ -62,6 +67,9 @@ def describe(rec):
         pin = rec.get("pin")
         extras = [f"`pin_memory: {pin}`" if pin in ("true", "false") else "pin_memory default"]
         extras += [f"`{k}: {json.dumps(v)}`" for k, v in (rec.get("offload_extra") or {}).items()]
+        clip = (rec.get("ds_config") or {}).get("gradient_clipping", 1.0)
+        if clip != 1.0:
+            extras.append(f"`gradient_clipping: {clip:g}`")
         return f"{name}, {', '.join(extras)}" + suffix
     return rec.get("label", "?")
 

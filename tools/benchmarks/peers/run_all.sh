@@ -94,6 +94,8 @@ for n in "$MBS" "$SEQ"; do
   case $n in ''|*[!0-9]*|0) echo "run_all.sh: --mbs and --seq take positive integers, not '$n'" >&2; exit 2 ;; esac
 done
 case $CLIP in ''|*[!0-9.]*|*.*.*) echo "run_all.sh: --clip takes a number >= 0, not '$CLIP'" >&2; exit 2 ;; esac
+CLIP_NOTE=""
+[ "$CLIP" != 1.0 ] && [ "$CLIP" != 1 ] && CLIP_NOTE=" --set gradient_clipping=$CLIP"
 ZERO3_CKPT=()
 [ "$CKPT" != none ] && ZERO3_CKPT=(--gradient-checkpointing)
 
@@ -275,7 +277,7 @@ for m in ${MODELS//,/ }; do
           --set train_micro_batch_size_per_gpu="$MBS" --set gradient_clipping="$CLIP" --metrics "$metrics" \
           "${ZERO3_CKPT[@]}" $args
         python3 "$HERE/zero3_record.py" --metrics "$metrics" --label "$label" --model "qwen2.5-$m" \
-          --mbs "$MBS" --seq "$SEQ" --variant "$args${ZERO3_CKPT[*]:+ ${ZERO3_CKPT[*]}}" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
+          --mbs "$MBS" --seq "$SEQ" --variant "$args${ZERO3_CKPT[*]:+ ${ZERO3_CKPT[*]}}$CLIP_NOTE" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
         ;;
       fsdp2)
         ck=none
