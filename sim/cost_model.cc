@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/kernels/op_cost.h"
@@ -25,6 +26,25 @@ absl::Status Require(bool ok, absl::string_view field) {
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("hardware profile: ", field, " must be set and positive"));
+}
+
+// Each kind named once, with a positive factor.
+absl::Status CheckKernelFactors(const GpuProfile& g) {
+  absl::flat_hash_map<std::string, int> seen;
+  for (const KernelFactor& k : g.kernel_in_step_factor()) {
+    if (k.kind().empty() || !(k.factor() > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hardware profile: gpu.kernel_in_step_factor needs a "
+                       "kind and a positive factor; got kind '",
+                       k.kind(), "' factor ", k.factor()));
+    }
+    if (++seen[k.kind()] > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hardware profile: gpu.kernel_in_step_factor names '",
+                       k.kind(), "' twice; keep one"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckCurve(const google::protobuf::RepeatedPtrField<CurvePoint>& c,
@@ -149,6 +169,7 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                    "gpu.optimizer_in_step_factor"),
            Require(!g.has_copy2d_gbps() || g.copy2d_gbps() > 0,
                    "gpu.copy2d_gbps"),
+           CheckKernelFactors(g),
            Require(!h.has_cores_per_node() || h.cores_per_node() > 0,
                    "host.cores_per_node"),
            Require(!h.has_memory_bandwidth_gbps_per_node() ||
@@ -161,6 +182,9 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
 }
 
 CostModel::CostModel(const HardwareProfile& profile) : profile_(profile) {
+  for (const KernelFactor& k : profile_.gpu().kernel_in_step_factor()) {
+    kind_factor_[k.kind()] = k.factor();
+  }
   const HostProfile& h = profile_.host();
   launch_ns_ = MicrosToNanos(h.launch_us());
   copy_call_ns_ = MicrosToNanos(h.copy_call_us());
@@ -339,12 +363,14 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const double measured = MeasuredGemmUs(work);
   if (measured >= 0) {
     return std::max<int64_t>(
-        1, Nanos(measured * 1e3 * InStepFactor(ComputeClass::kMatmul)));
+        1,
+        Nanos(measured * 1e3 * InStepFactor(ComputeClass::kMatmul, work.kind)));
   }
   const double attention = MeasuredAttentionUs(work);
   if (attention >= 0) {
     return std::max<int64_t>(
-        1, Nanos(attention * 1e3 * InStepFactor(ComputeClass::kAttention)));
+        1, Nanos(attention * 1e3 *
+                 InStepFactor(ComputeClass::kAttention, work.kind)));
   }
   double peak_tflops = g.peak_fp32_tflops();
   double efficiency = 1.0;
@@ -366,22 +392,40 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const double compute_ns = work.flops / (peak_tflops * 1e3 * efficiency);
   const double memory_ns =
       TransferNs(work.bytes, g.hbm_bandwidth_gbps() * g.hbm_efficiency());
-  return std::max(
-      Nanos(std::max(compute_ns, memory_ns) * InStepFactor(work.compute_class)),
-      MicrosToNanos(g.min_kernel_us()));
+  return std::max(Nanos(std::max(compute_ns, memory_ns) *
+                        InStepFactor(work.compute_class, work.kind)),
+                  MicrosToNanos(g.min_kernel_us()));
 }
 
-double CostModel::InStepFactor(ComputeClass c) const {
+double CostModel::InStepFactor(ComputeClass c, absl::string_view kind,
+                               std::string* field) const {
   const GpuProfile& g = profile_.gpu();
-  const double solo = world_size_ == 1 ? g.single_gpu_in_step_scale() : 1.0;
+  // The device AdamW runs after the backward pass: no scale for one GPU.
+  const double solo = world_size_ == 1 && c != ComputeClass::kOptimizer
+                          ? g.single_gpu_in_step_scale()
+                          : 1.0;
+  std::string unused;
+  std::string& name = field != nullptr ? *field : unused;
+  const auto it =
+      kind_factor_.empty() ? kind_factor_.end() : kind_factor_.find(kind);
+  if (it != kind_factor_.end()) {
+    name = absl::StrCat("gpu.kernel_in_step_factor[", kind, "]");
+    return it->second * solo;
+  }
   switch (c) {
     case ComputeClass::kMatmul:
+      name = "gpu.gemm_in_step_factor";
       return g.gemm_in_step_factor() * solo;
     case ComputeClass::kAttention:
+      name = "gpu.attention_in_step_factor";
       return g.attention_in_step_factor() * solo;
     case ComputeClass::kElementwise:
+      name = "gpu.elementwise_in_step_factor";
       return g.elementwise_in_step_factor() * solo;
     case ComputeClass::kOptimizer:
+      name = g.has_optimizer_in_step_factor()
+                 ? "gpu.optimizer_in_step_factor"
+                 : "gpu.elementwise_in_step_factor";
       return g.has_optimizer_in_step_factor() ? g.optimizer_in_step_factor()
                                               : g.elementwise_in_step_factor();
   }
@@ -547,22 +591,23 @@ std::string CostModel::ExplainKernel(const KernelWork& work) const {
       cls = "optimizer";
       break;
   }
-  const double factor = InStepFactor(work.compute_class);
+  std::string field;
+  const double factor = InStepFactor(work.compute_class, work.kind, &field);
   const double measured = MeasuredGemmUs(work);
   if (measured >= 0) {
     return absl::StrFormat(
         "kernel (%s %dx%dx%d): measured %.3f us (gpu.gemm_table) x %.3f in a "
-        "step (gpu.gemm_in_step_factor) = %.3f us",
-        cls, work.m, work.n, work.k, measured, factor, KernelNanos(work) / 1e3);
+        "step (%s) = %.3f us",
+        cls, work.m, work.n, work.k, measured, factor, field,
+        KernelNanos(work) / 1e3);
   }
   const double attention = MeasuredAttentionUs(work);
   if (attention >= 0) {
     return absl::StrFormat(
         "kernel (%s %s, batch %d x %d heads (%d kv) x %d, seq %d): measured "
-        "%.3f us (gpu.attention_table) x %.3f in a step "
-        "(gpu.attention_in_step_factor) = %.3f us",
+        "%.3f us (gpu.attention_table) x %.3f in a step (%s) = %.3f us",
         cls, work.backward ? "backward" : "forward", work.batch, work.num_heads,
-        work.num_kv_heads, work.head_dim, work.seq, attention, factor,
+        work.num_kv_heads, work.head_dim, work.seq, attention, factor, field,
         KernelNanos(work) / 1e3);
   }
   const double compute_us = work.flops / (peak * 1e6 * eff);
@@ -571,9 +616,11 @@ std::string CostModel::ExplainKernel(const KernelWork& work) const {
   return absl::StrFormat(
       "kernel (%s): max(compute %.4g FLOP / (%.4g TFLOP/s peak x %.3f "
       "efficiency) = %.3f us, memory %.4g B / (%.4g GB/s HBM x %.2f) = %.3f "
-      "us) x %.3f in a step, at least %.2f us min kernel time = %.3f us",
+      "us) x %.3f in a step%s, at least %.2f us min kernel time = %.3f us",
       cls, work.flops, peak, eff, compute_us, work.bytes,
       g.hbm_bandwidth_gbps(), g.hbm_efficiency(), memory_us, factor,
+      absl::StartsWith(field, "gpu.kernel_") ? absl::StrCat(" (", field, ")")
+                                             : "",
       g.min_kernel_us(), KernelNanos(work) / 1e3);
 }
 

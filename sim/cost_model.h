@@ -27,8 +27,10 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/kernels/dtype.h"
 #include "core/kernels/op_args.h"
 #include "sim/profile.pb.h"
@@ -42,6 +44,9 @@ enum class ComputeClass { kMatmul, kAttention, kElementwise, kOptimizer };
 
 struct KernelWork {
   ComputeClass compute_class = ComputeClass::kElementwise;
+  // The kernel's kind (runtime::KernelCall::OpName, text with static
+  // storage), for GpuProfile.kernel_in_step_factor; may be empty.
+  absl::string_view kind;
   double flops = 0;
   double bytes = 0;  // read + written
   // Matmuls: the GEMM's shape, for measured tables.
@@ -171,7 +176,10 @@ class CostModel {
 
  private:
   explicit CostModel(const HardwareProfile& profile);
-  double InStepFactor(ComputeClass c) const;
+  // The in-step factor of a kernel of class `c` and kind `kind`, and the
+  // profile field it comes from.
+  double InStepFactor(ComputeClass c, absl::string_view kind,
+                      std::string* field = nullptr) const;
 
   HardwareProfile profile_;
   int ranks_per_node_ = 1;
@@ -180,6 +188,7 @@ class CostModel {
       alloc_call_ns_;
   int64_t queue_kernel_milli_, queue_gemm_milli_, queue_event_milli_,
       queue_copy_milli_;
+  absl::flat_hash_map<std::string, double> kind_factor_;
 };
 
 // Interpolates a curve linearly in log(size), clamping at the ends.

@@ -108,6 +108,52 @@ TEST(CostModelTest, OptimizerKernelsHaveTheirOwnInStepFactor) {
   EXPECT_FALSE(CostModel::Create(p).ok());
 }
 
+TEST(CostModelTest, AKindsFactorReplacesItsClasss) {
+  HardwareProfile p = TestProfile();
+  p.mutable_gpu()->set_elementwise_in_step_factor(2.0);
+  p.mutable_gpu()->set_single_gpu_in_step_scale(0.5);
+  KernelFactor* k = p.mutable_gpu()->add_kernel_in_step_factor();
+  k->set_kind("swiglu_fwd");
+  k->set_factor(4.0);
+  KernelWork swiglu;
+  swiglu.compute_class = ComputeClass::kElementwise;
+  swiglu.bytes = 1e6;
+  swiglu.kind = "swiglu_fwd";
+  KernelWork norm = swiglu;
+  norm.kind = "rmsnorm_fwd";
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  c.set_world_size(2);
+  EXPECT_EQ(c.KernelNanos(swiglu), 2 * c.KernelNanos(norm));
+  EXPECT_NE(c.ExplainKernel(swiglu).find("kernel_in_step_factor[swiglu_fwd]"),
+            std::string::npos);
+  EXPECT_EQ(c.ExplainKernel(norm).find("kernel_in_step_factor"),
+            std::string::npos);
+  c.set_world_size(1);  // the one-GPU scale applies to both
+  EXPECT_EQ(c.KernelNanos(swiglu), 2 * c.KernelNanos(norm));
+  // A GEMM of a measured shape takes its kind's factor too.
+  KernelFactor* g = p.mutable_gpu()->add_kernel_in_step_factor();
+  g->set_kind("matmul");
+  g->set_factor(3.0);
+  ASSERT_OK_AND_ASSIGN(CostModel d, CostModel::Create(p));
+  KernelWork mm;
+  mm.compute_class = ComputeClass::kMatmul;
+  mm.kind = "matmul";
+  mm.flops = 1e12;
+  KernelWork plain = mm;
+  plain.kind = "";
+  d.set_world_size(2);
+  EXPECT_EQ(d.KernelNanos(mm), 3 * d.KernelNanos(plain));
+  // Named twice, or without a positive factor: refused, naming the field.
+  g->set_kind("swiglu_fwd");
+  absl::Status twice = CostModel::Create(p).status();
+  EXPECT_NE(twice.message().find("twice"), std::string::npos) << twice;
+  g->set_kind("matmul");
+  g->set_factor(0);
+  absl::Status zero = CostModel::Create(p).status();
+  EXPECT_NE(zero.message().find("gpu.kernel_in_step_factor"), std::string::npos)
+      << zero;
+}
+
 TEST(CostModelTest, OneGpuScalesTheKernelsInStepFactors) {
   HardwareProfile p = TestProfile();
   p.mutable_gpu()->set_elementwise_in_step_factor(2.0);

@@ -59,9 +59,10 @@ void Trace::NameTrack(int pid, int tid, std::string name) {
 }
 
 void Trace::AddSpan(int pid, int tid, absl::string_view name, int64_t start_ns,
-                    int64_t end_ns, int64_t bytes, absl::string_view category) {
+                    int64_t end_ns, int64_t bytes, absl::string_view category,
+                    absl::string_view kind) {
   spans_.push_back(Span{pid, tid, std::string(name), start_ns, end_ns, bytes,
-                        std::string(category)});
+                        std::string(category), std::string(kind)});
 }
 
 std::string Trace::TrackName(int pid, int tid) const {

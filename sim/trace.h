@@ -31,13 +31,14 @@ class Trace {
     int64_t end_ns;
     int64_t bytes;  // 0 when not a data movement
     std::string category;
+    std::string kind;  // a kernel's KernelCall::OpName(); else empty
   };
 
   void NameProcess(int pid, std::string name);
   void NameTrack(int pid, int tid, std::string name);
   void AddSpan(int pid, int tid, absl::string_view name, int64_t start_ns,
                int64_t end_ns, int64_t bytes = 0,
-               absl::string_view category = "");
+               absl::string_view category = "", absl::string_view kind = "");
 
   const std::vector<Span>& spans() const { return spans_; }
   // Name of (pid, tid), or "" if unnamed.

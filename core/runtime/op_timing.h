@@ -21,6 +21,9 @@ struct OpTiming {
   std::string label;   // the operation's label (kernel, copy or collective)
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  // A kernel's kind (KernelCall::OpName()) where the backend reports it (the
+  // simulator does); else empty.
+  std::string kind;
 };
 
 }  // namespace runtime

@@ -33,7 +33,7 @@ KernelWork Streaming(const k::OpCost& cost,
 // a call to the formula for its op and the dtype it computes in. Matmuls and
 // attention carry their shapes too, for the profile's measured tables.
 KernelWork WorkOf(const runtime::KernelCall& call) {
-  return std::visit(
+  KernelWork w = std::visit(
       [](const auto& o) -> KernelWork {
         using T = std::decay_t<decltype(o)>;
         const auto& a = o.args;
@@ -87,6 +87,8 @@ KernelWork WorkOf(const runtime::KernelCall& call) {
           static_assert(kAlwaysFalse<T>, "unhandled op");
       },
       call.op);
+  w.kind = call.OpName();
+  return w;
 }
 
 }  // namespace internal

@@ -118,9 +118,11 @@ class RankState {
 
   // A span on one of the rank's tracks, when tracing.
   void Span(int track, absl::string_view name, int64_t start, int64_t end,
-            int64_t bytes, absl::string_view category) {
+            int64_t bytes, absl::string_view category,
+            absl::string_view kind = "") {
     if (world_->tracing) {
-      world_->trace.AddSpan(rank_, track, name, start, end, bytes, category);
+      world_->trace.AddSpan(rank_, track, name, start, end, bytes, category,
+                            kind);
     }
   }
   // A new trace track for a stream called `name`.

@@ -123,13 +123,13 @@ inline void SimStream::EndAt(int64_t end_ns) {
 // Inlined: it is the body of every kernel launch, the hottest call.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t SimStream::RunOnCompute(
     int64_t duration, absl::string_view label, int64_t stream_bytes,
-    int64_t engine_bytes, absl::string_view category) {
+    int64_t engine_bytes, absl::string_view category, absl::string_view kind) {
   RankState* r = rank_;
   const int64_t start = r->compute().EarliestStart(ready_ns(), duration);
   r->compute().Reserve(start, duration);
   EndAt(start + duration);
-  r->Span(track_, label, start, tail_ns_, stream_bytes, category);
-  r->Span(kComputeTrack, label, start, tail_ns_, engine_bytes, category);
+  r->Span(track_, label, start, tail_ns_, stream_bytes, category, kind);
+  r->Span(kComputeTrack, label, start, tail_ns_, engine_bytes, category, kind);
   r->RecordActivity(ActivityInterval::Kind::kCompute, start, tail_ns_);
   return start;
 }
@@ -350,7 +350,8 @@ absl::Status SimStream::Launch(const KernelCall& call) {
     }
   }
   const int64_t duration = r->Jitter(r->cost().KernelNanos(WorkOf(call)));
-  const int64_t start = RunOnCompute(duration, call.label, 0, 0, "kernel");
+  const int64_t start =
+      RunOnCompute(duration, call.label, 0, 0, "kernel", call.OpName());
   r->StreamAccesses(agent_, accesses, call.label, start, tail_ns_);
   if (r->data_mode()) {
     ZR_RETURN_IF_ERROR(runtime::ExecuteReference(call));

@@ -125,10 +125,10 @@ class SimStream final : public runtime::Stream {
                     const runtime::BufferSlice& src, absl::string_view label,
                     int64_t start, int64_t end);
   // Runs `duration` of work on the compute engine after the stream's
-  // previous command; traces it and returns its start.
+  // previous command; traces it (with a kernel's kind) and returns its start.
   int64_t RunOnCompute(int64_t duration, absl::string_view label,
                        int64_t stream_bytes, int64_t engine_bytes,
-                       absl::string_view category);
+                       absl::string_view category, absl::string_view kind = "");
   // Sets the stream's tail to `end_ns` and notes the work for the launch
   // queue and the rank's busy time.
   void EndAt(int64_t end_ns);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,10 +24,11 @@ constexpr std::array<OpClass, 8> kFitted = {
     OpClass::kGemm,        OpClass::kAttention,  OpClass::kElementwise,
     OpClass::kOptimizer,   OpClass::kHostAdam,   OpClass::kStridedCopy,
     OpClass::kPageableH2D, OpClass::kPageableD2H};
-// The figures: one per fitted class, then the one-GPU scale.
-constexpr int kFigures = kFitted.size() + 1;
-constexpr int kHost = 4, kCopy = 5, kPageableH2D = 6, kPageableD2H = 7,
-              kScale = 8;
+// The figures: one per fitted class, the one-GPU scale, then the factors of
+// the elementwise kernels by kind (one figure, kept or dropped together).
+constexpr int kFigures = kFitted.size() + 2;
+constexpr int kElementwise = 2, kHost = 4, kCopy = 5, kPageableH2D = 6,
+              kPageableD2H = 7, kScale = 8, kKinds = 9;
 using Figures = std::array<double, kFigures>;
 using Use = std::array<bool, kFigures>;
 // The field each figure sets.
@@ -34,7 +37,7 @@ constexpr const char* kFields[kFigures] = {
     "gpu.elementwise_in_step_factor", "gpu.optimizer_in_step_factor",
     "host.memory_bandwidth_*",        "gpu.copy2d_gbps",
     "host_link.pageable_h2d_gbps",    "host_link.pageable_d2h_gbps",
-    "gpu.single_gpu_in_step_scale"};
+    "gpu.single_gpu_in_step_scale",   "gpu.kernel_in_step_factor"};
 constexpr int kClasses = static_cast<int>(OpClass::kOther) + 1;
 using ClassMs = std::array<double, kClasses>;
 constexpr const char* kPhases[] = {"FWD", "BWD", "STEP"};
@@ -92,12 +95,16 @@ void ScaleHostBandwidth(double f, sim::HostProfile* h) {
   }
 }
 
+// Elementwise kernels' in-step factors by kind (KernelCall::OpName).
+using KindFactors = std::map<std::string, double>;
+
 // `isolated` with the figures in `use`: kernel classes' factors multiply
 // device time, the host's multiplies its bandwidth, the strided copies' is
-// their rate, and the one-GPU scale multiplies the kernel factors on one
-// GPU.
+// their rate, the one-GPU scale multiplies the kernel factors on one GPU,
+// and `kinds` replace the elementwise factor for their kinds.
 sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
-                                 const Figures& f, const Use& use) {
+                                 const Figures& f, const Use& use,
+                                 const KindFactors& kinds) {
   sim::HardwareProfile p = isolated;
   sim::GpuProfile* g = p.mutable_gpu();
   if (use[0]) g->set_gemm_in_step_factor(f[0]);
@@ -110,7 +117,45 @@ sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
   if (use[kPageableH2D]) link->set_pageable_h2d_gbps(f[kPageableH2D]);
   if (use[kPageableD2H]) link->set_pageable_d2h_gbps(f[kPageableD2H]);
   if (use[kScale]) g->set_single_gpu_in_step_scale(f[kScale]);
+  if (use[kKinds]) {
+    for (const auto& [kind, factor] : kinds) {
+      sim::KernelFactor* k = g->add_kernel_in_step_factor();
+      k->set_kind(kind);
+      k->set_factor(factor);
+    }
+  }
   return p;
+}
+
+// Elementwise time per step of each kernel kind in `m`, a step of `c`:
+// operations are matched to kinds by their label's key in `kinds_of`
+// (measured ops carry no kind on every backend; the simulated step's do).
+std::map<std::string, double> ElementwiseByKind(
+    const MeasuredStep& m, const StepCase& c,
+    const std::map<std::string, std::string>& kinds_of) {
+  std::map<std::string, double> ms;
+  const bool pageable =
+      c.options.offload_optimizer && !c.options.optimizer_pin_memory;
+  for (const runtime::OpTiming& op : m.ops) {
+    if (ClassifyOp(op.stream, op.label, pageable) != OpClass::kElementwise) {
+      continue;
+    }
+    const auto it = kinds_of.find(OpLabelKey(op.label));
+    if (it == kinds_of.end() || it->second.empty()) continue;
+    ms[it->second] += (op.end_ns - op.start_ns) / 1e6 / std::max(1, m.op_steps);
+  }
+  return ms;
+}
+
+// Each label key's kernel kind in a simulated step ("" where one key has
+// several kinds).
+void AddKinds(const MeasuredStep& simulated,
+              std::map<std::string, std::string>* kinds_of) {
+  for (const runtime::OpTiming& op : simulated.ops) {
+    if (op.kind.empty()) continue;
+    const auto [it, fresh] = kinds_of->emplace(OpLabelKey(op.label), op.kind);
+    if (!fresh && it->second != op.kind) it->second.clear();
+  }
 }
 
 // Simulates `steps` steps of `c` on `profile`: the last step's phases and
@@ -153,6 +198,7 @@ class Fit {
 
   absl::Status Measure(const StepRunner& run);
   absl::Status FitFigures();
+  absl::Status FitKinds();
   absl::Status FitOneGpuScale();
   absl::Status Judge();
   FitResult Finish();
@@ -180,7 +226,11 @@ class Fit {
   const FitOptions& o_;
   std::vector<MeasuredStep> measured_;
   int gpus_ = 1;  // of the fit: its most GPUs
-  Figures figure_{1, 1, 1, 1, 1, 1, 1, 1, 1};
+  Figures figure_{1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  // The elementwise kernels' factors by kind, and their time over the fit
+  // cases, measured and from the isolated figures.
+  KindFactors kinds_;
+  std::map<std::string, double> kind_measured_ms_, kind_isolated_ms_;
   Use fitted_{};
   ClassMs measured_ms_{}, isolated_ms_{};  // over the fit cases
   // GEMM, attention and elementwise time of the one-GPU fit cases, and as
@@ -217,8 +267,9 @@ absl::Status Fit::FitFigures() {
     Use use{};
     use.fill(true);
     use[kScale] = false;
+    use[kKinds] = false;
     use[kCopy] = round > 0;
-    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use);
+    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use, kinds_);
     ClassMs meas{}, pred{};
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || Solo(cases_[i])) continue;
@@ -270,6 +321,61 @@ absl::Status Fit::FitFigures() {
   return absl::OkStatus();
 }
 
+// With the class figures fitted: a factor for each kind of elementwise
+// kernel in the fit cases (SwiGLU, RMSNorm backward and the working copy's
+// cast differ by more than 2x in a step against their isolated time), in
+// three rounds per kind (NextX) from the elementwise factor.
+absl::Status Fit::FitKinds() {
+  if (!fitted_[kElementwise]) return absl::OkStatus();
+  Use use = fitted_;
+  use[kKinds] = true;
+  std::map<std::string, double> last_x, last_pred;
+  for (int round = 0; round < 3; ++round) {
+    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use, kinds_);
+    std::map<std::string, double> meas, pred;
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      if (cases_[i].held_out || Solo(cases_[i])) continue;
+      ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
+                          Simulate(p, cases_[i], o_.steps));
+      std::map<std::string, std::string> kinds_of;
+      AddKinds(pr, &kinds_of);
+      for (const auto& [k, ms] :
+           ElementwiseByKind(measured_[i], cases_[i], kinds_of)) {
+        meas[k] += ms;
+      }
+      for (const auto& [k, ms] : ElementwiseByKind(pr, cases_[i], kinds_of)) {
+        pred[k] += ms;
+      }
+    }
+    for (const auto& [kind, m] : meas) {
+      const auto q = pred.find(kind);
+      if (m <= 0 || q == pred.end() || q->second <= 0) continue;
+      const bool have = kinds_.count(kind) > 0;
+      const double x = have ? kinds_[kind] : figure_[kElementwise];
+      if (round == 0) {
+        kind_measured_ms_[kind] = m;
+        // Without a factor of its own the kind ran at the elementwise one.
+        kind_isolated_ms_[kind] = q->second / figure_[kElementwise];
+      }
+      kinds_[kind] =
+          NextX(x, m, q->second, have, last_x[kind], last_pred[kind]);
+      last_x[kind] = x;
+      last_pred[kind] = q->second;
+    }
+  }
+  if (kinds_.empty()) return absl::OkStatus();
+  fitted_[kKinds] = true;
+  figure_[kKinds] = static_cast<double>(kinds_.size());
+  for (const auto& [kind, factor] : kinds_) {
+    absl::StrAppendFormat(&report_,
+                          "in step: %-20s %9.2f ms measured, %9.2f ms from "
+                          "the isolated figures: factor %.3f\n",
+                          kind, kind_measured_ms_[kind],
+                          kind_isolated_ms_[kind], factor);
+  }
+  return absl::OkStatus();
+}
+
 // With the fit cases of several GPUs done: the scale that makes the one-GPU
 // fit cases' GEMM, attention and elementwise time what was measured, in
 // three rounds (NextX).
@@ -283,7 +389,7 @@ absl::Status Fit::FitOneGpuScale() {
   use[kScale] = true;
   double last_x = 0, last_pred = 0;
   for (int round = 0; round < 3; ++round) {
-    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use);
+    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use, kinds_);
     double meas = 0, pred = 0;
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || !Solo(cases_[i])) continue;
@@ -357,17 +463,23 @@ absl::Status Fit::Judge() {
   ZR_ASSIGN_OR_RETURN(const double base, HeldOutError(isolated_, &before));
   ZR_ASSIGN_OR_RETURN(
       double current,
-      HeldOutError(WithFigures(isolated_, figure_, kept_), &ignored));
+      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_), &ignored));
   const double all = current;
+  // The factors by kind first: where they add nothing over the class
+  // factors, the simpler profile stays.
+  std::array<int, kFigures> order;
+  order[0] = kKinds;
+  for (int k = 0; k < kKinds; ++k) order[k + 1] = k;
   for (bool dropped = true; dropped;) {
     dropped = false;
-    for (int k = 0; k < kFigures; ++k) {
+    for (int k : order) {
       if (!kept_[k]) continue;
       Use without = kept_;
       without[k] = false;
       ZR_ASSIGN_OR_RETURN(
           const double e,
-          HeldOutError(WithFigures(isolated_, figure_, without), &ignored));
+          HeldOutError(WithFigures(isolated_, figure_, without, kinds_),
+                       &ignored));
       verdict_[k] = absl::StrFormat(
           "held-out error %.2f%% with it, %.2f%% without: %s", 100 * current,
           100 * e, e <= current + kMinGain ? "dropped" : "kept");
@@ -380,7 +492,7 @@ absl::Status Fit::Judge() {
   }
   ZR_ASSIGN_OR_RETURN(
       const double final_error,
-      HeldOutError(WithFigures(isolated_, figure_, kept_), &after));
+      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_), &after));
   absl::StrAppend(&report_, PhaseTable(before, after));
   absl::StrAppendFormat(&report_,
                         "held-out mean |error|: %.2f%% with the isolated "
@@ -434,6 +546,16 @@ std::string Fit::HeldOutNames() const {
 }
 
 std::string Fit::HowObtained(int k, const std::string& from) const {
+  if (k == kKinds) {
+    std::vector<std::string> each;
+    for (const auto& [kind, factor] : kinds_) {
+      each.push_back(absl::StrFormat(
+          "%s %.3f (%.2f ms measured against %.2f isolated)", kind, factor,
+          kind_measured_ms_.at(kind), kind_isolated_ms_.at(kind)));
+    }
+    return absl::StrFormat("elementwise kernels by kind in %s: %s", from,
+                           absl::StrJoin(each, ", "));
+  }
   if (k == kScale) {
     return absl::StrFormat(
         "GEMM, attention and elementwise time in %s, %.2f ms measured against "
@@ -452,17 +574,27 @@ std::string Fit::HowObtained(int k, const std::string& from) const {
 
 FitResult Fit::Finish() {
   FitResult r;
-  r.profile = WithFigures(isolated_, figure_, kept_);
+  r.profile = WithFigures(isolated_, figure_, kept_, kinds_);
   std::vector<std::string> kept_names;
   for (int k = 0; k < kFigures; ++k) {
     if (!fitted_[k]) continue;
-    absl::StrAppendFormat(&report_, "in step: %s %.3f: %s\n", kFields[k],
-                          figure_[k], verdict_[k]);
+    if (k == kKinds) {
+      absl::StrAppendFormat(&report_, "in step: %s (%d kinds): %s\n",
+                            kFields[k], kinds_.size(), verdict_[k]);
+    } else {
+      absl::StrAppendFormat(&report_, "in step: %s %.3f: %s\n", kFields[k],
+                            figure_[k], verdict_[k]);
+    }
     if (!kept_[k]) continue;
     kept_names.push_back(kFields[k]);
     const std::string from = absl::StrFormat(
         "an op-timed step after %d of each of %s, on %d GPU(s)", o_.steps,
         FitCaseNames(/*solo=*/k == kScale), k == kScale ? 1 : gpus_);
+    if (k == kKinds) {
+      r.notes.push_back(absl::StrFormat("%s: %s; %s", kFields[k],
+                                        HowObtained(k, from), verdict_[k]));
+      continue;
+    }
     r.notes.push_back(absl::StrFormat(
         "%s %s %.3f: %s; %s", kFields[k], k == kHost ? "scaled by" : "=",
         figure_[k], HowObtained(k, from), verdict_[k]));
@@ -542,6 +674,7 @@ absl::StatusOr<FitResult> FitInStep(const sim::HardwareProfile& isolated,
   Fit fit(isolated, cases, options);
   ZR_RETURN_IF_ERROR(fit.Measure(run));
   ZR_RETURN_IF_ERROR(fit.FitFigures());
+  ZR_RETURN_IF_ERROR(fit.FitKinds());
   ZR_RETURN_IF_ERROR(fit.FitOneGpuScale());
   ZR_RETURN_IF_ERROR(fit.Judge());
   return fit.Finish();

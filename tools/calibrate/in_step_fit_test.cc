@@ -8,6 +8,9 @@
 #include "tools/calibrate/in_step_fit.h"
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "core/model/presets.h"
 #include "gmock/gmock.h"
@@ -176,6 +179,45 @@ TEST(InStepFitTest, FitsThePageableCopiesInAStep) {
       << fit->report;
   EXPECT_TRUE(Near(fit->profile.gpu().gemm_in_step_factor(), 1.27, 0.02));
   ExpectSamePhases(truth, fit->profile, cases);
+}
+
+TEST(InStepFitTest, FitsElementwiseKernelsByKindWhereTheyDiffer) {
+  // As on an H200: SwiGLU near its isolated time, RMSNorm backward far
+  // above it, the rest at the class factor. The measured operations carry
+  // no kind (the CUDA backend's op timing does not report it): the fit
+  // must match them to kinds by label.
+  sim::HardwareProfile truth = Truth();
+  for (const auto& [kind, factor] :
+       {std::pair<const char*, double>{"swiglu_fwd", 1.1},
+        {"swiglu_bwd", 1.1},
+        {"rmsnorm_bwd", 2.7}}) {
+    sim::KernelFactor* k = truth.mutable_gpu()->add_kernel_in_step_factor();
+    k->set_kind(kind);
+    k->set_factor(factor);
+  }
+  const StepRunner truth_runner = SimulatedStepRunner(truth);
+  const StepRunner runner = [&](const StepCase& c,
+                                int steps) -> absl::StatusOr<MeasuredStep> {
+    absl::StatusOr<MeasuredStep> m = truth_runner(c, steps);
+    if (m.ok()) {
+      for (runtime::OpTiming& op : m->ops) op.kind.clear();
+    }
+    return m;
+  };
+  absl::StatusOr<FitResult> fit = FitInStep(Isolated(), Cases(), runner, {});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  std::map<std::string, double> got;
+  for (const sim::KernelFactor& k :
+       fit->profile.gpu().kernel_in_step_factor()) {
+    got[k.kind()] = k.factor();
+  }
+  EXPECT_TRUE(Near(got["swiglu_fwd"], 1.1, 0.02)) << fit->report;
+  EXPECT_TRUE(Near(got["swiglu_bwd"], 1.1, 0.02)) << fit->report;
+  EXPECT_TRUE(Near(got["rmsnorm_bwd"], 2.7, 0.02)) << fit->report;
+  EXPECT_TRUE(Near(got["rmsnorm_fwd"], 1.28, 0.02)) << fit->report;
+  EXPECT_THAT(fit->report, HasSubstr("gpu.kernel_in_step_factor"));
+  EXPECT_THAT(fit->notes, testing::Contains(HasSubstr("rmsnorm_bwd 2.7")));
+  ExpectSamePhases(truth, fit->profile, Cases());
 }
 
 TEST(InStepFitTest, KeepsOnlyFiguresThatHelpTheHeldOutCases) {

@@ -519,7 +519,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
       constexpr absl::string_view kStream = "stream: ";
       if (!absl::StartsWith(track, kStream)) continue;
       out.ops.push_back({track.substr(kStream.size()), span.name, span.start_ns,
-                         span.end_ns});
+                         span.end_ns, span.kind});
     }
   }
   return out;
