@@ -146,6 +146,24 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void LoopBF16(
   }
 }
 
+// LoopBF16 out of place: the updated master and moments to the outputs.
+template <bool kL2, bool kDecoupled>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void LoopOutBF16(
+    const Constants c, int64_t n, const float* __restrict params,
+    const uint16_t* __restrict grads, const float* __restrict exp_avg,
+    const float* __restrict exp_avg_sq, float* __restrict params_out,
+    float* __restrict exp_avg_out, float* __restrict exp_avg_sq_out,
+    uint16_t* __restrict working) {
+  for (int64_t i = 0; i < n; ++i) {
+    float param = params[i], momentum = exp_avg[i], variance = exp_avg_sq[i];
+    Element<kL2, kDecoupled>(c, FromBF16(grads[i]), param, momentum, variance);
+    params_out[i] = param;
+    exp_avg_out[i] = momentum;
+    exp_avg_sq_out[i] = variance;
+    working[i] = ToBF16(param);
+  }
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) void WidenBF16(
     int64_t n, const uint16_t* __restrict src, float* __restrict dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = FromBF16(src[i]);
@@ -232,12 +250,15 @@ void StreamOut16(uint16_t* dst, const uint16_t* src, int64_t n) {
 #endif
 }
 
-// The default mixed-precision step over [begin, end): LoopBF16 a block at a
-// time, each block's working copy streamed out (the DMA reads it, not the
-// CPU, so plain stores would only add a read of every line). Widening into
+// The default mixed-precision step over [begin, end): LoopBF16 (in place)
+// or LoopOutBF16 (out of place, the speculative step) a block at a time into
+// L1 scratch, each block's outputs then streamed out: the working copy is
+// read by the DMA, not the CPU, and the out-of-place outputs not in this
+// step, so plain stores would only add a read of every line. Widening into
 // scratch, updating, then narrowing with plain stores ran at 0.84x the fp32
 // step's rate on the same 28 bytes per parameter (16 threads, H200 host:
-// 113 against 134 GB/s); this at 0.95x (127 GB/s). host_adam_benchmark.
+// 113 against 134 GB/s); in place this runs at 0.95x (127 GB/s).
+// host_adam_benchmark.
 void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
                    const HostAdamWArrays& x, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
@@ -247,15 +268,34 @@ void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
   float* v = x.exp_avg_sq + begin;
   uint16_t* w = static_cast<uint16_t*>(x.working) + begin;
   const bool decay = a.weight_decay > 0.0f;
+  const bool in_place = x.params_out == nullptr;
   alignas(64) uint16_t scratch[kBlock];
+  alignas(64) float out[3][kBlock];
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t k = std::min(n - b, kBlock);
-    if (decay && a.adamw_mode) {
+    const float* pb = p + b;
+    const float* mb = m + b;
+    const float* vb = v + b;
+    if (in_place && decay && a.adamw_mode) {
       LoopBF16<false, true>(c, k, p + b, g + b, m + b, v + b, scratch);
-    } else if (decay) {
+    } else if (in_place && decay) {
       LoopBF16<true, false>(c, k, p + b, g + b, m + b, v + b, scratch);
-    } else {
+    } else if (in_place) {
       LoopBF16<false, false>(c, k, p + b, g + b, m + b, v + b, scratch);
+    } else if (decay && a.adamw_mode) {
+      LoopOutBF16<false, true>(c, k, pb, g + b, mb, vb, out[0], out[1], out[2],
+                               scratch);
+    } else if (decay) {
+      LoopOutBF16<true, false>(c, k, pb, g + b, mb, vb, out[0], out[1], out[2],
+                               scratch);
+    } else {
+      LoopOutBF16<false, false>(c, k, pb, g + b, mb, vb, out[0], out[1], out[2],
+                                scratch);
+    }
+    if (!in_place) {
+      StreamOut(x.params_out + begin + b, out[0], k);
+      StreamOut(x.exp_avg_out + begin + b, out[1], k);
+      StreamOut(x.exp_avg_sq_out + begin + b, out[2], k);
     }
     StreamOut16(w + b, scratch, k);
   }
@@ -267,7 +307,7 @@ void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
 void StepRange(const kernels::AdamWArgs& a, const Constants& c,
                const HostAdamWArrays& x, int64_t begin, int64_t end) {
   if (x.grad_dtype == DType::kBF16 && x.working &&
-      x.working_dtype == DType::kBF16 && x.params_out == nullptr) {
+      x.working_dtype == DType::kBF16) {
     StepRangeBF16(a, c, x, begin, end);
     return;
   }

@@ -7,12 +7,13 @@
 // For each thread count this prints parameters per second, the bytes per
 // second that implies, and, as the ceiling, the bandwidth of a streaming
 // kernel with the same read/write mix (4 arrays read, 3 written) on the same
-// machine. The last two columns are the engine's steps, counted at the same
-// 28 bytes: out of place (the speculative step's, into a second copy of the
-// state), and with bf16 gradients in and a bf16 working copy out (the
-// default mixed-precision step: 24 bytes of state, 2 in, 2 out), and the
-// same in calls of 2^25 elements each, as the engine's host step hands it
-// out (zero::ZeroOptions::host_step_piece).
+// machine. The other columns are the engine's steps, counted at the same 28
+// bytes: out of place (the speculative step's, into a second copy of the
+// state); with bf16 gradients in and a bf16 working copy out (the default
+// mixed-precision step: 24 bytes of state, 2 in, 2 out); the same in calls
+// of 2^25 elements each, as the engine's host step hands it out
+// (zero::ZeroOptions::host_step_piece); and the mixed step out of place
+// (the speculative step in bf16).
 //
 //   bazel run -c opt //core/zero:host_adam_benchmark [-- ELEMENTS]
 
@@ -71,9 +72,10 @@ int main(int argc, char** argv) {
       "host AdamW over %lld fp32 parameters (%.2f GiB of state), %d "
       "hardware threads\n",
       static_cast<long long>(n), n * 16.0 / (1 << 30), max_threads);
-  std::printf("%8s %14s %14s %18s %10s %18s %16s %15s\n", "threads", "Gparam/s",
-              "AdamW GB/s", "streaming GB/s", "fraction", "out of place GB/s",
-              "bf16 in/out GB/s", "in pieces GB/s");
+  std::printf("%8s %14s %14s %18s %10s %18s %16s %15s %16s\n", "threads",
+              "Gparam/s", "AdamW GB/s", "streaming GB/s", "fraction",
+              "out of place GB/s", "bf16 in/out GB/s", "in pieces GB/s",
+              "bf16 out GB/s");
   std::vector<int> counts;
   for (int t = 1; t < max_threads; t *= 2) counts.push_back(t);
   counts.push_back(max_threads);
@@ -110,8 +112,8 @@ int main(int argc, char** argv) {
       best_out = std::min(best_out, Seconds(t0));
     }
     // bf16 gradients in, bf16 working copy out (the default mixed step), in
-    // calls of `piece` elements.
-    auto mixed = [&](int64_t piece) {
+    // calls of `piece` elements; `out`: out of place (the speculative step).
+    auto mixed = [&](int64_t piece, bool out) {
       double best = 1e30;
       for (int rep = 0; rep < 3; ++rep) {
         auto t0 = std::chrono::steady_clock::now();
@@ -124,6 +126,11 @@ int main(int argc, char** argv) {
           x.exp_avg_sq = v.data() + b;
           x.working = w16.data() + b;
           x.working_dtype = zero3::kernels::DType::kBF16;
+          if (out) {
+            x.params_out = p2.data() + b;
+            x.exp_avg_out = m2.data() + b;
+            x.exp_avg_sq_out = v2.data() + b;
+          }
           zero3::kernels::AdamWArgs a = args;
           a.step = rep + 1;
           a.n = std::min(piece, n - b);
@@ -133,14 +140,17 @@ int main(int argc, char** argv) {
       }
       return best;
     };
-    const double best_mixed = mixed(n);
-    const double best_pieces = mixed(int64_t{1} << 25);
+    const double best_mixed = mixed(n, false);
+    const double best_pieces = mixed(int64_t{1} << 25, false);
+    const double best_mixed_out = mixed(n, true);
     const double adam_gbps = 28.0 * n / best_adam / 1e9;
     const double stream_gbps = 28.0 * n / best_stream / 1e9;
-    std::printf("%8d %14.3f %14.1f %18.1f %9.0f%% %18.1f %16.1f %15.1f\n", t,
-                n / best_adam / 1e9, adam_gbps, stream_gbps,
-                100.0 * adam_gbps / stream_gbps, 28.0 * n / best_out / 1e9,
-                28.0 * n / best_mixed / 1e9, 28.0 * n / best_pieces / 1e9);
+    std::printf(
+        "%8d %14.3f %14.1f %18.1f %9.0f%% %18.1f %16.1f %15.1f %16.1f\n", t,
+        n / best_adam / 1e9, adam_gbps, stream_gbps,
+        100.0 * adam_gbps / stream_gbps, 28.0 * n / best_out / 1e9,
+        28.0 * n / best_mixed / 1e9, 28.0 * n / best_pieces / 1e9,
+        28.0 * n / best_mixed_out / 1e9);
   }
   return 0;
 }
