@@ -3,10 +3,12 @@
 // Replays the GPU measurements in tools/whatif/fidelity/ on the simulator
 // and prints docs/fidelity.md's table.
 //
-//   bazel run //tools/whatif:fidelity_report [-- HARDWARE]
+//   bazel run //tools/whatif:fidelity_report [-- [--set FILE] [HARDWARE]]
 //
-// HARDWARE (a profile name or file) replaces the set's profile, to try a
-// recalibrated one.
+// FILE: a set in tools/whatif/fidelity/ (default h200_2x.textproto, the
+// shipped profile's; h200_1x_calibrated.textproto is calibrate-then-predict
+// on one GPU). HARDWARE (a profile name or file) replaces the set's
+// profile, to try a recalibrated one.
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,13 +21,19 @@ int main(int argc, char** argv) {
   std::string base = srcdir != nullptr
                          ? std::string(srcdir) + "/zero3"
                          : std::string(argv[0]) + ".runfiles/zero3";
-  auto set = zero3::whatif::LoadFidelitySet(
-      base + "/tools/whatif/fidelity/h200_2x.textproto");
+  std::string file = "h200_2x.textproto";
+  int arg = 1;
+  if (argc > 2 && std::string(argv[1]) == "--set") {
+    file = argv[2];
+    arg = 3;
+  }
+  auto set =
+      zero3::whatif::LoadFidelitySet(base + "/tools/whatif/fidelity/" + file);
   if (!set.ok()) {
     std::fprintf(stderr, "%s\n", std::string(set.status().message()).c_str());
     return 1;
   }
-  std::string hardware = argc > 1 ? argv[1] : "";
+  std::string hardware = argc > arg ? argv[arg] : "";
   if (!hardware.empty() && hardware[0] != '/' &&
       hardware.find('/') != std::string::npos) {
     // A relative file: from where `bazel run` was started.

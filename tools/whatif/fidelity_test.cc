@@ -1,8 +1,9 @@
 // Copyright 2026 The zero3 Authors.
 //
-// The shipped H200 profile against GPU measurements: every configuration in
-// tools/whatif/fidelity/h200_2x.textproto, replayed on the simulator, must
-// stay within the error the set states (docs/fidelity.md).
+// Profiles against GPU measurements: every configuration of each set in
+// tools/whatif/fidelity/ (the shipped H200 profile on two GPUs; a profile
+// calibrated on a one-GPU machine), replayed on the simulator, must stay
+// within the error the set states (docs/fidelity.md).
 
 #include "tools/whatif/fidelity.h"
 
@@ -22,11 +23,13 @@ std::string Base() {
   return std::string(std::getenv("TEST_SRCDIR")) + "/zero3";
 }
 
-TEST(FidelityTest, ShippedProfileStaysWithinTheStatedError) {
+// Every phase of every case within the set's bound (or the case's own),
+// and the mean within the set's.
+void ExpectWithinStatedError(const std::string& file, int min_cases) {
   ASSERT_OK_AND_ASSIGN(
       FidelitySet set,
-      LoadFidelitySet(Base() + "/tools/whatif/fidelity/h200_2x.textproto"));
-  ASSERT_GE(set.cases_size(), 12);
+      LoadFidelitySet(Base() + "/tools/whatif/fidelity/" + file));
+  ASSERT_GE(set.cases_size(), min_cases);
   ASSERT_OK_AND_ASSIGN(FidelityReport report, ReplayFidelity(set, "", Base()));
   ASSERT_EQ(report.rows.size(), static_cast<size_t>(set.cases_size()));
   const char* phases[] = {"FWD", "BWD", "STEP"};
@@ -37,11 +40,21 @@ TEST(FidelityTest, ShippedProfileStaysWithinTheStatedError) {
     for (int i = 0; i < 3; ++i) {
       if (std::isnan(row.error[i])) continue;
       EXPECT_LE(std::abs(row.error[i]), bound)
-          << fc.name() << " " << phases[i] << ": measured " << row.measured[i]
-          << " ms, predicted " << row.predicted[i] << " ms";
+          << file << ": " << fc.name() << " " << phases[i] << ": measured "
+          << row.measured[i] << " ms, predicted " << row.predicted[i] << " ms";
     }
   }
-  EXPECT_LE(report.mean_abs_error, set.max_mean_error());
+  EXPECT_LE(report.mean_abs_error, set.max_mean_error()) << file;
+}
+
+TEST(FidelityTest, ShippedProfileStaysWithinTheStatedError) {
+  ExpectWithinStatedError("h200_2x.textproto", 12);
+}
+
+// The calibrate-then-predict workflow on a one-GPU machine: the profile
+// calibrate wrote there, against configurations it did not fit on.
+TEST(FidelityTest, CalibratedProfileStaysWithinTheStatedError) {
+  ExpectWithinStatedError("h200_1x_calibrated.textproto", 9);
 }
 
 // Replay is a real check: a profile with a slower host link or GPU moves
