@@ -167,6 +167,17 @@ void Check(const Case& c) {
     EXPECT_EQ(zero.params, plain.params) << c.name;
     EXPECT_EQ(zero.skipped, plain.skipped) << c.name;
   }
+  if (options.host_step_in_forward) {
+    // Exact: the host update under the next forward gives the same bits as
+    // at the end of the step.
+    zero::ZeroOptions at_end = options;
+    at_end.host_step_in_forward = false;
+    ASSERT_OK_AND_ASSIGN(RunResult plain,
+                         RunZero(spec, at_end, c.world, kSteps, *data, sim));
+    EXPECT_EQ(zero.losses, plain.losses) << c.name;
+    EXPECT_EQ(zero.params, plain.params) << c.name;
+    EXPECT_EQ(zero.skipped, plain.skipped) << c.name;
+  }
   if (options.lm_head_chunk_tokens > 0) {
     // The first step's loss comes from the same parameters: the chunked
     // head sums it in the same order, so it is the same bits.
@@ -478,13 +489,15 @@ std::vector<Case> Cases() {
                      o.gradient_clipping = 0.05;
                    },
                    "tiny", true, nullptr, true});
-  cases.push_back({"speculative_f16_overflow_skips", 1,
-                   speculate([](zero::ZeroOptions& o) {
-                     o.dtype = runtime::DType::kF16;
-                     o.initial_scale_power = 16;
-                     o.micro_batch = 1;
-                     o.seq = 3;
-                   }),
+  // fp16 at a loss scale of 2^16 on one short sequence: the first steps
+  // overflow and are skipped.
+  auto f16_overflow = [](zero::ZeroOptions& o) {
+    o.dtype = runtime::DType::kF16;
+    o.initial_scale_power = 16;
+    o.micro_batch = 1;
+    o.seq = 3;
+  };
+  cases.push_back({"speculative_f16_overflow_skips", 1, speculate(f16_overflow),
                    "tiny", false, nullptr, true});
   cases.push_back(
       {"speculative_bf16_pieces", 3, speculate([](zero::ZeroOptions& o) {
@@ -621,6 +634,44 @@ std::vector<Case> Cases() {
       {"head_chunks_f16_w1", 1, head_chunks(3, [](zero::ZeroOptions& o) {
          o.dtype = runtime::DType::kF16;
        })});
+  // The host update under the next forward (zero3.host_step_overlap
+  // "forward"): bitwise the run with it at the end of the step (Check), in
+  // pieces, with clipping, bf16 and accumulation, fp16 overflow, twin-flow
+  // and the speculative step.
+  auto in_forward = [=](std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      offload(o);
+      o.host_step_in_forward = true;
+      o.reduce_bucket_size = 3000;
+      o.sub_group_size = 5000;
+      o.host_step_piece = 777;
+      if (more) more(o);
+    };
+  };
+  for (int world : {1, 2}) {
+    cases.push_back({absl::StrCat("host_step_in_forward_w", world), world,
+                     in_forward(nullptr)});
+  }
+  cases.push_back(
+      {"host_step_in_forward_clipping", 2,
+       in_forward([](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
+       "tiny", true});
+  cases.push_back({"host_step_in_forward_bf16_accumulation2", 2,
+                   in_forward([](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kBF16;
+                     o.accumulation = 2;
+                   })});
+  cases.push_back(
+      {"host_step_in_forward_f16_overflow_skips", 1, in_forward(f16_overflow)});
+  cases.push_back(
+      {"host_step_in_forward_twin_flow", 2,
+       in_forward([](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
+  cases.push_back({"host_step_in_forward_speculative", 1,
+                   in_forward([](zero::ZeroOptions& o) {
+                     o.speculative_step = zero::SpeculativeStep::kOn;
+                     o.gradient_clipping = 1.6;
+                   }),
+                   "tiny", true, nullptr, true});
   return cases;
 }
 

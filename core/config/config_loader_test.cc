@@ -136,7 +136,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "grad_offload_copy": "bucketed",
     "activation_checkpoint_interval": 0,
     "activation_checkpoint_mlp_only": false,
-    "lm_head_chunk_tokens": 0
+    "lm_head_chunk_tokens": 0,
+    "host_step_overlap": "none"
   },
   "steps_per_print": 1,
   "csv_monitor": {
@@ -381,6 +382,22 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        },
        {"zero_optimization.offload_optimizer.super_offload: the speculative "
         "host step stays off: offload_param"}},
+      {"host_step_overlap is read",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"}},
+           "zero3": {"host_step_overlap": "forward"}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero3().host_step_overlap(), "forward");
+       },
+       {}},
+      {"host_step_overlap where the host step cannot move",
+       R"({"zero3": {"host_step_overlap": "forward"}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero3().host_step_overlap(), "forward");
+       },
+       {"zero3.host_step_overlap: the host step stays at the end of the "
+        "step: the optimizer is not offloaded"}},
       {"legacy opt-out with the new-style device key",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
            "cpu_offload_use_pin_memory": false}})",
@@ -652,6 +669,11 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
        1,
        {"zero3.grad_offload (line 1, column 28): must be \"async\" or "
         "\"blocking\", found \"asynch\"; did you mean \"async\"?"}},
+      {"bad host_step_overlap",
+       R"({"zero3": {"host_step_overlap": "forwards"}})",
+       1,
+       {"zero3.host_step_overlap (line 1, column 33): must be \"none\" or "
+        "\"forward\", found \"forwards\"; did you mean \"forward\"?"}},
       {"bad checkpoint_on_failure",
        R"({"zero3": {"checkpoint_on_failure": "warn"}})",
        1,

@@ -117,24 +117,39 @@ void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
               "to 1 or turn offload_param off");
 }
 
-// super_offload where the speculative step does not apply
-// (zero::SpeculationApplies): a notice, and it stays off.
-void CheckSuperOffload(const ZeroOptimization& zero, const Zero3& zero3,
-                       Diagnostics* diag) {
-  if (!zero.offload_optimizer().super_offload()) return;
-  const char* why = nullptr;
+// Why the host share's update cannot move out of the end of the step (the
+// speculative step, the forward overlap; zero::SpeculationApplies and
+// zero::ForwardOverlapApplies), or nullptr where it can.
+const char* HostStepCannotMove(const ZeroOptimization& zero,
+                               const Zero3& zero3) {
   if (zero.offload_optimizer().device() == "none") {
-    why = "the optimizer is not offloaded (offload_optimizer.device \"none\")";
-  } else if (zero.offload_param().device() != "none") {
-    why = "offload_param keeps the working shards on the host";
-  } else if (zero3.grad_offload_copy() == "per_param_fp32") {
-    why =
-        "zero3.grad_offload_copy \"per_param_fp32\" sends the fp32 master "
-        "back";
+    return "the optimizer is not offloaded (offload_optimizer.device "
+           "\"none\")";
   }
-  if (why == nullptr) return;
-  diag->Notice("zero_optimization.offload_optimizer.super_offload",
-               absl::StrCat("the speculative host step stays off: ", why));
+  if (zero.offload_param().device() != "none") {
+    return "offload_param keeps the working shards on the host";
+  }
+  if (zero3.grad_offload_copy() == "per_param_fp32") {
+    return "zero3.grad_offload_copy \"per_param_fp32\" sends the fp32 master "
+           "back";
+  }
+  return nullptr;
+}
+
+// `key` (super_offload, or host_step_overlap "forward") where it does not
+// apply: a notice, and it stays off.
+void CheckHostStepMoves(const ZeroOptimization& zero, const Zero3& zero3,
+                        const std::string& key, Diagnostics* diag) {
+  const bool asked = key == "zero3.host_step_overlap"
+                         ? zero3.host_step_overlap() == "forward"
+                         : zero.offload_optimizer().super_offload();
+  const char* why = HostStepCannotMove(zero, zero3);
+  if (!asked || why == nullptr) return;
+  diag->Notice(key, absl::StrCat(key == "zero3.host_step_overlap"
+                                     ? "the host step stays at the end of "
+                                       "the step: "
+                                     : "the speculative host step stays off: ",
+                                 why));
 }
 
 // A string key that takes one of two values.
@@ -253,6 +268,13 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
          CheckChoice(config.zero3().grad_offload_copy(), "bucketed",
                      "per_param_fp32", "zero3.grad_offload_copy", diag);
        }},
+      {"zero3.host_step_overlap",
+       [&] {
+         CheckChoice(config.zero3().host_step_overlap(), "none", "forward",
+                     "zero3.host_step_overlap", diag);
+         CheckHostStepMoves(zero, config.zero3(), "zero3.host_step_overlap",
+                            diag);
+       }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
       {"zero3.pinned_fallback",
@@ -261,7 +283,11 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
                      "zero3.pinned_fallback", diag);
        }},
       {"zero_optimization.offload_optimizer.super_offload",
-       [&] { CheckSuperOffload(zero, config.zero3(), diag); }},
+       [&] {
+         CheckHostStepMoves(zero, config.zero3(),
+                            "zero_optimization.offload_optimizer.super_offload",
+                            diag);
+       }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };
   CheckFieldBounds(config, diag, [&](const std::string& path) {

@@ -95,11 +95,22 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
   PlanHostPieces();
-  if (zero::SpeculationApplies(options_) && ctx_.host_elements() > 0) {
+  if ((zero::SpeculationApplies(options_) ||
+       zero::ForwardOverlapApplies(options_)) &&
+      ctx_.host_elements() > 0) {
     runtime::Device& dev = rt_.device();
     ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
     for (size_t i = 0; i < host_pieces_.size(); ++i) {
       ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
+    }
+    piece_deferred_.assign(host_pieces_.size(), false);
+    if (zero::ForwardOverlapApplies(options_)) {
+      coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
+        if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {
+          return absl::OkStatus();
+        }
+        return RunDeferredPieces(begin, elements);
+      });
     }
   }
   return InitParameters(params);

@@ -234,6 +234,15 @@ class Engine : private model::ParamProvider {
   // of the next step (after its inputs' copy) and before the state is read
   // or replaced.
   absl::Status IssueWriteBack();
+  // With host_step_in_forward: the deferred host update of the pieces that
+  // overlap the flat range [begin, begin + elements), each then written
+  // back on write_back_ (recording piece_written_). The coordinator calls
+  // it before a gather waits for the range's writes; the pieces left run
+  // before the next backward and before the state is read or replaced.
+  absl::Status RunDeferredPieces(int64_t begin, int64_t elements);
+  // Before the state is read or replaced: every deferred piece, then the
+  // pending write-back.
+  absl::Status FinishHostStep();
   // The coordinator's release after an applied update: the next gathers
   // wait for `updated_` and, with write_back_, each for its own pieces.
   absl::Status AfterAppliedUpdate();
@@ -277,11 +286,17 @@ class Engine : private model::ParamProvider {
 
   // Declared first, destroyed last: the members below use them.
   std::unique_ptr<runtime::Stream> compute_, gather_, reduce_;
-  // With the speculative step: the host share's working copy goes back on
-  // this stream, piece by piece (piece_written_), under the next forward.
+  // With the speculative step or host_step_in_forward: the host share's
+  // working copy goes back on this stream, piece by piece (piece_written_),
+  // under the next forward.
   std::unique_ptr<runtime::Stream> write_back_;
   std::vector<std::unique_ptr<runtime::Event>> piece_written_;
   bool write_back_pending_ = false;
+  // host_step_in_forward: the last update's arguments and the pieces whose
+  // AdamW has not run yet.
+  kernels::AdamWArgs deferred_args_;
+  std::vector<bool> piece_deferred_;
+  int deferred_left_ = 0;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
   zero::ZeroContext ctx_;

@@ -32,7 +32,7 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  ZR_RETURN_IF_ERROR(FinishHostStep());
   const zero::ParamShard& s = layout_->param(param);
   const int64_t valid = layout_->ValidElements(param);
   std::vector<float> out(valid);
@@ -74,7 +74,7 @@ absl::Status Engine::ExportState(TrainingState* into) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  ZR_RETURN_IF_ERROR(FinishHostStep());
   const int64_t hb = ctx_.host_begin;
   const int64_t device_bytes = hb * 4;
   const int64_t host_bytes = ctx_.host_elements() * 4;
@@ -136,7 +136,7 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  ZR_RETURN_IF_ERROR(FinishHostStep());
   const int64_t total = layout_->total();
   for (const std::vector<float>* v :
        {&state.master, &state.exp_avg, &state.exp_avg_sq}) {

@@ -101,6 +101,10 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   rt_.MarkSpan("FWD", t0, t1);
   stats->fwd_ns += t1 - t0;
 
+  // The host update deferred into this forward reads the host gradients
+  // that backward's copies overwrite: what the gathers left runs now.
+  ZR_RETURN_IF_ERROR(
+      RunDeferredPieces(0, std::numeric_limits<int64_t>::max() / 2));
   const bool boundary = micro == a - 1;
   const bool speculate = boundary && SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));

@@ -76,7 +76,14 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   }
   if (ctx_.host_elements() > 0 &&
       stats->speculation != StepStats::Speculation::kCommitted) {
-    ZR_RETURN_IF_ERROR(HostUpdate(args));
+    if (zero::ForwardOverlapApplies(options_) && write_back_ != nullptr) {
+      // Under the next forward, piece by piece (RunDeferredPieces).
+      deferred_args_ = args;
+      piece_deferred_.assign(host_pieces_.size(), true);
+      deferred_left_ = static_cast<int>(host_pieces_.size());
+    } else {
+      ZR_RETURN_IF_ERROR(HostUpdate(args));
+    }
   }
   scaler_.Update(false);
   if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
@@ -256,6 +263,32 @@ absl::Status Engine::IssueWriteBack() {
     ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
   }
   return absl::OkStatus();
+}
+
+absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
+  if (deferred_left_ == 0) return absl::OkStatus();
+  for (size_t i = 0; i < host_pieces_.size(); ++i) {
+    const HostPiece& p = host_pieces_[i];
+    if (!piece_deferred_[i] || p.offset >= begin + elements ||
+        p.offset + p.elements <= begin) {
+      continue;
+    }
+    // The previous step's gathers of the shard are done (see
+    // IssueWriteBack): the piece's H2D may overwrite it.
+    ZR_RETURN_IF_ERROR(
+        HostAdamPiece(static_cast<int>(i), deferred_args_, false));
+    ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, static_cast<int>(i)));
+    ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
+    piece_deferred_[i] = false;
+    --deferred_left_;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::FinishHostStep() {
+  ZR_RETURN_IF_ERROR(
+      RunDeferredPieces(0, std::numeric_limits<int64_t>::max() / 2));
+  return IssueWriteBack();
 }
 
 absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,

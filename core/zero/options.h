@@ -114,6 +114,13 @@ struct ZeroOptions {
   // Needs offload_optimizer, and neither offload_param nor
   // per_param_fp32_grads (SpeculationApplies).
   SpeculativeStep speculative_step = SpeculativeStep::kOff;
+  // The host share's AdamW deferred into the next step's forward
+  // (zero3.host_step_overlap: "forward"): each piece runs just before the
+  // first gather of a parameter it overlaps, its working copy then goes back
+  // on a stream of its own, and the gather waits for it; the pieces left run
+  // before the next backward, or before the state is read. Bitwise the same
+  // training. Needs what ForwardOverlapApplies says.
+  bool host_step_in_forward = false;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy
@@ -133,6 +140,14 @@ inline bool SpeculationApplies(const ZeroOptions& options) {
   return options.speculative_step != SpeculativeStep::kOff &&
          options.offload_optimizer && !options.offload_param &&
          !options.per_param_fp32_grads;
+}
+
+// Whether `options` defers the host update into the next forward in a mode
+// that has it: the optimizer offloaded, the working copy through staging
+// (not offload_param), gradients in bucketed copies.
+inline bool ForwardOverlapApplies(const ZeroOptions& options) {
+  return options.host_step_in_forward && options.offload_optimizer &&
+         !options.offload_param && !options.per_param_fp32_grads;
 }
 
 }  // namespace zero

@@ -216,6 +216,7 @@ absl::Status ParamCoordinator::AfterUpdate(runtime::Event* updated,
 }
 
 absl::Status ParamCoordinator::WaitForWrites(int64_t begin, int64_t elements) {
+  if (before_gather_) ZR_RETURN_IF_ERROR(before_gather_(begin, elements));
   // Once the gather stream has waited for a write, stream order keeps every
   // later gather after it: each write is waited on once.
   for (size_t i = 0; i < pending_writes_.size();) {

@@ -32,8 +32,10 @@
 #ifndef ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_
 #define ZERO3_CORE_ZERO_PARAM_COORDINATOR_H_
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -73,6 +75,12 @@ class ParamCoordinator {
   // wait only for its own part of an overlapped write-back.
   absl::Status AfterUpdate(runtime::Event* updated,
                            std::vector<PendingWrite> writes = {});
+
+  // Called with a gather's flat range [begin, begin + elements) before the
+  // gather waits for the pending writes it overlaps: work that must come
+  // first (the engine's deferred host update, which records those writes).
+  using BeforeGather = std::function<absl::Status(int64_t, int64_t)>;
+  void SetBeforeGather(BeforeGather f) { before_gather_ = std::move(f); }
 
   // Largest number of parameter elements gathered at once.
   int64_t peak_gathered_elements() const { return peak_gathered_; }
@@ -114,6 +122,7 @@ class ParamCoordinator {
   runtime::OwnedBuffer staging_;  // device copy of host shards (offload_param)
   runtime::Event* pending_update_ = nullptr;
   std::vector<PendingWrite> pending_writes_;  // not yet waited on
+  BeforeGather before_gather_;
 
   // Module-visit trace.
   struct Visit {

@@ -58,7 +58,12 @@ constexpr Entry kEntries[] = {
      "(super_offload)"},
     {Sync::kWriteBackBeforeGather, "write-back-before-gather",
      "all-gather stream waits for the write-back of the pieces a parameter "
-     "overlaps before gathering it in the next step (super_offload)"},
+     "overlaps before gathering it in the next step (super_offload, "
+     "zero3.host_step_overlap forward)"},
+    {Sync::kHostStepBeforeGather, "host-step-before-gather",
+     "host runs the deferred AdamW of the pieces a parameter overlaps, and "
+     "issues their write-back, before its gather waits for them "
+     "(zero3.host_step_overlap forward)"},
 };
 
 const Entry& EntryOf(Sync sync) {

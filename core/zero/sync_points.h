@@ -75,6 +75,12 @@ enum class Sync {
   // it has read the next loss, which follows every gather of the forward:
   // loss-read orders them.)
   kWriteBackBeforeGather,
+  // With the host update deferred into the next forward
+  // (zero3.host_step_overlap: "forward"): before the all-gather stream waits
+  // for the write-backs a parameter's partition overlaps, the host runs the
+  // AdamW of those pieces and issues their write-back (which records what
+  // write-back-before-gather waits for).
+  kHostStepBeforeGather,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

@@ -19,12 +19,24 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "issues the next step's gathers, so the host's own order protects "
            "them";
   }
-  if ((sync == Sync::kSpeculativeGradsOnHost ||
-       sync == Sync::kWriteBackBeforeGather) &&
-      !SpeculationApplies(options)) {
+  if (sync == Sync::kSpeculativeGradsOnHost && !SpeculationApplies(options)) {
     return "only the speculative step (offload_optimizer.super_offload, with "
            "the optimizer offloaded and neither offload_param nor "
            "grad_offload_copy per_param_fp32) has this synchronization";
+  }
+  if (sync == Sync::kWriteBackBeforeGather && !SpeculationApplies(options) &&
+      !ForwardOverlapApplies(options)) {
+    return "only the speculative step (offload_optimizer.super_offload) and "
+           "the host step under the forward (zero3.host_step_overlap "
+           "\"forward\"), with the optimizer offloaded and neither "
+           "offload_param nor grad_offload_copy per_param_fp32, write the "
+           "working copy back on a stream of its own";
+  }
+  if (sync == Sync::kHostStepBeforeGather && !ForwardOverlapApplies(options)) {
+    return "only the host step under the forward (zero3.host_step_overlap "
+           "\"forward\", with the optimizer offloaded and neither "
+           "offload_param nor grad_offload_copy per_param_fp32) has this "
+           "synchronization";
   }
   const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
                                sync == Sync::kCheckpointSlotReuse ||
