@@ -18,6 +18,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/engine_internal.h"
 #include "core/kernels/dtype.h"
+#include "core/util/check.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 
@@ -77,7 +78,9 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   if (ctx_.host_elements() > 0 &&
       stats->speculation != StepStats::Speculation::kCommitted) {
     if (zero::ForwardOverlapApplies(options_) && write_back_ != nullptr) {
-      // Under the next forward, piece by piece (RunDeferredPieces).
+      // Under the next forward, piece by piece (RunDeferredPieces). The
+      // last update's pieces all ran before this step's backward.
+      ZR_CHECK_EQ(deferred_left_, 0) << "a deferred host update was lost";
       deferred_args_ = args;
       piece_deferred_.assign(host_pieces_.size(), true);
       deferred_left_ = static_cast<int>(host_pieces_.size());
