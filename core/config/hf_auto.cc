@@ -130,8 +130,8 @@ void ResolveBatchAuto(const AutoValues& v, int64_t world_size, Resolver& r) {
   // The Trainer's world_size x per_device_train_batch_size x
   // gradient_accumulation_steps (whose default is 1).
   const std::optional<int64_t> micro = r.Int("train_micro_batch_size_per_gpu");
-  if (!micro || r.Has("gradient_accumulation_steps") &&
-                    !r.Int("gradient_accumulation_steps")) {
+  if (!micro || (r.Has("gradient_accumulation_steps") &&
+                 !r.Int("gradient_accumulation_steps"))) {
     return;
   }
   const int64_t accumulation = r.Int("gradient_accumulation_steps").value_or(1);

@@ -445,7 +445,9 @@ TEST(EngineTest, AutoOffloadRatioFollowsFreeDeviceMemory) {
   EXPECT_EQ(shares.back(), 0.0);
   int partial = 0;
   for (size_t i = 0; i < shares.size(); ++i) {
-    if (i > 0) EXPECT_LE(shares[i], shares[i - 1]);
+    if (i > 0) {
+      EXPECT_LE(shares[i], shares[i - 1]);
+    }
     partial += shares[i] > 0 && shares[i] < 1;
   }
   EXPECT_GT(partial, 0);
