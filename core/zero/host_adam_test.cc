@@ -160,7 +160,9 @@ TEST(HostAdamTest, OutOfPlaceEqualsInPlaceBitwise) {
       EXPECT_EQ(pi, p0) << label;
       EXPECT_EQ(mi, m0) << label;
       EXPECT_EQ(vi, v0) << label;
-      if (low) EXPECT_EQ(wo, w) << label;
+      if (low) {
+        EXPECT_EQ(wo, w) << label;
+      }
     }
   }
 }
