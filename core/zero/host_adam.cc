@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/util/check.h"
@@ -250,6 +251,21 @@ void StreamOut16(uint16_t* dst, const uint16_t* src, int64_t n) {
 #endif
 }
 
+// Calls f(std::bool_constant<kL2>, std::bool_constant<kDecoupled>) for
+// `a`'s weight decay: decoupled (AdamW), L2 (Adam), or none; the loops are
+// instantiated for each.
+template <typename F>
+void WithDecayMode(const kernels::AdamWArgs& a, F&& f) {
+  const bool decay = a.weight_decay > 0.0f;
+  if (decay && a.adamw_mode) {
+    f(std::false_type{}, std::true_type{});
+  } else if (decay) {
+    f(std::true_type{}, std::false_type{});
+  } else {
+    f(std::false_type{}, std::false_type{});
+  }
+}
+
 // The default mixed-precision step over [begin, end): LoopBF16 (in place)
 // or LoopOutBF16 (out of place, the speculative step) a block at a time into
 // L1 scratch, each block's outputs then streamed out: the working copy is
@@ -267,31 +283,21 @@ void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
   float* m = x.exp_avg + begin;
   float* v = x.exp_avg_sq + begin;
   uint16_t* w = static_cast<uint16_t*>(x.working) + begin;
-  const bool decay = a.weight_decay > 0.0f;
   const bool in_place = x.params_out == nullptr;
   alignas(64) uint16_t scratch[kBlock];
   alignas(64) float out[3][kBlock];
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t k = std::min(n - b, kBlock);
-    const float* pb = p + b;
-    const float* mb = m + b;
-    const float* vb = v + b;
-    if (in_place && decay && a.adamw_mode) {
-      LoopBF16<false, true>(c, k, p + b, g + b, m + b, v + b, scratch);
-    } else if (in_place && decay) {
-      LoopBF16<true, false>(c, k, p + b, g + b, m + b, v + b, scratch);
-    } else if (in_place) {
-      LoopBF16<false, false>(c, k, p + b, g + b, m + b, v + b, scratch);
-    } else if (decay && a.adamw_mode) {
-      LoopOutBF16<false, true>(c, k, pb, g + b, mb, vb, out[0], out[1], out[2],
-                               scratch);
-    } else if (decay) {
-      LoopOutBF16<true, false>(c, k, pb, g + b, mb, vb, out[0], out[1], out[2],
-                               scratch);
-    } else {
-      LoopOutBF16<false, false>(c, k, pb, g + b, mb, vb, out[0], out[1], out[2],
-                                scratch);
-    }
+    WithDecayMode(a, [&](auto l2, auto decoupled) {
+      constexpr bool kL2 = decltype(l2)::value;
+      constexpr bool kDecoupled = decltype(decoupled)::value;
+      if (in_place) {
+        LoopBF16<kL2, kDecoupled>(c, k, p + b, g + b, m + b, v + b, scratch);
+      } else {
+        LoopOutBF16<kL2, kDecoupled>(c, k, p + b, g + b, m + b, v + b, out[0],
+                                     out[1], out[2], scratch);
+      }
+    });
     if (!in_place) {
       StreamOut(x.params_out + begin + b, out[0], k);
       StreamOut(x.exp_avg_out + begin + b, out[1], k);
@@ -311,7 +317,6 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
     StepRangeBF16(a, c, x, begin, end);
     return;
   }
-  const bool decay = a.weight_decay > 0.0f;
   const int64_t gsize = kernels::DTypeSize(x.grad_dtype);
   const int64_t wsize = kernels::DTypeSize(x.working_dtype);
   alignas(64) float widened[kBlock];
@@ -340,23 +345,18 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
       float* po = scratch[0];
       float* mo = scratch[1];
       float* vo = scratch[2];
-      if (decay && a.adamw_mode) {
-        LoopOut<false, true>(c, n, p, g, m, v, po, mo, vo);
-      } else if (decay) {
-        LoopOut<true, false>(c, n, p, g, m, v, po, mo, vo);
-      } else {
-        LoopOut<false, false>(c, n, p, g, m, v, po, mo, vo);
-      }
+      WithDecayMode(a, [&](auto l2, auto decoupled) {
+        LoopOut<decltype(l2)::value, decltype(decoupled)::value>(c, n, p, g, m,
+                                                                 v, po, mo, vo);
+      });
       StreamOut(x.params_out + b, po, n);
       StreamOut(x.exp_avg_out + b, mo, n);
       StreamOut(x.exp_avg_sq_out + b, vo, n);
       p = po;  // the working copy is made from the updated values
-    } else if (decay && a.adamw_mode) {
-      Loop<false, true>(c, n, p, g, m, v);
-    } else if (decay) {
-      Loop<true, false>(c, n, p, g, m, v);
     } else {
-      Loop<false, false>(c, n, p, g, m, v);
+      WithDecayMode(a, [&](auto l2, auto decoupled) {
+        Loop<decltype(l2)::value, decltype(decoupled)::value>(c, n, p, g, m, v);
+      });
     }
     if (x.working) {
       Narrow(x.working_dtype, n, p, static_cast<char*>(x.working) + b * wsize);
