@@ -404,32 +404,38 @@ double CostModel::InStepFactor(ComputeClass c, absl::string_view kind,
   const double solo = world_size_ == 1 && c != ComputeClass::kOptimizer
                           ? g.single_gpu_in_step_scale()
                           : 1.0;
-  std::string unused;
-  std::string& name = field != nullptr ? *field : unused;
-  const auto it =
-      kind_factor_.empty() ? kind_factor_.end() : kind_factor_.find(kind);
-  if (it != kind_factor_.end()) {
-    name = absl::StrCat("gpu.kernel_in_step_factor[", kind, "]");
-    return it->second * solo;
+  if (!kind_factor_.empty()) {
+    const auto it = kind_factor_.find(kind);
+    if (it != kind_factor_.end()) {
+      if (field != nullptr) {
+        *field = absl::StrCat("gpu.kernel_in_step_factor[", kind, "]");
+      }
+      return it->second * solo;
+    }
   }
+  // Every kernel's cost asks for its factor: name it only when asked.
+  absl::string_view name = "gpu.elementwise_in_step_factor";
+  double factor = g.elementwise_in_step_factor();
   switch (c) {
     case ComputeClass::kMatmul:
       name = "gpu.gemm_in_step_factor";
-      return g.gemm_in_step_factor() * solo;
+      factor = g.gemm_in_step_factor();
+      break;
     case ComputeClass::kAttention:
       name = "gpu.attention_in_step_factor";
-      return g.attention_in_step_factor() * solo;
+      factor = g.attention_in_step_factor();
+      break;
     case ComputeClass::kElementwise:
-      name = "gpu.elementwise_in_step_factor";
-      return g.elementwise_in_step_factor() * solo;
+      break;
     case ComputeClass::kOptimizer:
-      name = g.has_optimizer_in_step_factor()
-                 ? "gpu.optimizer_in_step_factor"
-                 : "gpu.elementwise_in_step_factor";
-      return g.has_optimizer_in_step_factor() ? g.optimizer_in_step_factor()
-                                              : g.elementwise_in_step_factor();
+      if (g.has_optimizer_in_step_factor()) {
+        name = "gpu.optimizer_in_step_factor";
+        factor = g.optimizer_in_step_factor();
+      }
+      break;
   }
-  return 1.0;
+  if (field != nullptr) *field = std::string(name);
+  return factor * solo;
 }
 
 int64_t CostModel::CopyNanos(int64_t bytes, CopyKind kind) const {
