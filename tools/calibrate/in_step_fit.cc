@@ -54,15 +54,24 @@ bool IsRate(OpClass c) {
          c == OpClass::kPageableH2D || c == OpClass::kPageableD2H;
 }
 
-// Device (or host task) time per step of each class in `m`, a step of `c`.
-ClassMs TimesByClass(const MeasuredStep& m, const StepCase& c) {
-  ClassMs ms{};
+// Calls f(op, its class, its device (or host task) ms per step) for each
+// operation of `m`, a step of `c`.
+template <typename F>
+void ForEachOp(const MeasuredStep& m, const StepCase& c, F&& f) {
   const bool pageable =
       c.options.offload_optimizer && !c.options.optimizer_pin_memory;
   for (const runtime::OpTiming& op : m.ops) {
-    ms[Index(ClassifyOp(op.stream, op.label, pageable))] +=
-        (op.end_ns - op.start_ns) / 1e6 / std::max(1, m.op_steps);
+    f(op, ClassifyOp(op.stream, op.label, pageable),
+      (op.end_ns - op.start_ns) / 1e6 / std::max(1, m.op_steps));
   }
+}
+
+// Time per step of each class in `m`, a step of `c`.
+ClassMs TimesByClass(const MeasuredStep& m, const StepCase& c) {
+  ClassMs ms{};
+  ForEachOp(m, c, [&](const runtime::OpTiming&, OpClass k, double op_ms) {
+    ms[Index(k)] += op_ms;
+  });
   return ms;
 }
 
@@ -134,16 +143,11 @@ std::map<std::string, double> ElementwiseByKind(
     const MeasuredStep& m, const StepCase& c,
     const std::map<std::string, std::string>& kinds_of) {
   std::map<std::string, double> ms;
-  const bool pageable =
-      c.options.offload_optimizer && !c.options.optimizer_pin_memory;
-  for (const runtime::OpTiming& op : m.ops) {
-    if (ClassifyOp(op.stream, op.label, pageable) != OpClass::kElementwise) {
-      continue;
-    }
+  ForEachOp(m, c, [&](const runtime::OpTiming& op, OpClass k, double op_ms) {
+    if (k != OpClass::kElementwise) return;
     const auto it = kinds_of.find(OpLabelKey(op.label));
-    if (it == kinds_of.end() || it->second.empty()) continue;
-    ms[it->second] += (op.end_ns - op.start_ns) / 1e6 / std::max(1, m.op_steps);
-  }
+    if (it != kinds_of.end() && !it->second.empty()) ms[it->second] += op_ms;
+  });
   return ms;
 }
 
@@ -225,8 +229,8 @@ class Fit {
   const std::vector<StepCase>& cases_;
   const FitOptions& o_;
   std::vector<MeasuredStep> measured_;
-  int gpus_ = 1;  // of the fit: its most GPUs
-  Figures figure_{1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int gpus_ = 1;                                  // of the fit: its most GPUs
+  Figures figure_{1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // kKinds': unused (kinds_)
   // The elementwise kernels' factors by kind, and their time over the fit
   // cases, measured and from the isolated figures.
   KindFactors kinds_;
@@ -365,7 +369,6 @@ absl::Status Fit::FitKinds() {
   }
   if (kinds_.empty()) return absl::OkStatus();
   fitted_[kKinds] = true;
-  figure_[kKinds] = static_cast<double>(kinds_.size());
   for (const auto& [kind, factor] : kinds_) {
     absl::StrAppendFormat(&report_,
                           "in step: %-20s %9.2f ms measured, %9.2f ms from "
