@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "core/config/batch.h"
 #include "core/config/field_bounds.h"
 #include "core/config/json.h"
@@ -136,20 +137,14 @@ const char* HostStepCannotMove(const ZeroOptimization& zero,
   return nullptr;
 }
 
-// `key` (super_offload, or host_step_overlap "forward") where it does not
-// apply: a notice, and it stays off.
+// `key` (super_offload, or host_step_overlap "forward"), `asked` for where
+// the host step cannot move: a notice that it `stays` as it is.
 void CheckHostStepMoves(const ZeroOptimization& zero, const Zero3& zero3,
-                        const std::string& key, Diagnostics* diag) {
-  const bool asked = key == "zero3.host_step_overlap"
-                         ? zero3.host_step_overlap() == "forward"
-                         : zero.offload_optimizer().super_offload();
+                        bool asked, const std::string& key,
+                        absl::string_view stays, Diagnostics* diag) {
+  if (!asked) return;
   const char* why = HostStepCannotMove(zero, zero3);
-  if (!asked || why == nullptr) return;
-  diag->Notice(key, absl::StrCat(key == "zero3.host_step_overlap"
-                                     ? "the host step stays at the end of "
-                                       "the step: "
-                                     : "the speculative host step stays off: ",
-                                 why));
+  if (why != nullptr) diag->Notice(key, absl::StrCat(stays, ": ", why));
 }
 
 // A string key that takes one of two values.
@@ -272,8 +267,10 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        [&] {
          CheckChoice(config.zero3().host_step_overlap(), "none", "forward",
                      "zero3.host_step_overlap", diag);
-         CheckHostStepMoves(zero, config.zero3(), "zero3.host_step_overlap",
-                            diag);
+         CheckHostStepMoves(zero, config.zero3(),
+                            config.zero3().host_step_overlap() == "forward",
+                            "zero3.host_step_overlap",
+                            "the host step stays at the end of the step", diag);
        }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
@@ -285,8 +282,9 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
       {"zero_optimization.offload_optimizer.super_offload",
        [&] {
          CheckHostStepMoves(zero, config.zero3(),
+                            zero.offload_optimizer().super_offload(),
                             "zero_optimization.offload_optimizer.super_offload",
-                            diag);
+                            "the speculative host step stays off", diag);
        }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };

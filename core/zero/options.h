@@ -132,22 +132,25 @@ struct ZeroOptions {
   SyncPoints syncs;
 };
 
-// Whether `options` asks for the speculative step in a mode that has it:
-// the host share's new working copy goes to the device through staging
-// (not offload_param), from gradients in bucketed copies (not
-// per_param_fp32_grads).
-inline bool SpeculationApplies(const ZeroOptions& options) {
-  return options.speculative_step != SpeculativeStep::kOff &&
-         options.offload_optimizer && !options.offload_param &&
+// Whether the host share's update can leave the end of the step in
+// `options`' mode: the optimizer offloaded, its new working copy going to
+// the device through staging (not offload_param), from gradients in
+// bucketed copies (not per_param_fp32_grads).
+inline bool HostStepCanMove(const ZeroOptions& options) {
+  return options.offload_optimizer && !options.offload_param &&
          !options.per_param_fp32_grads;
 }
 
+// Whether `options` asks for the speculative step in a mode that has it.
+inline bool SpeculationApplies(const ZeroOptions& options) {
+  return options.speculative_step != SpeculativeStep::kOff &&
+         HostStepCanMove(options);
+}
+
 // Whether `options` defers the host update into the next forward in a mode
-// that has it: the optimizer offloaded, the working copy through staging
-// (not offload_param), gradients in bucketed copies.
+// that has it.
 inline bool ForwardOverlapApplies(const ZeroOptions& options) {
-  return options.host_step_in_forward && options.offload_optimizer &&
-         !options.offload_param && !options.per_param_fp32_grads;
+  return options.host_step_in_forward && HostStepCanMove(options);
 }
 
 }  // namespace zero
