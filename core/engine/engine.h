@@ -240,6 +240,8 @@ class Engine : private model::ParamProvider {
   // it before a gather waits for the range's writes; the pieces left run
   // before the next backward and before the state is read or replaced.
   absl::Status RunDeferredPieces(int64_t begin, int64_t elements);
+  // Every deferred piece (before backward overwrites the host gradients).
+  absl::Status RunAllDeferredPieces();
   // Before the state is read or replaced: every deferred piece, then the
   // pending write-back.
   absl::Status FinishHostStep();
@@ -296,7 +298,6 @@ class Engine : private model::ParamProvider {
   // AdamW has not run yet.
   kernels::AdamWArgs deferred_args_;
   std::vector<bool> piece_deferred_;
-  int deferred_left_ = 0;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
   zero::ZeroContext ctx_;

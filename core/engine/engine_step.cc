@@ -103,8 +103,7 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
 
   // The host update deferred into this forward reads the host gradients
   // that backward's copies overwrite: what the gathers left runs now.
-  ZR_RETURN_IF_ERROR(
-      RunDeferredPieces(0, std::numeric_limits<int64_t>::max() / 2));
+  ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
   const bool boundary = micro == a - 1;
   const bool speculate = boundary && SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));

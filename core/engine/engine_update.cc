@@ -80,10 +80,11 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
     if (zero::ForwardOverlapApplies(options_) && write_back_ != nullptr) {
       // Under the next forward, piece by piece (RunDeferredPieces). The
       // last update's pieces all ran before this step's backward.
-      ZR_CHECK_EQ(deferred_left_, 0) << "a deferred host update was lost";
+      ZR_CHECK(std::find(piece_deferred_.begin(), piece_deferred_.end(),
+                         true) == piece_deferred_.end())
+          << "a deferred host update was lost";
       deferred_args_ = args;
       piece_deferred_.assign(host_pieces_.size(), true);
-      deferred_left_ = static_cast<int>(host_pieces_.size());
     } else {
       ZR_RETURN_IF_ERROR(HostUpdate(args));
     }
@@ -269,8 +270,7 @@ absl::Status Engine::IssueWriteBack() {
 }
 
 absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
-  if (deferred_left_ == 0) return absl::OkStatus();
-  for (size_t i = 0; i < host_pieces_.size(); ++i) {
+  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
     const HostPiece& p = host_pieces_[i];
     if (!piece_deferred_[i] || p.offset >= begin + elements ||
         p.offset + p.elements <= begin) {
@@ -283,14 +283,16 @@ absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
     ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, static_cast<int>(i)));
     ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
     piece_deferred_[i] = false;
-    --deferred_left_;
   }
   return absl::OkStatus();
 }
 
+absl::Status Engine::RunAllDeferredPieces() {
+  return RunDeferredPieces(0, layout_->total());
+}
+
 absl::Status Engine::FinishHostStep() {
-  ZR_RETURN_IF_ERROR(
-      RunDeferredPieces(0, std::numeric_limits<int64_t>::max() / 2));
+  ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
   return IssueWriteBack();
 }
 
