@@ -60,6 +60,8 @@ struct Case {
   bool speculative = false;
   // Runs the host update under the next forward (host_step_overlap).
   bool in_forward = false;
+  // Runs the one-step delayed update (host_step_overlap "delayed").
+  bool delayed = false;
 };
 
 // What one report must contain in `offload` mode: without offload, the
@@ -86,8 +88,9 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
   o.param_persistence_threshold = 0;  // every parameter gathered and released
   o.accumulation = 2;
   if (c.speculative) o.speculative_step = zero::SpeculativeStep::kOn;
-  if (c.in_forward) {
-    o.host_step_in_forward = true;
+  if (c.in_forward || c.delayed) {
+    o.host_step_in_forward = c.in_forward;
+    o.host_step_delayed = c.delayed;
     o.host_step_piece = 777;  // several pieces, each overlapping parameters
   }
   return o;
@@ -110,7 +113,9 @@ std::vector<std::string> Races(const zero::ZeroOptions& o) {
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
   sim.profile.mutable_gpu()->set_memory_gib(64);
-  auto result = RunZero(spec, o, 2, 2, *data, sim);
+  // The delayed update's first write-back comes at the start of step 2.
+  const int steps = o.host_step_delayed ? 3 : 2;
+  auto result = RunZero(spec, o, 2, steps, *data, sim);
   ZR_CHECK_OK(result.status());
   return result->races;
 }
@@ -170,6 +175,20 @@ const std::vector<Case>& Cases() {
            {"race on 'parameter write-back staging'", "param H2D", "adamw"},
            false,
            false,
+           true},
+      Case{zero::Sync::kWriteBackBeforeGather,
+           {"race on 'parameter shard'", "param H2D", "all-gather param"},
+           false,
+           false,
+           false,
+           true},
+      // Without it a piece's AdamW rewrites the staging its last working
+      // copy's write-back, issued at the step's start, still reads.
+      Case{zero::Sync::kWriteBackBeforeHostPiece,
+           {"race on 'parameter write-back staging'", "param H2D", "adamw"},
+           false,
+           false,
+           false,
            true}};
   return *cases;
 }
@@ -209,6 +228,7 @@ INSTANTIATE_TEST_SUITE_P(
         if (ch == '-') ch = '_';
       }
       if (std::get<1>(info.param).in_forward) name += "_in_forward";
+      if (std::get<1>(info.param).delayed) name += "_delayed";
       return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
 
@@ -226,7 +246,8 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
       const bool speculation_moot =
           (c.sync == zero::Sync::kSpeculativeGradsOnHost ||
            c.sync == zero::Sync::kWriteBackBeforeGather ||
-           c.sync == zero::Sync::kHostStepBeforeGather) &&
+           c.sync == zero::Sync::kHostStepBeforeGather ||
+           c.sync == zero::Sync::kWriteBackBeforeHostPiece) &&
           offload != Offload::kOptimizer;
       EXPECT_EQ(moot, speculation_moot ||
                           (offload == Offload::kOptimizerAndParam &&

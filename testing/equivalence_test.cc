@@ -19,6 +19,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -177,6 +178,16 @@ void Check(const Case& c) {
     EXPECT_EQ(zero.losses, plain.losses) << c.name;
     EXPECT_EQ(zero.params, plain.params) << c.name;
     EXPECT_EQ(zero.skipped, plain.skipped) << c.name;
+  }
+  if (options.host_step_delayed) {
+    // The lag is real: the first step is the same bits as without it (the
+    // same parameters), the second runs on older ones.
+    zero::ZeroOptions prompt = options;
+    prompt.host_step_delayed = false;
+    ASSERT_OK_AND_ASSIGN(RunResult plain,
+                         RunZero(spec, prompt, c.world, 2, *data, sim));
+    EXPECT_EQ(zero.losses[0], plain.losses[0]) << c.name;
+    if (!zero.skipped[0]) EXPECT_NE(zero.losses[1], plain.losses[1]) << c.name;
   }
   if (options.lm_head_chunk_tokens > 0) {
     // The first step's loss comes from the same parameters: the chunked
@@ -634,43 +645,51 @@ std::vector<Case> Cases() {
       {"head_chunks_f16_w1", 1, head_chunks(3, [](zero::ZeroOptions& o) {
          o.dtype = runtime::DType::kF16;
        })});
-  // The host update under the next forward (zero3.host_step_overlap
-  // "forward"): bitwise the run with it at the end of the step (Check), in
-  // pieces, with clipping, bf16 and accumulation, fp16 overflow, twin-flow
-  // and the speculative step.
-  auto in_forward = [=](std::function<void(zero::ZeroOptions&)> more) {
+  // The host step moved (zero3.host_step_overlap): under the next forward,
+  // bitwise the run with it at the end of the step (Check), and ZeRO-
+  // Offload's one-step delayed update, against the reference run on the
+  // same lag (whose device share lags too); each in pieces, with clipping,
+  // bf16 and accumulation, fp16 overflow and twin-flow.
+  using Mode = bool zero::ZeroOptions::*;
+  auto moved = [=](Mode mode, std::function<void(zero::ZeroOptions&)> more) {
     return [=](zero::ZeroOptions& o) {
       offload(o);
-      o.host_step_in_forward = true;
+      o.*mode = true;
       o.reduce_bucket_size = 3000;
       o.sub_group_size = 5000;
       o.host_step_piece = 777;
       if (more) more(o);
     };
   };
-  for (int world : {1, 2}) {
-    cases.push_back({absl::StrCat("host_step_in_forward_w", world), world,
-                     in_forward(nullptr)});
+  const std::pair<std::string, Mode> modes[] = {
+      {"host_step_in_forward", &zero::ZeroOptions::host_step_in_forward},
+      {"host_step_delayed", &zero::ZeroOptions::host_step_delayed}};
+  for (const auto& [name, mode] : modes) {
+    for (int world : {1, 2}) {
+      cases.push_back(
+          {absl::StrCat(name, "_w", world), world, moved(mode, nullptr)});
+    }
+    cases.push_back(
+        {name + "_clipping", 2,
+         moved(mode, [](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
+         "tiny", true});
+    cases.push_back(
+        {name + "_bf16_accumulation2", 2, moved(mode, [](zero::ZeroOptions& o) {
+           o.dtype = runtime::DType::kBF16;
+           o.accumulation = 2;
+         })});
+    cases.push_back(
+        {name + "_f16_overflow_skips", 1, moved(mode, f16_overflow)});
+    cases.push_back(
+        {name + "_twin_flow", 2,
+         moved(mode, [](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
   }
-  cases.push_back(
-      {"host_step_in_forward_clipping", 2,
-       in_forward([](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
-       "tiny", true});
-  cases.push_back({"host_step_in_forward_bf16_accumulation2", 2,
-                   in_forward([](zero::ZeroOptions& o) {
-                     o.dtype = runtime::DType::kBF16;
-                     o.accumulation = 2;
-                   })});
-  cases.push_back(
-      {"host_step_in_forward_f16_overflow_skips", 1, in_forward(f16_overflow)});
-  cases.push_back(
-      {"host_step_in_forward_twin_flow", 2,
-       in_forward([](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
   cases.push_back({"host_step_in_forward_speculative", 1,
-                   in_forward([](zero::ZeroOptions& o) {
-                     o.speculative_step = zero::SpeculativeStep::kOn;
-                     o.gradient_clipping = 1.6;
-                   }),
+                   moved(&zero::ZeroOptions::host_step_in_forward,
+                         [](zero::ZeroOptions& o) {
+                           o.speculative_step = zero::SpeculativeStep::kOn;
+                           o.gradient_clipping = 1.6;
+                         }),
                    "tiny", true, nullptr, true});
   return cases;
 }

@@ -178,6 +178,11 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   const float inv_world = 1.0f / static_cast<float>(world_);
   ReferenceStep result;
   double loss_sum = 0;
+  // The one-step delayed update: the next step runs on the master from
+  // before this step's update.
+  const bool delayed = zero::DelayedUpdateApplies(options_);
+  std::vector<std::vector<float>> before;
+  if (delayed) before = master_;
   for (int micro = 0; micro < a_steps; ++micro) {
     std::vector<std::vector<float>> rank_sum(num_params);
     for (int p = 0; p < num_params; ++p)
@@ -248,6 +253,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   if (!std::isfinite(norm_squared)) {
     result.skipped = true;
     if (scaler_.dynamic()) scaler_.Update(true);
+    // Delayed: the last update reaches the device now.
+    if (delayed) ZR_RETURN_IF_ERROR(UploadParams());
     return result;
   }
   double combined = scale;
@@ -275,6 +282,12 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     args.adamw_mode = options_.adamw_mode;
     kernels::AdamWStep(args, master_[p].data(), g.data(), m_[p].data(),
                        v_[p].data());
+  }
+  if (delayed) {
+    std::swap(master_, before);
+    ZR_RETURN_IF_ERROR(UploadParams());
+    std::swap(master_, before);
+    return result;
   }
   ZR_RETURN_IF_ERROR(UploadParams());
   return result;

@@ -390,6 +390,25 @@ TEST(ConfigLoaderTest, ValidConfigs) {
          EXPECT_EQ(c.zero3().host_step_overlap(), "forward");
        },
        {}},
+      {"host_step_overlap delayed replaces super_offload",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
+           "super_offload": true}},
+           "zero3": {"host_step_overlap": "delayed"}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero3().host_step_overlap(), "delayed");
+       },
+       {"zero_optimization.offload_optimizer.super_offload: the speculative "
+        "host step stays off: zero3.host_step_overlap \"delayed\" runs the "
+        "host step during the next step instead"}},
+      {"host_step_overlap delayed where the host step cannot move",
+       R"({"zero3": {"host_step_overlap": "delayed"}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero3().host_step_overlap(), "delayed");
+       },
+       {"zero3.host_step_overlap: the host step stays at the end of the "
+        "step: the optimizer is not offloaded"}},
       {"host_step_overlap where the host step cannot move",
        R"({"zero3": {"host_step_overlap": "forward"}})",
        1,
@@ -672,8 +691,9 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
       {"bad host_step_overlap",
        R"({"zero3": {"host_step_overlap": "forwards"}})",
        1,
-       {"zero3.host_step_overlap (line 1, column 33): must be \"none\" or "
-        "\"forward\", found \"forwards\"; did you mean \"forward\"?"}},
+       {"zero3.host_step_overlap (line 1, column 33): must be \"none\", "
+        "\"forward\" or \"delayed\", found \"forwards\"; did you mean "
+        "\"forward\"?"}},
       {"bad checkpoint_on_failure",
        R"({"zero3": {"checkpoint_on_failure": "warn"}})",
        1,

@@ -147,15 +147,21 @@ void CheckHostStepMoves(const ZeroOptimization& zero, const Zero3& zero3,
   if (why != nullptr) diag->Notice(key, absl::StrCat(stays, ": ", why));
 }
 
-// A string key that takes one of two values.
-void CheckChoice(const std::string& value, const std::string& first,
-                 const std::string& second, const std::string& key,
-                 Diagnostics* diag) {
-  if (value == first || value == second) return;
-  diag->Check(
-      false, key,
-      absl::StrCat("must be ", Quote(first), " or ", Quote(second), ", found ",
-                   Quote(value), DidYouMean(value, {first, second})));
+// A string key that takes one of `choices`.
+void CheckChoice(const std::string& value,
+                 const std::vector<std::string>& choices,
+                 const std::string& key, Diagnostics* diag) {
+  for (const std::string& c : choices) {
+    if (value == c) return;
+  }
+  std::string list;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) list += i + 1 == choices.size() ? " or " : ", ";
+    list += Quote(choices[i]);
+  }
+  diag->Check(false, key,
+              absl::StrCat("must be ", list, ", found ", Quote(value),
+                           DidYouMean(value, choices)));
 }
 
 // The scheduler's type, its parameters against the type, and the values
@@ -245,30 +251,32 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        }},
       {"zero3.grad_offload",
        [&] {
-         CheckChoice(config.zero3().grad_offload(), "async", "blocking",
+         CheckChoice(config.zero3().grad_offload(), {"async", "blocking"},
                      "zero3.grad_offload", diag);
        }},
       {"zero3.checkpoint_write",
        [&] {
-         CheckChoice(config.zero3().checkpoint_write(), "async", "blocking",
+         CheckChoice(config.zero3().checkpoint_write(), {"async", "blocking"},
                      "zero3.checkpoint_write", diag);
        }},
       {"zero3.checkpoint_on_failure",
        [&] {
-         CheckChoice(config.zero3().checkpoint_on_failure(), "stop", "continue",
-                     "zero3.checkpoint_on_failure", diag);
+         CheckChoice(config.zero3().checkpoint_on_failure(),
+                     {"stop", "continue"}, "zero3.checkpoint_on_failure", diag);
        }},
       {"zero3.grad_offload_copy",
        [&] {
-         CheckChoice(config.zero3().grad_offload_copy(), "bucketed",
-                     "per_param_fp32", "zero3.grad_offload_copy", diag);
+         CheckChoice(config.zero3().grad_offload_copy(),
+                     {"bucketed", "per_param_fp32"}, "zero3.grad_offload_copy",
+                     diag);
        }},
       {"zero3.host_step_overlap",
        [&] {
-         CheckChoice(config.zero3().host_step_overlap(), "none", "forward",
-                     "zero3.host_step_overlap", diag);
+         CheckChoice(config.zero3().host_step_overlap(),
+                     {"none", "forward", "delayed"}, "zero3.host_step_overlap",
+                     diag);
          CheckHostStepMoves(zero, config.zero3(),
-                            config.zero3().host_step_overlap() == "forward",
+                            config.zero3().host_step_overlap() != "none",
                             "zero3.host_step_overlap",
                             "the host step stays at the end of the step", diag);
        }},
@@ -276,7 +284,7 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
       {"zero3.pinned_fallback",
        [&] {
-         CheckChoice(config.zero3().pinned_fallback(), "error", "pageable",
+         CheckChoice(config.zero3().pinned_fallback(), {"error", "pageable"},
                      "zero3.pinned_fallback", diag);
        }},
       {"zero_optimization.offload_optimizer.super_offload",
@@ -285,6 +293,14 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
                             zero.offload_optimizer().super_offload(),
                             "zero_optimization.offload_optimizer.super_offload",
                             "the speculative host step stays off", diag);
+         if (zero.offload_optimizer().super_offload() &&
+             config.zero3().host_step_overlap() == "delayed" &&
+             HostStepCannotMove(zero, config.zero3()) == nullptr) {
+           diag->Notice("zero_optimization.offload_optimizer.super_offload",
+                        "the speculative host step stays off: "
+                        "zero3.host_step_overlap \"delayed\" runs the host "
+                        "step during the next step instead");
+         }
        }},
       {"scheduler", [&] { CheckScheduler(config, diag); }},
   };

@@ -96,7 +96,8 @@ absl::Status Engine::Init(const model::ParamSource& params) {
                       zero::GradReducer::Create(ctx_, model_->modules()));
   PlanHostPieces();
   if ((zero::SpeculationApplies(options_) ||
-       zero::ForwardOverlapApplies(options_)) &&
+       zero::ForwardOverlapApplies(options_) ||
+       zero::DelayedUpdateApplies(options_)) &&
       ctx_.host_elements() > 0) {
     runtime::Device& dev = rt_.device();
     ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));

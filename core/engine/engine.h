@@ -223,23 +223,32 @@ class Engine : private model::ParamProvider {
   // master and moments into the next ones; both write the new working copy
   // into staging_ (or shard_ with offload_param).
   absl::Status HostAdamPiece(int piece, const kernels::AdamWArgs& args,
-                             bool speculative);
+                             const runtime::TensorRef& grads, bool speculative);
   // The H2D (or fp32 write-back) of one updated piece; with write_back_,
   // left for IssueWriteBack.
   absl::Status WriteBackPiece(int piece);
   // The H2D of one piece's working copy, from staging_ into shard_, on `s`.
   absl::Status CopyPieceToDevice(runtime::Stream& s, int piece);
   // With write_back_: the updated working copy's H2D, piece by piece, each
-  // recording piece_written_, when an update left it pending. At the start
-  // of the next step (after its inputs' copy) and before the state is read
-  // or replaced.
+  // recording piece_written_, when an update left it pending for this step
+  // (write_back_step_). At the start of a step (after its inputs' copy) and
+  // before the state is read or replaced.
   absl::Status IssueWriteBack();
   // With host_step_in_forward: the deferred host update of the pieces that
   // overlap the flat range [begin, begin + elements), each then written
   // back on write_back_ (recording piece_written_). The coordinator calls
   // it before a gather waits for the range's writes; the pieces left run
   // before the next backward and before the state is read or replaced.
+  // With host_step_delayed: each piece first waits for the last write-back
+  // of its staging (write-back-before-host-piece), and its own write-back
+  // is left for the start of the step after next.
   absl::Status RunDeferredPieces(int64_t begin, int64_t elements);
+  // One deferred piece: its update, then its write-back (forward overlap)
+  // or left pending (delayed).
+  absl::Status RunDeferredPiece(int index);
+  // With host_step_delayed, while the forward just issued runs: deferred
+  // pieces in order until the loss has been copied (Event::Query).
+  absl::Status RunDelayedPiecesUnderForward();
   // Every deferred piece (before backward overwrites the host gradients).
   absl::Status RunAllDeferredPieces();
   // Before the state is read or replaced: every deferred piece, then the
@@ -298,6 +307,16 @@ class Engine : private model::ParamProvider {
   // AdamW has not run yet.
   kernels::AdamWArgs deferred_args_;
   std::vector<bool> piece_deferred_;
+  // The gradients the deferred pieces read: the reducer's host partition
+  // at the update (with host_step_delayed the next backward fills the
+  // other one).
+  runtime::TensorRef deferred_grads_;
+  // The step at whose start the pending write-back is issued: at once
+  // (0), or with host_step_delayed the step after the one whose forward
+  // and backward the pieces ran beside (deferred_write_back_step_ while
+  // they are deferred).
+  int64_t write_back_step_ = 0;
+  int64_t deferred_write_back_step_ = 0;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
   zero::ZeroContext ctx_;

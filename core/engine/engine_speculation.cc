@@ -121,7 +121,8 @@ absl::Status Engine::SpeculateNextPiece() {
     pass.active = false;
     return absl::OkStatus();
   }
-  ZR_RETURN_IF_ERROR(HostAdamPiece(i, pass.args, /*speculative=*/true));
+  ZR_RETURN_IF_ERROR(HostAdamPiece(i, pass.args, reducer_->host_partition(),
+                                   /*speculative=*/true));
   ++pass.stats->speculative_pieces;
   pass.active = ++pass.next < pass.order.size();
   return absl::OkStatus();

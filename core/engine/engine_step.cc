@@ -86,6 +86,9 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   ZR_RETURN_IF_ERROR(
       compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
   ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
+  const bool delayed = zero::DelayedUpdateApplies(options_);
+  // The delayed update's pieces fill the host's wait for the loss.
+  if (delayed) ZR_RETURN_IF_ERROR(RunDelayedPiecesUnderForward());
   if (options_.syncs.enabled(Sync::kLossRead)) {
     ZR_RETURN_IF_ERROR(loss_copied_->Synchronize());
   }
@@ -103,7 +106,8 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
 
   // The host update deferred into this forward reads the host gradients
   // that backward's copies overwrite: what the gathers left runs now.
-  ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
+  // (Delayed, backward fills the other buffer.)
+  if (!delayed) ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
   const bool boundary = micro == a - 1;
   const bool speculate = boundary && SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
@@ -117,6 +121,11 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
     ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
     // Ran (or aborted early); Update validates it and sets the outcome.
     ZR_RETURN_IF_ERROR(Speculate());
+    ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
+  } else if (delayed) {
+    // The rest of the last update, while the device runs the backward.
+    ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
+    ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
     ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
   } else {
     ZR_RETURN_IF_ERROR(reducer_->EndBackward());

@@ -7,6 +7,7 @@
 #include "core/engine/engine.h"
 
 #include <cmath>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,7 +43,8 @@ struct TrainRun {
 TrainRun Train(const model::ModelSpec& spec, const zero::ZeroOptions& options,
                const model::BatchSource& data, int world, int steps,
                sim::SimMode mode = sim::SimMode::kData,
-               const sim::HardwareProfile* profile = nullptr) {
+               const sim::HardwareProfile* profile = nullptr,
+               const std::function<absl::Status(Engine&)>& after_step = {}) {
   sim::SimOptions so;
   so.profile = profile != nullptr ? *profile : sim::TestProfile();
   if (profile == nullptr) so.profile.mutable_gpu()->set_memory_gib(64);
@@ -59,6 +61,7 @@ TrainRun Train(const model::ModelSpec& spec, const zero::ZeroOptions& options,
       ZR_ASSIGN_OR_RETURN(StepStats stats, e->Step());
       if (rt.rank() == 0) run.rank0.push_back(stats);
       run.ranks[rt.rank()].push_back(stats);
+      if (after_step) ZR_RETURN_IF_ERROR(after_step(*e));
     }
     if (rt.rank() == 0 && rt.computes_values()) {
       for (int p = 0; p < e->layout().num_params(); ++p) {
@@ -344,6 +347,34 @@ TEST(EngineTest, SameSeedIsBitIdentical) {
   o.seed = 6;
   const TrainRun c = Train(spec, o, *data, 3, 3);
   EXPECT_NE(a.rank0_params, c.rank0_params);
+}
+
+// The one-step delayed update: reading the state (a checkpoint's snapshot)
+// applies the pending update to the master there, yet the training goes on
+// on the same lag, bit for bit.
+TEST(EngineTest, ReadingTheStateLeavesTheDelayedUpdateAsItWas) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.host_step_delayed = true;
+  o.host_step_piece = 777;
+  o.lr = 1e-2f;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 9);
+  const TrainRun plain = Train(spec, o, *data, 2, 5);
+  int reads = 0;
+  const TrainRun read = Train(spec, o, *data, 2, 5, sim::SimMode::kData,
+                              nullptr, [&](Engine& e) -> absl::Status {
+                                if (e.steps_done() % 2 == 0)
+                                  return absl::OkStatus();
+                                ++reads;
+                                return e.ExportState().status();
+                              });
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ(read.races, 0);
+  ASSERT_EQ(plain.rank0.size(), read.rank0.size());
+  for (size_t s = 0; s < plain.rank0.size(); ++s) {
+    EXPECT_EQ(plain.rank0[s].loss, read.rank0[s].loss) << "step " << s;
+  }
+  EXPECT_EQ(plain.rank0_params, read.rank0_params);
 }
 
 TEST(EngineTest, LossFallsOnTheShippedText) {

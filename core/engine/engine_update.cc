@@ -59,6 +59,15 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
     if (stats->speculation != StepStats::Speculation::kNone) {
       ZR_RETURN_IF_ERROR(ResolveSpeculation(false, stats));
     }
+    if (zero::DelayedUpdateApplies(options_)) {
+      // The next step runs on the parameters from before this one's update,
+      // which did not happen: the current master's. The host share's are
+      // staged already (the last update's pieces ran during this step).
+      if (ctx_.host_begin > 0) {
+        ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
+      }
+      return AfterAppliedUpdate();
+    }
     return coordinator_->AfterUpdate(nullptr);
   }
   // DeepSpeed's unscale_and_clip: one factor for both.
@@ -77,14 +86,25 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   }
   if (ctx_.host_elements() > 0 &&
       stats->speculation != StepStats::Speculation::kCommitted) {
-    if (zero::ForwardOverlapApplies(options_) && write_back_ != nullptr) {
-      // Under the next forward, piece by piece (RunDeferredPieces). The
-      // last update's pieces all ran before this step's backward.
+    const bool delayed = zero::DelayedUpdateApplies(options_);
+    if ((zero::ForwardOverlapApplies(options_) || delayed) &&
+        write_back_ != nullptr) {
+      // Under the next forward, piece by piece (RunDeferredPieces), or
+      // delayed: beside the next step's forward and backward. The last
+      // update's pieces all ran before this step's update.
       ZR_CHECK(std::find(piece_deferred_.begin(), piece_deferred_.end(),
                          true) == piece_deferred_.end())
           << "a deferred host update was lost";
       deferred_args_ = args;
+      deferred_grads_ = reducer_->host_partition();
       piece_deferred_.assign(host_pieces_.size(), true);
+      if (delayed) {
+        // The next backward's gradients go to the other buffer, and this
+        // update's working copy to the device at the start of the step
+        // after next.
+        reducer_->SwapHostPartition();
+        deferred_write_back_step_ = step_ + 2;
+      }
     } else {
       ZR_RETURN_IF_ERROR(HostUpdate(args));
     }
@@ -157,18 +177,18 @@ void Engine::PlanHostPieces() {
 
 absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
   for (size_t i = 0; i < host_pieces_.size(); ++i) {
-    ZR_RETURN_IF_ERROR(HostAdamPiece(static_cast<int>(i), args, false));
+    ZR_RETURN_IF_ERROR(HostAdamPiece(static_cast<int>(i), args,
+                                     reducer_->host_partition(), false));
     ZR_RETURN_IF_ERROR(WriteBackPiece(static_cast<int>(i)));
   }
   return absl::OkStatus();
 }
 
 absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
-                                   bool speculative) {
+                                   const TensorRef& grads, bool speculative) {
   const HostPiece& piece = host_pieces_[index];
   const DType dtype = options_.dtype;
   const int64_t esize = kernels::DTypeSize(dtype);
-  const TensorRef grads = reducer_->host_partition();
   const int64_t gsize = kernels::DTypeSize(grads.dtype);
   const Buffer& lp = options_.offload_param ? shard_ : staging_;
   const int threads = zero::OptimizerThreads(options_.optimizer_threads);
@@ -258,7 +278,9 @@ absl::Status Engine::CopyPieceToDevice(runtime::Stream& s, int index) {
 }
 
 absl::Status Engine::IssueWriteBack() {
-  if (!write_back_pending_) return absl::OkStatus();
+  if (!write_back_pending_ || step_ < write_back_step_) {
+    return absl::OkStatus();
+  }
   write_back_pending_ = false;
   // The last step's gathers of the shard are done: the host waited for the
   // reduce stream, which waited for the backward that waited for them.
@@ -276,13 +298,39 @@ absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
         p.offset + p.elements <= begin) {
       continue;
     }
-    // The previous step's gathers of the shard are done (see
-    // IssueWriteBack): the piece's H2D may overwrite it.
-    ZR_RETURN_IF_ERROR(
-        HostAdamPiece(static_cast<int>(i), deferred_args_, false));
-    ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, static_cast<int>(i)));
-    ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
-    piece_deferred_[i] = false;
+    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::RunDeferredPiece(int index) {
+  const bool delayed = zero::DelayedUpdateApplies(options_);
+  // Delayed, the staging still holds the last update's working copy until
+  // its write-back (issued at this step's start) has read it.
+  if (delayed &&
+      options_.syncs.enabled(zero::Sync::kWriteBackBeforeHostPiece)) {
+    ZR_RETURN_IF_ERROR(piece_written_[index]->Synchronize());
+  }
+  ZR_RETURN_IF_ERROR(
+      HostAdamPiece(index, deferred_args_, deferred_grads_, false));
+  piece_deferred_[index] = false;
+  if (delayed) {
+    write_back_pending_ = true;
+    write_back_step_ = deferred_write_back_step_;
+    return absl::OkStatus();
+  }
+  // The previous step's gathers of the shard are done (see
+  // IssueWriteBack): the piece's H2D may overwrite it.
+  ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, index));
+  return write_back_->Record(*piece_written_[index]);
+}
+
+absl::Status Engine::RunDelayedPiecesUnderForward() {
+  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
+    if (!piece_deferred_[i]) continue;
+    ZR_ASSIGN_OR_RETURN(const bool forward_done, loss_copied_->Query());
+    if (forward_done) break;
+    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
   }
   return absl::OkStatus();
 }
@@ -292,6 +340,9 @@ absl::Status Engine::RunAllDeferredPieces() {
 }
 
 absl::Status Engine::FinishHostStep() {
+  // Delayed, a write-back due at the next step's start goes first: the
+  // pieces then rewrite its staging.
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
   ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
   return IssueWriteBack();
 }
@@ -310,6 +361,9 @@ absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,
 }
 
 absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
+  // Delayed, the next step runs on the master from before this update.
+  const bool delayed = zero::DelayedUpdateApplies(options_);
+  if (delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
   const TensorRef grads = reducer_->device_partition();
   for (size_t g = 0; g < sub_groups_.size(); ++g) {
     if (sub_groups_[g].offset >= ctx_.host_begin) break;  // the host share
@@ -331,6 +385,7 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
           KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
     }
   }
+  if (delayed) return absl::OkStatus();
   return CastDeviceShare("new working shard");
 }
 

@@ -160,14 +160,18 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
       AllocateHost(*ctx_.rt, 8 * layout.data_parallel_size(),
                    HostMemoryKind::kPinned, "gradient norm squared (host)"));
   if (ctx_.options->offload_optimizer && ctx_.host_elements() > 0) {
-    ZR_ASSIGN_OR_RETURN(
-        host_partition_,
-        AllocateHost(
-            *ctx_.rt, ctx_.host_elements() * kernels::DTypeSize(host_dtype_),
-            ctx_.options->optimizer_pin_memory ? HostMemoryKind::kPinned
-                                               : HostMemoryKind::kPageable,
-            absl::StrCat("host gradients (", kernels::DTypeName(host_dtype_),
-                         ")")));
+    runtime::OwnedBuffer* copies[] = {&host_partition_, &other_host_partition_};
+    const int n = DelayedUpdateApplies(*ctx_.options) ? 2 : 1;
+    for (int i = 0; i < n; ++i) {
+      ZR_ASSIGN_OR_RETURN(
+          *copies[i],
+          AllocateHost(
+              *ctx_.rt, ctx_.host_elements() * kernels::DTypeSize(host_dtype_),
+              ctx_.options->optimizer_pin_memory ? HostMemoryKind::kPinned
+                                                 : HostMemoryKind::kPageable,
+              absl::StrCat("host gradients (", kernels::DTypeName(host_dtype_),
+                           i == 0 ? ")" : ", second)")));
+    }
   }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
   if (SpeculationApplies(*ctx_.options)) {
@@ -210,6 +214,11 @@ TensorRef GradReducer::device_partition() const {
 }
 TensorRef GradReducer::host_partition() const {
   return TensorRef::Of(host_partition_, host_dtype_, 0, ctx_.host_elements());
+}
+void GradReducer::SwapHostPartition() {
+  ZR_CHECK(other_host_partition_.valid())
+      << "one host gradient partition: no delayed update";
+  std::swap(host_partition_, other_host_partition_);
 }
 TensorRef GradReducer::host_norm_squared() const {
   return TensorRef::Of(norm_host_, DType::kF32, 0,

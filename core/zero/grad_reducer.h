@@ -135,6 +135,11 @@ class GradReducer {
   // dtype when there is no accumulation (accumulation == 1), where the
   // reduced gradients go to the host without a device fp32 copy.
   runtime::TensorRef host_partition() const;
+  // With the one-step delayed update (DelayedUpdateApplies): the next
+  // boundary backward offloads into the other of two host partitions, and
+  // host_partition() names that one; the one it named keeps the gradients
+  // the delayed update reads meanwhile.
+  void SwapHostPartition();
   // Pinned host memory holding every rank's sum of squares of its gradient
   // partition after the boundary backward: W pairs [hi, lo] of fp32 whose
   // double sums add up to the global sum of squares.
@@ -196,6 +201,7 @@ class GradReducer {
   runtime::DType host_dtype_ = runtime::DType::kF32;
   runtime::OwnedBuffer partition_;
   runtime::OwnedBuffer host_partition_;
+  runtime::OwnedBuffer other_host_partition_;  // see SwapHostPartition
   runtime::OwnedBuffer norm_device_;
   runtime::OwnedBuffer norm_gathered_;
   runtime::OwnedBuffer norm_host_;

@@ -121,6 +121,15 @@ struct ZeroOptions {
   // before the next backward, or before the state is read. Bitwise the same
   // training. Needs what ForwardOverlapApplies says.
   bool host_step_in_forward = false;
+  // ZeRO-Offload's one-step delayed parameter update
+  // (zero3.host_step_overlap: "delayed"), which changes the training: the
+  // forward and backward of step s run on the parameters from before step
+  // s - 1's update, so the host share's AdamW of step s - 1 runs during
+  // step s, beside its forward and backward, from a second host gradient
+  // buffer. The device share's working copy lags the same way. Needs what
+  // DelayedUpdateApplies says; takes precedence over host_step_in_forward
+  // and the speculative step.
+  bool host_step_delayed = false;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy
@@ -141,16 +150,23 @@ inline bool HostStepCanMove(const ZeroOptions& options) {
          !options.per_param_fp32_grads;
 }
 
+// Whether `options` asks for the one-step delayed update in a mode that has
+// it.
+inline bool DelayedUpdateApplies(const ZeroOptions& options) {
+  return options.host_step_delayed && HostStepCanMove(options);
+}
+
 // Whether `options` asks for the speculative step in a mode that has it.
 inline bool SpeculationApplies(const ZeroOptions& options) {
   return options.speculative_step != SpeculativeStep::kOff &&
-         HostStepCanMove(options);
+         HostStepCanMove(options) && !DelayedUpdateApplies(options);
 }
 
 // Whether `options` defers the host update into the next forward in a mode
 // that has it.
 inline bool ForwardOverlapApplies(const ZeroOptions& options) {
-  return options.host_step_in_forward && HostStepCanMove(options);
+  return options.host_step_in_forward && HostStepCanMove(options) &&
+         !DelayedUpdateApplies(options);
 }
 
 }  // namespace zero

@@ -59,11 +59,15 @@ constexpr Entry kEntries[] = {
     {Sync::kWriteBackBeforeGather, "write-back-before-gather",
      "all-gather stream waits for the write-back of the pieces a parameter "
      "overlaps before gathering it in the next step (super_offload, "
-     "zero3.host_step_overlap forward)"},
+     "zero3.host_step_overlap forward or delayed)"},
     {Sync::kHostStepBeforeGather, "host-step-before-gather",
      "host runs the deferred AdamW of the pieces a parameter overlaps, and "
      "issues their write-back, before its gather waits for them "
      "(zero3.host_step_overlap forward)"},
+    {Sync::kWriteBackBeforeHostPiece, "write-back-before-host-piece",
+     "host waits for the write-back of a piece's last working copy before "
+     "the delayed update's AdamW rewrites its staging "
+     "(zero3.host_step_overlap delayed)"},
 };
 
 const Entry& EntryOf(Sync sync) {

@@ -81,6 +81,11 @@ enum class Sync {
   // AdamW of those pieces and issues their write-back (which records what
   // write-back-before-gather waits for).
   kHostStepBeforeGather,
+  // With the one-step delayed update (zero3.host_step_overlap: "delayed"):
+  // the host waits for the write-back of a piece's last working copy, issued
+  // at the step's start, before the piece's AdamW rewrites its staging
+  // beside the forward.
+  kWriteBackBeforeHostPiece,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

@@ -25,12 +25,18 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "grad_offload_copy per_param_fp32) has this synchronization";
   }
   if (sync == Sync::kWriteBackBeforeGather && !SpeculationApplies(options) &&
-      !ForwardOverlapApplies(options)) {
+      !ForwardOverlapApplies(options) && !DelayedUpdateApplies(options)) {
     return "only the speculative step (offload_optimizer.super_offload) and "
-           "the host step under the forward (zero3.host_step_overlap "
-           "\"forward\"), with the optimizer offloaded and neither "
+           "the moved host step (zero3.host_step_overlap \"forward\" or "
+           "\"delayed\"), with the optimizer offloaded and neither "
            "offload_param nor grad_offload_copy per_param_fp32, write the "
            "working copy back on a stream of its own";
+  }
+  if (sync == Sync::kWriteBackBeforeHostPiece &&
+      !DelayedUpdateApplies(options)) {
+    return "only the delayed update (zero3.host_step_overlap \"delayed\", "
+           "with the optimizer offloaded and neither offload_param nor "
+           "grad_offload_copy per_param_fp32) has this synchronization";
   }
   if (sync == Sync::kHostStepBeforeGather && !ForwardOverlapApplies(options)) {
     return "only the host step under the forward (zero3.host_step_overlap "

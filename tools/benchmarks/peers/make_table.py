@@ -45,6 +45,11 @@ def describe(rec):
             what += f", `ratio: {share}`" if share != "auto" else ', `ratio: "auto"`'
         if "super_offload=true" in variant:
             what += ", `super_offload: true`"
+        overlap = re.search(r"zero3\.host_step_overlap=(\S+)", variant)
+        if overlap:
+            what += f", `host_step_overlap: {overlap.group(1)}`"
+            if overlap.group(1) == "delayed":
+                what += " (one-step delayed update: changes the training)"
         clip = re.search(r"gradient_clipping=(\S+)", variant)
         if clip:
             what += f", `gradient_clipping: {clip.group(1)}`"

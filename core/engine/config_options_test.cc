@@ -1,0 +1,60 @@
+// Copyright 2026 The zero3 Authors.
+//
+// OptionsFromConfig: how zero3.host_step_overlap and super_offload reach the
+// engine's options, and which of the modes then applies.
+
+#include "core/engine/config_options.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/config/config_loader.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace zero3 {
+namespace engine {
+namespace {
+
+zero::ZeroOptions Options(const std::string& json) {
+  auto loaded = config::LoadConfigText(json, config::ConfigFormat::kJson);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  auto o = OptionsFromConfig(loaded->config, 64, 0);
+  EXPECT_TRUE(o.ok()) << o.status();
+  return *o;
+}
+
+constexpr char kOffloaded[] =
+    R"("zero_optimization": {"offload_optimizer": {"device": "cpu",
+       "super_offload": true}})";
+
+TEST(ConfigOptionsTest, HostStepOverlapPicksOneMode) {
+  const zero::ZeroOptions none = Options(absl::StrCat("{", kOffloaded, "}"));
+  EXPECT_TRUE(zero::SpeculationApplies(none));
+  EXPECT_FALSE(zero::ForwardOverlapApplies(none));
+  EXPECT_FALSE(zero::DelayedUpdateApplies(none));
+
+  const zero::ZeroOptions forward = Options(absl::StrCat(
+      "{", kOffloaded, R"(, "zero3": {"host_step_overlap": "forward"}})"));
+  EXPECT_TRUE(zero::ForwardOverlapApplies(forward));
+  EXPECT_FALSE(zero::DelayedUpdateApplies(forward));
+
+  // The delayed update replaces both others.
+  const zero::ZeroOptions delayed = Options(absl::StrCat(
+      "{", kOffloaded, R"(, "zero3": {"host_step_overlap": "delayed"}})"));
+  EXPECT_TRUE(delayed.host_step_delayed);
+  EXPECT_TRUE(zero::DelayedUpdateApplies(delayed));
+  EXPECT_FALSE(zero::SpeculationApplies(delayed));
+  EXPECT_FALSE(zero::ForwardOverlapApplies(delayed));
+}
+
+TEST(ConfigOptionsTest, DelayedNeedsTheOptimizerOffloaded) {
+  const zero::ZeroOptions o =
+      Options(R"({"zero3": {"host_step_overlap": "delayed"}})");
+  EXPECT_TRUE(o.host_step_delayed);
+  EXPECT_FALSE(zero::DelayedUpdateApplies(o));
+}
+
+}  // namespace
+}  // namespace engine
+}  // namespace zero3
