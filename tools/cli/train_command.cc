@@ -768,7 +768,12 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                            o.grad_offload == zero::GradOffload::kAsync
                                ? "async"
                                : "blocking",
-                           " gradient offload)")
+                           " gradient offload",
+                           zero::DelayedUpdateApplies(o)
+                               ? "; one-step delayed update, which changes "
+                                 "the training"
+                               : "",
+                           ")")
             : std::string("on the device"));
     if (backend_ == "sim") {
       out << "times: simulated (virtual time on " << in.profile.name()

@@ -414,6 +414,7 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   }
   ZR_ASSIGN_OR_RETURN(VariantResult out, std::move(simulated));
   out.settings = v.settings;
+  out.changes_training = zero::DelayedUpdateApplies(r.options);
   if (s.save_interval() > 0) {
     CheckpointCostInput c;
     c.profile = r.profile;
@@ -787,9 +788,12 @@ void AppendFastest(const ScenarioResult& r, bool full_keys, std::string* out) {
     return;
   }
   absl::StrAppend(
-      out,
-      absl::StrFormat("\nfastest that fits: %s (%.0f tokens/s)\n",
-                      Label(v.settings, full_keys), v.metrics.tokens_per_s));
+      out, absl::StrFormat("\nfastest that fits: %s (%.0f tokens/s)%s\n",
+                           Label(v.settings, full_keys), v.metrics.tokens_per_s,
+                           v.changes_training
+                               ? "; it changes the training (one-step "
+                                 "delayed update)"
+                               : ""));
 }
 
 // The change of each variant against the baseline, in percent.
@@ -915,6 +919,9 @@ std::string FormatJson(const ScenarioResult& r) {
                       config::FormatJsonDouble(v.does_not_fit->capacity_gib),
                       ", \"does_not_fit\": ",
                       config::QuoteJsonString(v.does_not_fit->message));
+    }
+    if (v.changes_training) {
+      absl::StrAppend(&out, ", \"changes_training\": true");
     }
     for (const std::string& n : names) {
       absl::StrAppend(&out, ", \"", n, "\": ",

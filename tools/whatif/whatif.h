@@ -72,6 +72,9 @@ struct VariantResult {
   // With the scenario's save_interval: what saving costs.
   std::optional<CheckpointCost> checkpoint;
   bool checkpoint_async = true;
+  // The variant trains differently from the exact step: the one-step
+  // delayed update (zero3.host_step_overlap "delayed").
+  bool changes_training = false;
   // Set when the variant does not fit; its metrics are then zero but for
   // device_memory_gib, the need.
   std::optional<DoesNotFit> does_not_fit;

@@ -370,6 +370,26 @@ TEST(WhatifTest, AGpuSweepComparesTokensPerGpu) {
   EXPECT_THAT(FormatTable(m), HasSubstr("fastest that fits: "));
 }
 
+// The delayed update is marked where it wins: it trains differently.
+TEST(WhatifTest, TheFastestLineSaysWhenTheVariantChangesTheTraining) {
+  Scenario s = Small();
+  s.set_gpus(1);
+  s.add_set("zero_optimization.offload_optimizer.device=cpu");
+  Vary* v = s.add_vary();
+  v->set_key("zero3.host_step_overlap");
+  v->add_values("none");
+  v->add_values("delayed");
+  ASSERT_OK_AND_ASSIGN(ScenarioResult r, RunScenario(s, {}));
+  ASSERT_EQ(r.variants.size(), 2u);
+  EXPECT_FALSE(r.variants[0].changes_training);
+  EXPECT_TRUE(r.variants[1].changes_training);
+  ASSERT_EQ(r.fastest, 1);
+  EXPECT_THAT(FormatTable(r),
+              HasSubstr("fastest that fits: host_step_overlap=delayed ("));
+  EXPECT_THAT(FormatTable(r), HasSubstr("; it changes the training"));
+  EXPECT_THAT(FormatJson(r), HasSubstr("\"changes_training\": true"));
+}
+
 TEST(WhatifTest, FastestLineNamesTheFittingVariantWithTheMostTokens) {
   ASSERT_OK_AND_ASSIGN(
       ScenarioResult big,
