@@ -91,6 +91,7 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
   if (c.in_forward || c.delayed) {
     o.host_step_in_forward = c.in_forward;
     o.host_step_delayed = c.delayed;
+    o.delayed_piece_after_wait_ns = 0;  // pieces between modules too
     o.host_step_piece = 777;  // several pieces, each overlapping parameters
   }
   return o;

@@ -658,6 +658,8 @@ std::vector<Case> Cases() {
       o.reduce_bucket_size = 3000;
       o.sub_group_size = 5000;
       o.host_step_piece = 777;
+      // Delayed: a piece after every module too, wherever it is issued.
+      o.delayed_piece_after_wait_ns = 0;
       if (more) more(o);
     };
   };

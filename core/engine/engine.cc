@@ -201,6 +201,7 @@ absl::Status Engine::AllocateStepBuffers() {
 // ParamProvider -------------------------------------------------------------
 
 absl::Status Engine::BeginModule(int module, model::Pass pass) {
+  module_begin_ns_ = rt_.NowNanos();
   ZR_RETURN_IF_ERROR(coordinator_->BeginModule(module, pass));
   if (pass == model::Pass::kBackward) {
     ZR_RETURN_IF_ERROR(reducer_->BeginModule(module));
@@ -212,6 +213,7 @@ TensorRef Engine::Param(int param) { return coordinator_->Param(param); }
 
 absl::Status Engine::EndModule(int module, model::Pass pass) {
   ZR_RETURN_IF_ERROR(coordinator_->EndModule(module, pass));
+  ZR_RETURN_IF_ERROR(RunDelayedPieceIfBlocked());
   if (pass == model::Pass::kBackward) return SpeculateEarly();
   return absl::OkStatus();
 }

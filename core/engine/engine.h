@@ -246,6 +246,12 @@ class Engine : private model::ParamProvider {
   // One deferred piece: its update, then its write-back (forward overlap)
   // or left pending (delayed).
   absl::Status RunDeferredPiece(int index);
+  // With host_step_delayed, at a module's end: the next deferred piece when
+  // issuing the module kept the host waiting for the device (a full launch
+  // queue, a buffer still in use) for at least
+  // options_.delayed_piece_after_wait_ns, so the device has work queued to
+  // run meanwhile.
+  absl::Status RunDelayedPieceIfBlocked();
   // With host_step_delayed, while the forward just issued runs: deferred
   // pieces in order until the loss has been copied (Event::Query).
   absl::Status RunDelayedPiecesUnderForward();
@@ -317,6 +323,7 @@ class Engine : private model::ParamProvider {
   // they are deferred).
   int64_t write_back_step_ = 0;
   int64_t deferred_write_back_step_ = 0;
+  int64_t module_begin_ns_ = 0;  // host time of the last BeginModule
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;
   zero::ZeroContext ctx_;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <functional>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -423,6 +424,59 @@ TEST(EngineTest, AsyncPinnedOffloadShortensBackwardInVirtualTime) {
   EXPECT_TRUE(
       absl::StrContains(blocking.trace, "blocked: pageable copy grad D2H"));
   EXPECT_FALSE(absl::StrContains(async.trace, "blocked: pageable copy"));
+}
+
+// Rank 0's host-thread spans of a trace: name, start and end (us).
+struct HostSpan {
+  std::string name;
+  double start, end;
+};
+std::vector<HostSpan> HostSpans(const std::string& trace) {
+  static const std::regex re(
+      R"re("name":"([^"]*)","cat":"[^"]*","pid":0,"tid":0,"ts":([0-9.]+),"dur":([0-9.]+))re");
+  std::vector<HostSpan> spans;
+  for (std::sregex_iterator it(trace.begin(), trace.end(), re), end; it != end;
+       ++it) {
+    const double ts = std::stod((*it)[2]);
+    spans.push_back({(*it)[1], ts, ts + std::stod((*it)[3])});
+  }
+  return spans;
+}
+
+// The delayed update's pieces fill the host's waits while it issues the
+// backward (a full launch queue), instead of all waiting until backward
+// is issued: in the last step, a piece runs before the host's last wait.
+TEST(EngineTest, DelayedPiecesRunWhileTheHostWaitsToIssue) {
+  auto spec = model::LoadModelSpec("qwen2.5-1.5b").value();
+  auto profile = sim::LoadProfile("h200_sxm").value();
+  zero::ZeroOptions o;
+  o.dtype = runtime::DType::kBF16;
+  o.micro_batch = 4;
+  o.seq = 2048;
+  o.offload_optimizer = true;
+  o.host_step_delayed = true;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun run =
+      Train(spec, o, *data, 1, 3, sim::SimMode::kTiming, &profile);
+  const std::vector<HostSpan> spans = HostSpans(run.trace);
+  const HostSpan* bwd = nullptr;
+  for (const HostSpan& s : spans) {
+    if (s.name == "BWD") bwd = &s;
+  }
+  ASSERT_NE(bwd, nullptr);
+  double first_piece = -1, last_wait = -1;
+  for (const HostSpan& s : spans) {
+    if (s.start < bwd->start || s.end > bwd->end) continue;
+    if (absl::StartsWith(s.name, "adamw") && first_piece < 0) {
+      first_piece = s.start;
+    }
+    if (absl::StartsWith(s.name, "blocked: launch queue full")) {
+      last_wait = s.start;
+    }
+  }
+  ASSERT_GE(first_piece, 0) << "no piece ran during backward";
+  ASSERT_GE(last_wait, 0) << "the host never waited to issue";
+  EXPECT_LT(first_piece, last_wait);
 }
 
 // The host share of the optimizer on rank 0, with a device of `gib`.

@@ -335,6 +335,18 @@ absl::Status Engine::RunDelayedPiecesUnderForward() {
   return absl::OkStatus();
 }
 
+absl::Status Engine::RunDelayedPieceIfBlocked() {
+  if (!zero::DelayedUpdateApplies(options_) ||
+      rt_.NowNanos() - module_begin_ns_ <
+          options_.delayed_piece_after_wait_ns) {
+    return absl::OkStatus();
+  }
+  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
+    if (piece_deferred_[i]) return RunDeferredPiece(static_cast<int>(i));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Engine::RunAllDeferredPieces() {
   return RunDeferredPieces(0, layout_->total());
 }

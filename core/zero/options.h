@@ -130,6 +130,11 @@ struct ZeroOptions {
   // DelayedUpdateApplies says; takes precedence over host_step_in_forward
   // and the speculative step.
   bool host_step_delayed = false;
+  // With host_step_delayed: a module whose issue kept the host waiting for
+  // the device this long (a full launch queue) is followed by one deferred
+  // piece, which the device's queued work hides. Not a configuration key;
+  // tests set 0 (a piece after every module).
+  int64_t delayed_piece_after_wait_ns = 1000000;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy
