@@ -169,6 +169,8 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                    "gpu.optimizer_in_step_factor"),
            Require(!g.has_copy2d_gbps() || g.copy2d_gbps() > 0,
                    "gpu.copy2d_gbps"),
+           Require(g.elementwise_in_step_us() >= 0,
+                   "gpu.elementwise_in_step_us (0: none)"),
            CheckKernelFactors(g),
            Require(!h.has_cores_per_node() || h.cores_per_node() > 0,
                    "host.cores_per_node"),
@@ -393,8 +395,15 @@ int64_t CostModel::KernelNanos(const KernelWork& work) const {
   const double memory_ns =
       TransferNs(work.bytes, g.hbm_bandwidth_gbps() * g.hbm_efficiency());
   return std::max(Nanos(std::max(compute_ns, memory_ns) *
-                        InStepFactor(work.compute_class, work.kind)),
+                            InStepFactor(work.compute_class, work.kind) +
+                        InStepExtraNs(work.compute_class)),
                   MicrosToNanos(g.min_kernel_us()));
+}
+
+double CostModel::InStepExtraNs(ComputeClass c) const {
+  return c == ComputeClass::kElementwise
+             ? profile_.gpu().elementwise_in_step_us() * 1e3
+             : 0.0;
 }
 
 double CostModel::InStepFactor(ComputeClass c, absl::string_view kind,
@@ -622,11 +631,15 @@ std::string CostModel::ExplainKernel(const KernelWork& work) const {
   return absl::StrFormat(
       "kernel (%s): max(compute %.4g FLOP / (%.4g TFLOP/s peak x %.3f "
       "efficiency) = %.3f us, memory %.4g B / (%.4g GB/s HBM x %.2f) = %.3f "
-      "us) x %.3f in a step%s, at least %.2f us min kernel time = %.3f us",
+      "us) x %.3f in a step%s%s, at least %.2f us min kernel time = %.3f us",
       cls, work.flops, peak, eff, compute_us, work.bytes,
       g.hbm_bandwidth_gbps(), g.hbm_efficiency(), memory_us, factor,
       absl::StartsWith(field, "gpu.kernel_") ? absl::StrCat(" (", field, ")")
                                              : "",
+      InStepExtraNs(work.compute_class) > 0
+          ? absl::StrFormat(" + %.3f us (gpu.elementwise_in_step_us)",
+                            InStepExtraNs(work.compute_class) / 1e3)
+          : "",
       g.min_kernel_us(), KernelNanos(work) / 1e3);
 }
 

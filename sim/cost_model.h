@@ -180,6 +180,9 @@ class CostModel {
   // profile field it comes from.
   double InStepFactor(ComputeClass c, absl::string_view kind,
                       std::string* field = nullptr) const;
+  // The fixed time a kernel of class `c` adds in a step
+  // (gpu.elementwise_in_step_us), in ns.
+  double InStepExtraNs(ComputeClass c) const;
 
   HardwareProfile profile_;
   int ranks_per_node_ = 1;

@@ -154,6 +154,35 @@ TEST(CostModelTest, AKindsFactorReplacesItsClasss) {
       << zero;
 }
 
+TEST(CostModelTest, ElementwiseKernelsTakeAFixedTimeInAStep) {
+  HardwareProfile p = TestProfile();
+  p.mutable_gpu()->set_elementwise_in_step_factor(2.0);
+  p.mutable_gpu()->set_min_kernel_us(0);
+  KernelWork e;
+  e.compute_class = ComputeClass::kElementwise;
+  e.bytes = 1e7;
+  KernelWork mm;
+  mm.compute_class = ComputeClass::kMatmul;
+  mm.flops = 1e12;
+  ASSERT_OK_AND_ASSIGN(CostModel without, CostModel::Create(p));
+  p.mutable_gpu()->set_elementwise_in_step_us(5);
+  ASSERT_OK_AND_ASSIGN(CostModel with, CostModel::Create(p));
+  // After the factor, and on elementwise kernels only.
+  EXPECT_EQ(with.KernelNanos(e), without.KernelNanos(e) + 5000);
+  EXPECT_EQ(with.KernelNanos(mm), without.KernelNanos(mm));
+  EXPECT_NE(
+      with.ExplainKernel(e).find("+ 5.000 us (gpu.elementwise_in_step_us)"),
+      std::string::npos)
+      << with.ExplainKernel(e);
+  EXPECT_EQ(without.ExplainKernel(e).find("elementwise_in_step_us"),
+            std::string::npos);
+  p.mutable_gpu()->set_elementwise_in_step_us(-1);
+  absl::Status negative = CostModel::Create(p).status();
+  EXPECT_NE(negative.message().find("gpu.elementwise_in_step_us"),
+            std::string::npos)
+      << negative;
+}
+
 TEST(CostModelTest, OneGpuScalesTheKernelsInStepFactors) {
   HardwareProfile p = TestProfile();
   p.mutable_gpu()->set_elementwise_in_step_factor(2.0);

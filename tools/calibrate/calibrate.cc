@@ -826,6 +826,8 @@ void ClearInStepAdjustments(sim::HardwareProfile* p) {
   p->mutable_gpu()->clear_gemm_in_step_factor();
   p->mutable_gpu()->clear_attention_in_step_factor();
   p->mutable_gpu()->clear_elementwise_in_step_factor();
+  p->mutable_gpu()->clear_elementwise_in_step_us();
+  p->mutable_gpu()->clear_kernel_in_step_factor();
   p->mutable_gpu()->clear_optimizer_in_step_factor();
   p->mutable_gpu()->clear_single_gpu_in_step_scale();
   p->mutable_gpu()->clear_copy2d_gbps();

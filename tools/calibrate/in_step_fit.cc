@@ -110,10 +110,11 @@ using KindFactors = std::map<std::string, double>;
 // `isolated` with the figures in `use`: kernel classes' factors multiply
 // device time, the host's multiplies its bandwidth, the strided copies' is
 // their rate, the one-GPU scale multiplies the kernel factors on one GPU,
-// and `kinds` replace the elementwise factor for their kinds.
+// and `kinds` replace the elementwise factor for their kinds, with
+// `kernel_us` added to each elementwise kernel.
 sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
                                  const Figures& f, const Use& use,
-                                 const KindFactors& kinds) {
+                                 const KindFactors& kinds, double kernel_us) {
   sim::HardwareProfile p = isolated;
   sim::GpuProfile* g = p.mutable_gpu();
   if (use[0]) g->set_gemm_in_step_factor(f[0]);
@@ -127,6 +128,7 @@ sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
   if (use[kPageableD2H]) link->set_pageable_d2h_gbps(f[kPageableD2H]);
   if (use[kScale]) g->set_single_gpu_in_step_scale(f[kScale]);
   if (use[kKinds]) {
+    if (kernel_us > 0) g->set_elementwise_in_step_us(kernel_us);
     for (const auto& [kind, factor] : kinds) {
       sim::KernelFactor* k = g->add_kernel_in_step_factor();
       k->set_kind(kind);
@@ -136,19 +138,76 @@ sim::HardwareProfile WithFigures(const sim::HardwareProfile& isolated,
   return p;
 }
 
-// Elementwise time per step of each kernel kind in `m`, a step of `c`:
-// operations are matched to kinds by their label's key in `kinds_of`
-// (measured ops carry no kind on every backend; the simulated step's do).
-std::map<std::string, double> ElementwiseByKind(
+// The elementwise kernels of one kind in a step: time and count.
+struct KindTime {
+  double ms = 0;
+  double kernels = 0;
+};
+
+// Elementwise time and kernels per step of each kernel kind in `m`, a step
+// of `c`: operations are matched to kinds by their label's key in
+// `kinds_of` (measured ops carry no kind on every backend; the simulated
+// step's do).
+std::map<std::string, KindTime> ElementwiseByKind(
     const MeasuredStep& m, const StepCase& c,
     const std::map<std::string, std::string>& kinds_of) {
-  std::map<std::string, double> ms;
+  std::map<std::string, KindTime> by_kind;
+  const double per_step = 1.0 / std::max(1, m.op_steps);
   ForEachOp(m, c, [&](const runtime::OpTiming& op, OpClass k, double op_ms) {
     if (k != OpClass::kElementwise) return;
     const auto it = kinds_of.find(OpLabelKey(op.label));
-    if (it != kinds_of.end() && !it->second.empty()) ms[it->second] += op_ms;
+    if (it == kinds_of.end() || it->second.empty()) return;
+    KindTime& t = by_kind[it->second];
+    t.ms += op_ms;
+    t.kernels += per_step;
   });
-  return ms;
+  return by_kind;
+}
+
+// One kind's kernels in one fit case: measured ms, ms at factor 1 (from
+// the isolated figures) and kernels per step.
+struct KindSample {
+  double measured = 0, isolated = 0, kernels = 0;
+};
+
+// The time per kernel c (ms) and each kind's factor f that best explain
+// measured = f * isolated + c * kernels over every kind's samples, relative
+// errors weighted alike (least squares; the factors are linear in c, so c
+// has a closed form). c is 0 where no kind's kernels differ in size between
+// samples (then c and the factors cannot be told apart), and at most what
+// the shortest measured kernel took.
+double FitTimePerKernel(
+    const std::map<std::string, std::vector<KindSample>>& samples,
+    std::map<std::string, double>* factors) {
+  // Per kind: f(c) = A - c B.
+  std::map<std::string, std::pair<double, double>> ab;
+  double num = 0, den = 0, scale = 0, c_max = 1e30;
+  for (const auto& [kind, list] : samples) {
+    double smi = 0, sni = 0, sii = 0;
+    for (const KindSample& x : list) {
+      const double w = 1 / (x.measured * x.measured);
+      smi += w * x.measured * x.isolated;
+      sni += w * x.kernels * x.isolated;
+      sii += w * x.isolated * x.isolated;
+      if (x.kernels > 0) c_max = std::min(c_max, x.measured / x.kernels);
+    }
+    if (sii <= 0) continue;
+    ab[kind] = {smi / sii, sni / sii};
+    for (const KindSample& x : list) {
+      const double w = 1 / (x.measured * x.measured);
+      const double a = x.measured - ab[kind].first * x.isolated;
+      const double b = x.kernels - ab[kind].second * x.isolated;
+      num += w * a * b;
+      den += w * b * b;
+      scale += w * x.kernels * x.kernels;
+    }
+  }
+  double c = den > 1e-4 * scale && den > 0 ? num / den : 0;
+  c = std::clamp(c, 0.0, c_max < 1e30 ? c_max : 0.0);
+  for (const auto& [kind, f] : ab) {
+    (*factors)[kind] = std::max(1e-3, f.first - c * f.second);
+  }
+  return c;
 }
 
 // Each label key's kernel kind in a simulated step ("" where one key has
@@ -234,6 +293,7 @@ class Fit {
   // The elementwise kernels' factors by kind, and their time over the fit
   // cases, measured and from the isolated figures.
   KindFactors kinds_;
+  double kernel_us_ = 0;  // gpu.elementwise_in_step_us, with the kinds
   std::map<std::string, double> kind_measured_ms_, kind_isolated_ms_;
   Use fitted_{};
   ClassMs measured_ms_{}, isolated_ms_{};  // over the fit cases
@@ -273,7 +333,8 @@ absl::Status Fit::FitFigures() {
     use[kScale] = false;
     use[kKinds] = false;
     use[kCopy] = round > 0;
-    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use, kinds_);
+    const sim::HardwareProfile p =
+        WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
     ClassMs meas{}, pred{};
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || Solo(cases_[i])) continue;
@@ -327,40 +388,60 @@ absl::Status Fit::FitFigures() {
 
 // With the class figures fitted: a factor for each kind of elementwise
 // kernel in the fit cases (SwiGLU, RMSNorm backward and the working copy's
-// cast differ by more than 2x in a step against their isolated time), in
-// three rounds per kind (NextX) from the elementwise factor.
+// cast differ by more than 2x in a step against their isolated time) and,
+// where the cases hold a kind's kernels at two sizes, a time per kernel
+// beside them (FitTimePerKernel); then three rounds per kind (NextX) with
+// that time held.
 absl::Status Fit::FitKinds() {
   if (!fitted_[kElementwise]) return absl::OkStatus();
   Use use = fitted_;
   use[kKinds] = true;
   std::map<std::string, double> last_x, last_pred;
-  for (int round = 0; round < 3; ++round) {
-    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use, kinds_);
+  for (int round = 0; round < 4; ++round) {
+    const sim::HardwareProfile p =
+        WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
     std::map<std::string, double> meas, pred;
+    std::map<std::string, std::vector<KindSample>> samples;
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || Solo(cases_[i])) continue;
       ZR_ASSIGN_OR_RETURN(const MeasuredStep pr,
                           Simulate(p, cases_[i], o_.steps));
       std::map<std::string, std::string> kinds_of;
       AddKinds(pr, &kinds_of);
-      for (const auto& [k, ms] :
-           ElementwiseByKind(measured_[i], cases_[i], kinds_of)) {
-        meas[k] += ms;
+      const std::map<std::string, KindTime> m =
+          ElementwiseByKind(measured_[i], cases_[i], kinds_of);
+      const std::map<std::string, KindTime> q =
+          ElementwiseByKind(pr, cases_[i], kinds_of);
+      for (const auto& [k, t] : m) {
+        meas[k] += t.ms;
+        const auto it = q.find(k);
+        if (it == q.end()) continue;
+        pred[k] += it->second.ms;
+        if (t.ms > 0 && it->second.ms > 0) {
+          // Round 0 ran every kind at the elementwise factor.
+          samples[k].push_back(
+              {t.ms, it->second.ms / figure_[kElementwise], t.kernels});
+        }
       }
-      for (const auto& [k, ms] : ElementwiseByKind(pr, cases_[i], kinds_of)) {
-        pred[k] += ms;
+    }
+    if (round == 0) {
+      for (const auto& [kind, m] : meas) {
+        const auto q = pred.find(kind);
+        if (m <= 0 || q == pred.end() || q->second <= 0) continue;
+        kind_measured_ms_[kind] = m;
+        kind_isolated_ms_[kind] = q->second / figure_[kElementwise];
       }
+      kernel_us_ = 1e3 * FitTimePerKernel(samples, &kinds_);
+      continue;
     }
     for (const auto& [kind, m] : meas) {
       const auto q = pred.find(kind);
-      if (m <= 0 || q == pred.end() || q->second <= 0) continue;
-      const bool have = kinds_.count(kind) > 0;
-      const double x = have ? kinds_[kind] : figure_[kElementwise];
-      if (round == 0) {
-        kind_measured_ms_[kind] = m;
-        // Without a factor of its own the kind ran at the elementwise one.
-        kind_isolated_ms_[kind] = q->second / figure_[kElementwise];
+      if (m <= 0 || q == pred.end() || q->second <= 0 ||
+          kinds_.count(kind) == 0) {
+        continue;
       }
+      const double x = kinds_[kind];
+      const bool have = round > 1;
       kinds_[kind] =
           NextX(x, m, q->second, have, last_x[kind], last_pred[kind]);
       last_x[kind] = x;
@@ -376,6 +457,13 @@ absl::Status Fit::FitKinds() {
                           kind, kind_measured_ms_[kind],
                           kind_isolated_ms_[kind], factor);
   }
+  absl::StrAppendFormat(&report_,
+                        "in step: elementwise kernels %.2f us each beyond "
+                        "their kinds' factors%s\n",
+                        kernel_us_,
+                        kernel_us_ > 0 ? ""
+                                       : " (the fit cases hold each kind at "
+                                         "one size: not fitted)");
   return absl::OkStatus();
 }
 
@@ -392,7 +480,8 @@ absl::Status Fit::FitOneGpuScale() {
   use[kScale] = true;
   double last_x = 0, last_pred = 0;
   for (int round = 0; round < 3; ++round) {
-    const sim::HardwareProfile p = WithFigures(isolated_, figure_, use, kinds_);
+    const sim::HardwareProfile p =
+        WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
     double meas = 0, pred = 0;
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || !Solo(cases_[i])) continue;
@@ -466,7 +555,8 @@ absl::Status Fit::Judge() {
   ZR_ASSIGN_OR_RETURN(const double base, HeldOutError(isolated_, &before));
   ZR_ASSIGN_OR_RETURN(
       double current,
-      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_), &ignored));
+      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_, kernel_us_),
+                   &ignored));
   const double all = current;
   // The factors by kind first: where they add nothing over the class
   // factors, the simpler profile stays.
@@ -479,10 +569,10 @@ absl::Status Fit::Judge() {
       if (!kept_[k]) continue;
       Use without = kept_;
       without[k] = false;
-      ZR_ASSIGN_OR_RETURN(
-          const double e,
-          HeldOutError(WithFigures(isolated_, figure_, without, kinds_),
-                       &ignored));
+      ZR_ASSIGN_OR_RETURN(const double e,
+                          HeldOutError(WithFigures(isolated_, figure_, without,
+                                                   kinds_, kernel_us_),
+                                       &ignored));
       verdict_[k] = absl::StrFormat(
           "held-out error %.2f%% with it, %.2f%% without: %s", 100 * current,
           100 * e, e <= current + kMinGain ? "dropped" : "kept");
@@ -495,7 +585,8 @@ absl::Status Fit::Judge() {
   }
   ZR_ASSIGN_OR_RETURN(
       const double final_error,
-      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_), &after));
+      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_, kernel_us_),
+                   &after));
   absl::StrAppend(&report_, PhaseTable(before, after));
   absl::StrAppendFormat(&report_,
                         "held-out mean |error|: %.2f%% with the isolated "
@@ -556,8 +647,10 @@ std::string Fit::HowObtained(int k, const std::string& from) const {
           "%s %.3f (%.2f ms measured against %.2f isolated)", kind, factor,
           kind_measured_ms_.at(kind), kind_isolated_ms_.at(kind)));
     }
-    return absl::StrFormat("elementwise kernels by kind in %s: %s", from,
-                           absl::StrJoin(each, ", "));
+    return absl::StrFormat(
+        "elementwise kernels by kind in %s: %s; each kernel %.2f us beyond "
+        "its factor (gpu.elementwise_in_step_us)",
+        from, absl::StrJoin(each, ", "), kernel_us_);
   }
   if (k == kScale) {
     return absl::StrFormat(
@@ -577,7 +670,7 @@ std::string Fit::HowObtained(int k, const std::string& from) const {
 
 FitResult Fit::Finish() {
   FitResult r;
-  r.profile = WithFigures(isolated_, figure_, kept_, kinds_);
+  r.profile = WithFigures(isolated_, figure_, kept_, kinds_, kernel_us_);
   std::vector<std::string> kept_names;
   for (int k = 0; k < kFigures; ++k) {
     if (!fitted_[k]) continue;

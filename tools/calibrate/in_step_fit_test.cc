@@ -220,6 +220,34 @@ TEST(InStepFitTest, FitsElementwiseKernelsByKindWhereTheyDiffer) {
   ExpectSamePhases(truth, fit->profile, Cases());
 }
 
+TEST(InStepFitTest, FitsATimePerKernelWhereKindsComeInTwoSizes) {
+  // Small kernels cost more in a step than a factor says: 6 us each beyond
+  // it. Fitted on two micro-batches (each kind at two sizes), the fit
+  // tells the time per kernel from the factors.
+  sim::HardwareProfile truth = Truth();
+  truth.mutable_gpu()->set_elementwise_in_step_us(6);
+  sim::KernelFactor* k = truth.mutable_gpu()->add_kernel_in_step_factor();
+  k->set_kind("rmsnorm_bwd");
+  k->set_factor(2.0);
+  const std::vector<StepCase> cases =
+      DefaultCases(model::LoadModelSpec("qwen2.5-0.5b").value(),
+                   {{1, 1024}, {2, 1024}}, {{4, 1024}}, 1);
+  absl::StatusOr<FitResult> fit =
+      FitInStep(Isolated(), cases, SimulatedStepRunner(truth), {});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  const sim::GpuProfile& g = fit->profile.gpu();
+  EXPECT_TRUE(Near(g.elementwise_in_step_us(), 6, 0.1)) << fit->report;
+  std::map<std::string, double> got;
+  for (const sim::KernelFactor& f : g.kernel_in_step_factor()) {
+    got[f.kind()] = f.factor();
+  }
+  EXPECT_TRUE(Near(got["rmsnorm_bwd"], 2.0, 0.05)) << fit->report;
+  EXPECT_TRUE(Near(got["swiglu_fwd"], 1.28, 0.05)) << fit->report;
+  EXPECT_THAT(fit->notes,
+              testing::Contains(HasSubstr("gpu.elementwise_in_step_us")));
+  ExpectSamePhases(truth, fit->profile, cases);
+}
+
 TEST(InStepFitTest, KeepsOnlyFiguresThatHelpTheHeldOutCases) {
   // The machine behaves exactly as the isolated figures say: every fitted
   // figure is 1 and changes no held-out prediction, so none is kept.
