@@ -43,6 +43,23 @@ grep -q '^check-reference: .*: OK$' "$TMP/out" || fail "resumed check not OK"
 diff <(grep '^check step' "$TMP/out") "$TMP/check_straight" >/dev/null ||
   fail "resumed check lines differ from the straight run's"
 
+# The one-step delayed update (which changes the training): saving does not
+# change the run (steps 4-6 of a run saved at 3 are those of the run that
+# never saved), and a resumed run, whose lag starts afresh from the saved
+# state, matches the reference resumed from it on the same lag.
+DELAYED=(--set zero3.host_step_overlap=delayed)
+expect 0 train --model tiny --ranks 2 --steps 6 "${DELAYED[@]}" \
+  --metrics "$TMP/d.jsonl"
+expect 0 train --model tiny --ranks 2 --steps 6 "${DELAYED[@]}" \
+  --save "$TMP/ckpt_delayed" --save-interval 3 --metrics "$TMP/e.jsonl"
+[ "$(values "$TMP/d.jsonl")" = "$(values "$TMP/e.jsonl")" ] ||
+  fail "delayed: saving changed the run"
+expect 0 train --model tiny --ranks 2 --steps 6 "${DELAYED[@]}" \
+  --resume "$TMP/ckpt_delayed/step_3" --check-reference
+grep -q '^check-reference: .*: OK$' "$TMP/out" ||
+  fail "delayed: resumed check not OK"
+[ "$(grep -c '^check step' "$TMP/out")" -eq 3 ] || fail "want 3 check lines"
+
 # The same checkpoint on 4 ranks with half the micro-batch (the same global
 # batch): each loss within 1e-5 of the 2-rank run's.
 expect 0 train --model tiny --ranks 4 --micro-batch 2 --steps 6 \
