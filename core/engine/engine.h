@@ -15,7 +15,10 @@
 // rest - and the new working shards. With the speculative step
 // (offload_optimizer.super_offload, engine_speculation.cc) the host share's
 // AdamW runs during the boundary backward instead, validated against the
-// norm afterwards; the training is bitwise the same.
+// norm afterwards; the training is bitwise the same. With
+// zero3.host_step_overlap it runs later instead: under the next forward,
+// or beside the next step with the one-step delayed update
+// (engine_host_step.cc).
 //
 // Every rank runs the same code; ranks meet only in collectives.
 // The engine owns its buffers and synchronizes the device before they go.

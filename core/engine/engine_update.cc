@@ -4,7 +4,8 @@
 // and clipping decisions (Update), the device share's AdamW kernels
 // (DeviceUpdate), the host share's AdamW piece by piece (HostUpdate) and the
 // new working copy's way back to the device (WriteBackPiece,
-// IssueWriteBack, WriteBackFp32).
+// IssueWriteBack, WriteBackFp32). Where the host share's AdamW runs later
+// instead: engine_host_step.cc.
 
 #include <algorithm>
 #include <cmath>
@@ -289,74 +290,6 @@ absl::Status Engine::IssueWriteBack() {
     ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
   }
   return absl::OkStatus();
-}
-
-absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
-  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    const HostPiece& p = host_pieces_[i];
-    if (!piece_deferred_[i] || p.offset >= begin + elements ||
-        p.offset + p.elements <= begin) {
-      continue;
-    }
-    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Engine::RunDeferredPiece(int index) {
-  const bool delayed = zero::DelayedUpdateApplies(options_);
-  // Delayed, the staging still holds the last update's working copy until
-  // its write-back (issued at this step's start) has read it.
-  if (delayed &&
-      options_.syncs.enabled(zero::Sync::kWriteBackBeforeHostPiece)) {
-    ZR_RETURN_IF_ERROR(piece_written_[index]->Synchronize());
-  }
-  ZR_RETURN_IF_ERROR(
-      HostAdamPiece(index, deferred_args_, deferred_grads_, false));
-  piece_deferred_[index] = false;
-  if (delayed) {
-    write_back_pending_ = true;
-    write_back_step_ = deferred_write_back_step_;
-    return absl::OkStatus();
-  }
-  // The previous step's gathers of the shard are done (see
-  // IssueWriteBack): the piece's H2D may overwrite it.
-  ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, index));
-  return write_back_->Record(*piece_written_[index]);
-}
-
-absl::Status Engine::RunDelayedPiecesUnderForward() {
-  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    if (!piece_deferred_[i]) continue;
-    ZR_ASSIGN_OR_RETURN(const bool forward_done, loss_copied_->Query());
-    if (forward_done) break;
-    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Engine::RunDelayedPieceIfBlocked() {
-  if (!zero::DelayedUpdateApplies(options_) ||
-      rt_.NowNanos() - module_begin_ns_ <
-          options_.delayed_piece_after_wait_ns) {
-    return absl::OkStatus();
-  }
-  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    if (piece_deferred_[i]) return RunDeferredPiece(static_cast<int>(i));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Engine::RunAllDeferredPieces() {
-  return RunDeferredPieces(0, layout_->total());
-}
-
-absl::Status Engine::FinishHostStep() {
-  // Delayed, a write-back due at the next step's start goes first: the
-  // pieces then rewrite its staging.
-  ZR_RETURN_IF_ERROR(IssueWriteBack());
-  ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
-  return IssueWriteBack();
 }
 
 absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,

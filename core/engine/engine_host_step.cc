@@ -1,0 +1,96 @@
+// Copyright 2026 The zero3 Authors.
+//
+// engine_host_step.cc: the host share's AdamW moved out of the step's end
+// (zero3.host_step_overlap). Update() leaves its pieces deferred, with the
+// step's arguments and gradients, and they run here:
+//   "forward": under the next forward, each just before the first gather
+//     of a parameter it overlaps (the coordinator's before-gather hook),
+//     its working copy then written back on the write-back stream; what the
+//     gathers left runs before the next backward overwrites the gradients.
+//     The same bits as at the step's end.
+//   "delayed": ZeRO-Offload's one-step delayed update, which changes the
+//     training: beside the next step's forward (while the host waits for
+//     the loss, and after modules whose issue kept it waiting for the
+//     device) and after its backward is issued, reading the other host
+//     gradient buffer; the working copies go to the device at the start of
+//     the step after, so that step runs on the parameters from before the
+//     update.
+// Before the state is read or replaced, FinishHostStep runs what is left.
+
+#include "core/engine/engine.h"
+#include "core/util/status_macros.h"
+#include "core/zero/options.h"
+
+namespace zero3 {
+namespace engine {
+
+absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
+  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
+    const HostPiece& p = host_pieces_[i];
+    if (!piece_deferred_[i] || p.offset >= begin + elements ||
+        p.offset + p.elements <= begin) {
+      continue;
+    }
+    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::RunDeferredPiece(int index) {
+  const bool delayed = zero::DelayedUpdateApplies(options_);
+  // Delayed, the staging still holds the last update's working copy until
+  // its write-back (issued at this step's start) has read it.
+  if (delayed &&
+      options_.syncs.enabled(zero::Sync::kWriteBackBeforeHostPiece)) {
+    ZR_RETURN_IF_ERROR(piece_written_[index]->Synchronize());
+  }
+  ZR_RETURN_IF_ERROR(
+      HostAdamPiece(index, deferred_args_, deferred_grads_, false));
+  piece_deferred_[index] = false;
+  if (delayed) {
+    write_back_pending_ = true;
+    write_back_step_ = deferred_write_back_step_;
+    return absl::OkStatus();
+  }
+  // The previous step's gathers of the shard are done (see
+  // IssueWriteBack): the piece's H2D may overwrite it.
+  ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, index));
+  return write_back_->Record(*piece_written_[index]);
+}
+
+absl::Status Engine::RunDelayedPiecesUnderForward() {
+  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
+    if (!piece_deferred_[i]) continue;
+    ZR_ASSIGN_OR_RETURN(const bool forward_done, loss_copied_->Query());
+    if (forward_done) break;
+    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::RunDelayedPieceIfBlocked() {
+  if (!zero::DelayedUpdateApplies(options_) ||
+      rt_.NowNanos() - module_begin_ns_ <
+          options_.delayed_piece_after_wait_ns) {
+    return absl::OkStatus();
+  }
+  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
+    if (piece_deferred_[i]) return RunDeferredPiece(static_cast<int>(i));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::RunAllDeferredPieces() {
+  return RunDeferredPieces(0, layout_->total());
+}
+
+absl::Status Engine::FinishHostStep() {
+  // Delayed, a write-back due at the next step's start goes first: the
+  // pieces then rewrite its staging.
+  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
+  return IssueWriteBack();
+}
+
+}  // namespace engine
+}  // namespace zero3
