@@ -105,6 +105,11 @@ expect 2 train --model nonexistent
 # zero3 whatif: a shipped scenario, JSON with the documented shape, errors.
 expect 0 whatif tools/whatif/scenarios/offload_pcie4_tp2_1.5b.textproto --steps 2
 grep -q "change against the baseline" "$TMP/out" || fail "whatif: no deltas"
+# When the host's AdamW runs: the delayed update wins, and the fastest line
+# says it changes the training.
+expect 0 whatif tools/whatif/scenarios/host_step_h200_1.5b.textproto --steps 2
+grep -q "^fastest that fits: host_step_overlap=delayed .*it changes the training" \
+  "$TMP/out" || fail "whatif: the delayed update is not marked"
 expect 0 whatif --model qwen2.5-0.5b --gpus 2 --seq 256 --steps 2 \
   --vary zero3.grad_offload=blocking,async --format json --csv "$TMP/w.csv"
 grep -q '"settings": {"zero3.grad_offload": "async"}' "$TMP/out" || fail "whatif json lacks settings"
