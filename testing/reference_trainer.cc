@@ -100,7 +100,7 @@ absl::Status ReferenceTrainer::Init(const model::ParamSource& source) {
   ZR_ASSIGN_OR_RETURN(
       loss_host_,
       runtime::AllocateHost(rt_, 4, HostMemoryKind::kPinned, "ref loss host"));
-  return UploadParams();
+  return UploadParams(master_);
 }
 
 absl::Status ReferenceTrainer::Resume(const ReferenceState& state) {
@@ -121,16 +121,17 @@ absl::Status ReferenceTrainer::Resume(const ReferenceState& state) {
   batch_step_ = state.steps_done;
   step_ = state.adam_steps;
   scaler_.Restore(state.scaler);
-  return UploadParams();
+  return UploadParams(master_);
 }
 
 // Host work here is plain code on host buffers the reference has
 // synchronized; each access still goes through a HostTask so that the race
 // detector sees the reference obey the same rules as the engine.
-absl::Status ReferenceTrainer::UploadParams() {
+absl::Status ReferenceTrainer::UploadParams(
+    const std::vector<std::vector<float>>& master) {
   const DType dtype = options_.dtype;
   for (size_t p = 0; p < params_.size(); ++p) {
-    const int64_t n = static_cast<int64_t>(master_[p].size());
+    const int64_t n = static_cast<int64_t>(master[p].size());
     const int64_t bytes = n * kernels::DTypeSize(dtype);
     runtime::HostTask cast;
     cast.label = "ref cast params";
@@ -140,7 +141,7 @@ absl::Status ReferenceTrainer::UploadParams() {
       a.n = n;
       a.src = DType::kF32;
       a.dst = dtype;
-      kernels::Cast(a, master_[p].data(), host_.data());
+      kernels::Cast(a, master[p].data(), host_.data());
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
@@ -254,7 +255,7 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     result.skipped = true;
     if (scaler_.dynamic()) scaler_.Update(true);
     // Delayed: the last update reaches the device now.
-    if (delayed) ZR_RETURN_IF_ERROR(UploadParams());
+    if (delayed) ZR_RETURN_IF_ERROR(UploadParams(master_));
     return result;
   }
   double combined = scale;
@@ -283,13 +284,7 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     kernels::AdamWStep(args, master_[p].data(), g.data(), m_[p].data(),
                        v_[p].data());
   }
-  if (delayed) {
-    std::swap(master_, before);
-    ZR_RETURN_IF_ERROR(UploadParams());
-    std::swap(master_, before);
-    return result;
-  }
-  ZR_RETURN_IF_ERROR(UploadParams());
+  ZR_RETURN_IF_ERROR(UploadParams(delayed ? before : master_));
   return result;
 }
 

@@ -81,7 +81,8 @@ class ReferenceTrainer : private model::ParamProvider {
                    const zero::ZeroOptions& options, int world,
                    const model::BatchSource* data, runtime::Runtime& rt);
   absl::Status Init(const model::ParamSource& params);
-  absl::Status UploadParams();
+  // `master` (master_, or a copy of it) in the working dtype to the device.
+  absl::Status UploadParams(const std::vector<std::vector<float>>& master);
 
   absl::Status BeginModule(int, model::Pass) override;
   runtime::TensorRef Param(int param) override;

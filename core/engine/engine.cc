@@ -95,10 +95,7 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
   PlanHostPieces();
-  if ((zero::SpeculationApplies(options_) ||
-       zero::ForwardOverlapApplies(options_) ||
-       zero::DelayedUpdateApplies(options_)) &&
-      ctx_.host_elements() > 0) {
+  if (zero::HostStepMoves(options_) && ctx_.host_elements() > 0) {
     runtime::Device& dev = rt_.device();
     ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
     for (size_t i = 0; i < host_pieces_.size(); ++i) {

@@ -249,6 +249,8 @@ class Engine : private model::ParamProvider {
   // One deferred piece: its update, then its write-back (forward overlap)
   // or left pending (delayed).
   absl::Status RunDeferredPiece(int index);
+  // The first piece whose deferred update has not run, or -1.
+  int FirstDeferredPiece() const;
   // With host_step_delayed, at a module's end: the next deferred piece when
   // issuing the module kept the host waiting for the device (a full launch
   // queue, a buffer still in use) for at least
@@ -321,11 +323,9 @@ class Engine : private model::ParamProvider {
   // other one).
   runtime::TensorRef deferred_grads_;
   // The step at whose start the pending write-back is issued: at once
-  // (0), or with host_step_delayed the step after the one whose forward
-  // and backward the pieces ran beside (deferred_write_back_step_ while
-  // they are deferred).
+  // (0), or with host_step_delayed the step after the one the pieces ran
+  // in (RunDeferredPiece).
   int64_t write_back_step_ = 0;
-  int64_t deferred_write_back_step_ = 0;
   int64_t module_begin_ns_ = 0;  // host time of the last BeginModule
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<zero::ShardLayout> layout_;

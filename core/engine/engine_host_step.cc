@@ -17,6 +17,8 @@
 //     update.
 // Before the state is read or replaced, FinishHostStep runs what is left.
 
+#include <algorithm>
+
 #include "core/engine/engine.h"
 #include "core/util/status_macros.h"
 #include "core/zero/options.h"
@@ -48,8 +50,11 @@ absl::Status Engine::RunDeferredPiece(int index) {
       HostAdamPiece(index, deferred_args_, deferred_grads_, false));
   piece_deferred_[index] = false;
   if (delayed) {
+    // To the device at the start of the step after the one running now
+    // (between steps, FinishHostStep runs them with step_ already the next
+    // one's: the same rule).
     write_back_pending_ = true;
-    write_back_step_ = deferred_write_back_step_;
+    write_back_step_ = step_ + 1;
     return absl::OkStatus();
   }
   // The previous step's gathers of the shard are done (see
@@ -58,12 +63,19 @@ absl::Status Engine::RunDeferredPiece(int index) {
   return write_back_->Record(*piece_written_[index]);
 }
 
+int Engine::FirstDeferredPiece() const {
+  const auto it =
+      std::find(piece_deferred_.begin(), piece_deferred_.end(), true);
+  return it == piece_deferred_.end()
+             ? -1
+             : static_cast<int>(it - piece_deferred_.begin());
+}
+
 absl::Status Engine::RunDelayedPiecesUnderForward() {
-  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    if (!piece_deferred_[i]) continue;
+  for (int i = FirstDeferredPiece(); i >= 0; i = FirstDeferredPiece()) {
     ZR_ASSIGN_OR_RETURN(const bool forward_done, loss_copied_->Query());
     if (forward_done) break;
-    ZR_RETURN_IF_ERROR(RunDeferredPiece(static_cast<int>(i)));
+    ZR_RETURN_IF_ERROR(RunDeferredPiece(i));
   }
   return absl::OkStatus();
 }
@@ -74,10 +86,8 @@ absl::Status Engine::RunDelayedPieceIfBlocked() {
           options_.delayed_piece_after_wait_ns) {
     return absl::OkStatus();
   }
-  for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    if (piece_deferred_[i]) return RunDeferredPiece(static_cast<int>(i));
-  }
-  return absl::OkStatus();
+  const int i = FirstDeferredPiece();
+  return i >= 0 ? RunDeferredPiece(i) : absl::OkStatus();
 }
 
 absl::Status Engine::RunAllDeferredPieces() {

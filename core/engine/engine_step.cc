@@ -116,16 +116,12 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   speculation_.active = false;
   if (speculate) BeginSpeculation(stats);
   ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
-  if (speculate) {
-    // The host is free while the device runs the backward just issued.
+  if (speculate || delayed) {
+    // The host is free while the device runs the backward just issued: the
+    // speculative step (which ran, or aborted early; Update validates it
+    // and sets the outcome), or the rest of the last, delayed update.
     ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
-    // Ran (or aborted early); Update validates it and sets the outcome.
-    ZR_RETURN_IF_ERROR(Speculate());
-    ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
-  } else if (delayed) {
-    // The rest of the last update, while the device runs the backward.
-    ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
-    ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
+    ZR_RETURN_IF_ERROR(speculate ? Speculate() : RunAllDeferredPieces());
     ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
   } else {
     ZR_RETURN_IF_ERROR(reducer_->EndBackward());

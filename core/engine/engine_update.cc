@@ -93,18 +93,14 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       // Under the next forward, piece by piece (RunDeferredPieces), or
       // delayed: beside the next step's forward and backward. The last
       // update's pieces all ran before this step's update.
-      ZR_CHECK(std::find(piece_deferred_.begin(), piece_deferred_.end(),
-                         true) == piece_deferred_.end())
+      ZR_CHECK_EQ(FirstDeferredPiece(), -1)
           << "a deferred host update was lost";
       deferred_args_ = args;
       deferred_grads_ = reducer_->host_partition();
       piece_deferred_.assign(host_pieces_.size(), true);
       if (delayed) {
-        // The next backward's gradients go to the other buffer, and this
-        // update's working copy to the device at the start of the step
-        // after next.
+        // The next backward's gradients go to the other buffer.
         reducer_->SwapHostPartition();
-        deferred_write_back_step_ = step_ + 2;
       }
     } else {
       ZR_RETURN_IF_ERROR(HostUpdate(args));

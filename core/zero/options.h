@@ -174,6 +174,13 @@ inline bool ForwardOverlapApplies(const ZeroOptions& options) {
          !DelayedUpdateApplies(options);
 }
 
+// Whether one of the modes above moves the host update out of the end of
+// the step: its working copy then goes back on a stream of its own.
+inline bool HostStepMoves(const ZeroOptions& options) {
+  return SpeculationApplies(options) || ForwardOverlapApplies(options) ||
+         DelayedUpdateApplies(options);
+}
+
 }  // namespace zero
 }  // namespace zero3
 

@@ -24,8 +24,7 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "the optimizer offloaded and neither offload_param nor "
            "grad_offload_copy per_param_fp32) has this synchronization";
   }
-  if (sync == Sync::kWriteBackBeforeGather && !SpeculationApplies(options) &&
-      !ForwardOverlapApplies(options) && !DelayedUpdateApplies(options)) {
+  if (sync == Sync::kWriteBackBeforeGather && !HostStepMoves(options)) {
     return "only the speculative step (offload_optimizer.super_offload) and "
            "the moved host step (zero3.host_step_overlap \"forward\" or "
            "\"delayed\"), with the optimizer offloaded and neither "
