@@ -270,6 +270,10 @@ class Fit {
   void Progress(const std::string& line) {
     if (o_.progress) o_.progress(line);
   }
+  // The isolated figures with this fit's figures in `use` (WithFigures).
+  sim::HardwareProfile Profile(const Use& use) const {
+    return WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
+  }
   // A one-GPU case of a fit on several GPUs: it fits the one-GPU scale.
   bool Solo(const StepCase& c) const { return gpus_ > 1 && c.gpus == 1; }
   // How figure `k` was obtained, for the profile's header.
@@ -333,8 +337,7 @@ absl::Status Fit::FitFigures() {
     use[kScale] = false;
     use[kKinds] = false;
     use[kCopy] = round > 0;
-    const sim::HardwareProfile p =
-        WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
+    const sim::HardwareProfile p = Profile(use);
     ClassMs meas{}, pred{};
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || Solo(cases_[i])) continue;
@@ -398,8 +401,7 @@ absl::Status Fit::FitKinds() {
   use[kKinds] = true;
   std::map<std::string, double> last_x, last_pred;
   for (int round = 0; round < 4; ++round) {
-    const sim::HardwareProfile p =
-        WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
+    const sim::HardwareProfile p = Profile(use);
     std::map<std::string, double> meas, pred;
     std::map<std::string, std::vector<KindSample>> samples;
     for (size_t i = 0; i < cases_.size(); ++i) {
@@ -480,8 +482,7 @@ absl::Status Fit::FitOneGpuScale() {
   use[kScale] = true;
   double last_x = 0, last_pred = 0;
   for (int round = 0; round < 3; ++round) {
-    const sim::HardwareProfile p =
-        WithFigures(isolated_, figure_, use, kinds_, kernel_us_);
+    const sim::HardwareProfile p = Profile(use);
     double meas = 0, pred = 0;
     for (size_t i = 0; i < cases_.size(); ++i) {
       if (cases_[i].held_out || !Solo(cases_[i])) continue;
@@ -553,10 +554,7 @@ absl::Status Fit::Judge() {
   Progress(absl::StrCat("judging on the held-out cases: ", HeldOutNames()));
   std::vector<MeasuredStep> before, after, ignored;
   ZR_ASSIGN_OR_RETURN(const double base, HeldOutError(isolated_, &before));
-  ZR_ASSIGN_OR_RETURN(
-      double current,
-      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_, kernel_us_),
-                   &ignored));
+  ZR_ASSIGN_OR_RETURN(double current, HeldOutError(Profile(kept_), &ignored));
   const double all = current;
   // The factors by kind first: where they add nothing over the class
   // factors, the simpler profile stays.
@@ -583,10 +581,8 @@ absl::Status Fit::Judge() {
       }
     }
   }
-  ZR_ASSIGN_OR_RETURN(
-      const double final_error,
-      HeldOutError(WithFigures(isolated_, figure_, kept_, kinds_, kernel_us_),
-                   &after));
+  ZR_ASSIGN_OR_RETURN(const double final_error,
+                      HeldOutError(Profile(kept_), &after));
   absl::StrAppend(&report_, PhaseTable(before, after));
   absl::StrAppendFormat(&report_,
                         "held-out mean |error|: %.2f%% with the isolated "
@@ -670,7 +666,7 @@ std::string Fit::HowObtained(int k, const std::string& from) const {
 
 FitResult Fit::Finish() {
   FitResult r;
-  r.profile = WithFigures(isolated_, figure_, kept_, kinds_, kernel_us_);
+  r.profile = Profile(kept_);
   std::vector<std::string> kept_names;
   for (int k = 0; k < kFigures; ++k) {
     if (!fitted_[k]) continue;
