@@ -568,9 +568,7 @@ absl::Status Fit::Judge() {
       Use without = kept_;
       without[k] = false;
       ZR_ASSIGN_OR_RETURN(const double e,
-                          HeldOutError(WithFigures(isolated_, figure_, without,
-                                                   kinds_, kernel_us_),
-                                       &ignored));
+                          HeldOutError(Profile(without), &ignored));
       verdict_[k] = absl::StrFormat(
           "held-out error %.2f%% with it, %.2f%% without: %s", 100 * current,
           100 * e, e <= current + kMinGain ? "dropped" : "kept");
