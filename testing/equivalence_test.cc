@@ -47,6 +47,10 @@ struct Case {
   // The speculative step's misses are all aborted early (rank 0's running
   // norm proves them), else none is.
   bool expect_abort = false;
+  // Adjusts the simulated machine.
+  std::function<void(sim::HardwareProfile&)> machine;
+  // Some committed speculation left pieces to the next forward.
+  bool expect_carried = false;
 };
 
 zero::ZeroOptions Base() {
@@ -112,6 +116,7 @@ void Check(const Case& c) {
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
   sim.profile.mutable_gpu()->set_memory_gib(64);
+  if (c.machine) c.machine(sim.profile);
   ASSERT_OK_AND_ASSIGN(RunResult zero,
                        RunZero(spec, options, c.world, kSteps, *data, sim));
   ASSERT_OK_AND_ASSIGN(RunResult ref, RunReference(spec, options, c.world,
@@ -159,6 +164,14 @@ void Check(const Case& c) {
   }
   if (options.speculative_step != zero::SpeculativeStep::kOff) {
     CheckSpeculation(c, options, zero);
+    int carried = 0;
+    for (const engine::StepStats& st : zero.rank0) {
+      carried += st.carried_pieces;
+      if (st.speculation != engine::StepStats::Speculation::kCommitted) {
+        EXPECT_EQ(st.carried_pieces, 0) << c.name << " step " << st.step;
+      }
+    }
+    EXPECT_EQ(carried > 0, c.expect_carried) << c.name << ": " << carried;
     // Exact: the same run without speculation gives the same bits.
     zero::ZeroOptions plain_options = options;
     plain_options.speculative_step = zero::SpeculativeStep::kOff;
@@ -686,6 +699,33 @@ std::vector<Case> Cases() {
         {name + "_twin_flow", 2,
          moved(mode, [](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
   }
+  // Speculation and the host update under the next forward, on a host slow
+  // enough that the norm is known before every piece has run: a committed
+  // step's pieces left over run under the next forward.
+  auto slow_host = [](sim::HardwareProfile& p) {
+    p.mutable_host()->set_memory_bandwidth_gbps_per_rank(0.02);
+    p.mutable_host()->set_memory_bandwidth_gbps_per_thread(0.01);
+  };
+  for (int world : {1, 2}) {
+    Case carried{absl::StrCat("speculation_carried_over_w", world), world,
+                 moved(&zero::ZeroOptions::host_step_in_forward,
+                       [](zero::ZeroOptions& o) {
+                         o.speculative_step = zero::SpeculativeStep::kOn;
+                       })};
+    carried.machine = slow_host;
+    carried.expect_carried = true;
+    cases.push_back(carried);
+  }
+  Case carried_bf16{
+      "speculation_carried_over_bf16_accumulation2", 2,
+      moved(&zero::ZeroOptions::host_step_in_forward, [](zero::ZeroOptions& o) {
+        o.speculative_step = zero::SpeculativeStep::kOn;
+        o.dtype = runtime::DType::kBF16;
+        o.accumulation = 2;
+      })};
+  carried_bf16.machine = slow_host;
+  carried_bf16.expect_carried = true;
+  cases.push_back(carried_bf16);
   cases.push_back({"host_step_in_forward_speculative", 1,
                    moved(&zero::ZeroOptions::host_step_in_forward,
                          [](zero::ZeroOptions& o) {

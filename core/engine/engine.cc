@@ -102,6 +102,10 @@ absl::Status Engine::Init(const model::ParamSource& params) {
       ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
     }
     piece_deferred_.assign(host_pieces_.size(), false);
+    write_pending_.assign(host_pieces_.size(), false);
+    if (zero::SpeculationCarriesOver(options_)) {
+      ZR_ASSIGN_OR_RETURN(norm_copied_, dev.CreateEvent());
+    }
     if (zero::ForwardOverlapApplies(options_)) {
       coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
         if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {

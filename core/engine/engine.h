@@ -90,9 +90,12 @@ struct StepStats {
   Speculation speculation = Speculation::kNone;
   // "committed", "replayed", "discarded", "aborted early"; "" for kNone.
   static const char* SpeculationName(Speculation s);
-  // The host pieces this rank updated speculatively (all of them unless
-  // aborted; 0 when not run).
+  // The host pieces this rank updated speculatively during backward (all
+  // of them unless aborted or carried over; 0 when not run).
   int speculative_pieces = 0;
+  // Committed with zero::SpeculationCarriesOver: the pieces not reached when
+  // the norm was known, updated under the next forward instead.
+  int carried_pieces = 0;
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
   int64_t global_tokens = 0;
@@ -247,7 +250,8 @@ class Engine : private model::ParamProvider {
   // is left for the start of the step after next.
   absl::Status RunDeferredPieces(int64_t begin, int64_t elements);
   // One deferred piece: its update, then its write-back (forward overlap)
-  // or left pending (delayed).
+  // or left pending (delayed). The last of a committed speculation's
+  // pieces left over makes its copies the current ones.
   absl::Status RunDeferredPiece(int index);
   // The first piece whose deferred update has not run, or -1.
   int FirstDeferredPiece() const;
@@ -274,20 +278,36 @@ class Engine : private model::ParamProvider {
   // Before the boundary backward is issued: the speculation's arguments and
   // piece order; its outcome in `stats` (committed until aborted).
   void BeginSpeculation(StepStats* stats);
-  // While backward is issued (a backward module's end): the next piece,
-  // when its last bucket has been issued and the bucket's copy is already
-  // done (Event::Query); at most one piece per call.
+  // While backward is issued (a backward module's end): one piece, when
+  // one has its gradients on the host already (Event::Query).
   absl::Status SpeculateEarly();
+  // Whether bucket `bucket`'s copy to the host is done (issued, and its
+  // Event::Query true), or with `wait`, once issued, after waiting for it.
+  absl::StatusOr<bool> BucketOnHost(int bucket, bool wait);
+  // Marks the pieces whose last bucket's copy is done, waiting for the
+  // next bucket first with `wait`.
+  absl::Status ArriveSpeculativePieces(bool wait);
+  // The piece to update next: of those not done whose gradients are on the
+  // host, the one the next forward needs first (the last bucket's, lowest
+  // offset); with `wait` and none, it waits for the next bucket first. -1
+  // when there is none.
+  absl::StatusOr<int> NextSpeculativePiece(bool wait);
   // After backward is issued: the pieces left, each once its bucket's copy
-  // is done.
+  // is done. With zero::SpeculationCarriesOver, only until the norm's copy
+  // to the host is done (norm_copied_): the rest wait for validation.
   absl::Status Speculate();
-  // The next piece: the early-abort test, then its update.
-  absl::Status SpeculateNextPiece();
+  // One piece: the early-abort test, then its update.
+  absl::Status SpeculateNextPiece(int piece);
   // Early abort: whether this rank's running norm after `bucket` already
   // proves the speculation a miss (non-finite, or clipping triggers).
   // Never in timing mode (no values).
   absl::StatusOr<bool> MissProven(int bucket);
+  // What validation makes of the speculation: committed, its copies become
+  // the current ones (with pieces left over, once the last of them has run
+  // under the next forward: deferred_speculative_); else a miss.
   absl::Status ResolveSpeculation(bool validated, StepStats* stats);
+  // The speculative step's next master and moments become the current ones.
+  void SwapInSpeculativeCopies();
   absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
   // per_param_fp32_grads: `n` updated fp32 master elements at flat offset
   // `offset` to the device, cast there into the working shard.
@@ -313,11 +333,14 @@ class Engine : private model::ParamProvider {
   // under the next forward.
   std::unique_ptr<runtime::Stream> write_back_;
   std::vector<std::unique_ptr<runtime::Event>> piece_written_;
-  bool write_back_pending_ = false;
+  // The pieces whose working copy IssueWriteBack is to copy.
+  std::vector<bool> write_pending_;
   // host_step_in_forward: the last update's arguments and the pieces whose
-  // AdamW has not run yet.
+  // AdamW has not run yet; deferred_speculative_ when they are a committed
+  // speculation's left over (run out of place, like the rest of it).
   kernels::AdamWArgs deferred_args_;
   std::vector<bool> piece_deferred_;
+  bool deferred_speculative_ = false;
   // The gradients the deferred pieces read: the reducer's host partition
   // at the update (with host_step_delayed the next backward fills the
   // other one).
@@ -368,6 +391,8 @@ class Engine : private model::ParamProvider {
   runtime::OwnedBuffer loss_device_, loss_host_;
   runtime::OwnedBuffer barrier_;  // see Step
   std::unique_ptr<runtime::Event> loss_copied_, updated_;
+  // With zero::SpeculationCarriesOver: the norm's copy to the host is done.
+  std::unique_ptr<runtime::Event> norm_copied_;
 
   int dp_size_ = 1;
   int dp_rank_ = 0;
@@ -384,7 +409,9 @@ class Engine : private model::ParamProvider {
     bool active = false;      // pieces are left and none proved a miss
     kernels::AdamWArgs args;  // the step's, unclipped
     std::vector<int> order;   // host_pieces_ in their buckets' order
-    size_t next = 0;          // into order
+    size_t arrived = 0;       // order[0, arrived) have their gradients here
+    std::vector<bool> done;   // by host piece: updated speculatively
+    int left = 0;             // pieces not done
     StepStats* stats = nullptr;
   };
   SpeculationPass speculation_;

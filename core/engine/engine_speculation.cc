@@ -26,6 +26,10 @@
 // next step tries again). The new working copy goes to
 // the device on the write-back stream at the start of the next step
 // (Engine::IssueWriteBack), each gather waiting only for its own pieces.
+// With the host update under the next forward too (zero::
+// SpeculationCarriesOver), the host stops speculating once the norm is on
+// the host, and a committed step's pieces left over run under the next
+// forward in its order, each before its first gather, still out of place.
 
 #include <algorithm>
 #include <cmath>
@@ -76,55 +80,112 @@ void Engine::BeginSpeculation(StepStats* stats) {
   std::stable_sort(pass.order.begin(), pass.order.end(), [&](int a, int b) {
     return host_pieces_[a].ready_bucket < host_pieces_[b].ready_bucket;
   });
-  pass.next = 0;
+  pass.arrived = 0;
+  pass.done.assign(host_pieces_.size(), false);
+  pass.left = static_cast<int>(host_pieces_.size());
   pass.stats = stats;
-  pass.active = !pass.order.empty();
+  pass.active = pass.left > 0;
   stats->speculation = StepStats::Speculation::kCommitted;
   stats->speculative_pieces = 0;
 }
 
-absl::Status Engine::SpeculateEarly() {
-  SpeculationPass& pass = speculation_;
-  if (!pass.active) return absl::OkStatus();
-  const int bucket = host_pieces_[pass.order[pass.next]].ready_bucket;
-  if (bucket >= reducer_->buckets_issued()) return absl::OkStatus();
-  // A Query that returns true is this piece's speculative-grads-on-host
-  // synchronization: it orders the host after the bucket's copy.
-  if (options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
-    ZR_ASSIGN_OR_RETURN(const bool copied,
-                        reducer_->offloaded(bucket)->Query());
-    if (!copied) return absl::OkStatus();
+absl::StatusOr<bool> Engine::BucketOnHost(int bucket, bool wait) {
+  if (bucket >= reducer_->buckets_issued()) return false;
+  // A Query that returns true, or the wait, is the speculative-grads-on-host
+  // synchronization: it orders the host after the bucket's copy (and the
+  // running norm's before it).
+  if (!options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
+    return true;
   }
-  return SpeculateNextPiece();
+  runtime::Event& copied = *reducer_->offloaded(bucket);
+  if (!wait) return copied.Query();
+  ZR_RETURN_IF_ERROR(copied.Synchronize());
+  return true;
 }
 
-absl::Status Engine::Speculate() {
+absl::Status Engine::ArriveSpeculativePieces(bool wait) {
   SpeculationPass& pass = speculation_;
-  while (pass.active) {
-    const int bucket = host_pieces_[pass.order[pass.next]].ready_bucket;
-    // Covers the piece's gradients and the running norm copied before them.
-    if (options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
-      ZR_RETURN_IF_ERROR(reducer_->offloaded(bucket)->Synchronize());
+  const size_t n = pass.order.size();
+  // Buckets reach the host in order: those copied since the last call.
+  while (pass.arrived < n) {
+    const int bucket = host_pieces_[pass.order[pass.arrived]].ready_bucket;
+    ZR_ASSIGN_OR_RETURN(const bool on_host, BucketOnHost(bucket, wait));
+    if (!on_host) break;
+    wait = false;
+    while (pass.arrived < n &&
+           host_pieces_[pass.order[pass.arrived]].ready_bucket == bucket) {
+      ++pass.arrived;
     }
-    ZR_RETURN_IF_ERROR(SpeculateNextPiece());
   }
   return absl::OkStatus();
 }
 
-absl::Status Engine::SpeculateNextPiece() {
+absl::StatusOr<int> Engine::NextSpeculativePiece(bool wait) {
   SpeculationPass& pass = speculation_;
-  const int i = pass.order[pass.next];
+  auto pick = [&pass, this]() {
+    // Of the pieces on the host, the one the next forward needs first: the
+    // latest bucket's, lowest offset (order is by offset within a bucket).
+    int best = -1;
+    for (size_t k = pass.arrived; k-- > 0;) {
+      const int i = pass.order[k];
+      if (pass.done[i]) continue;
+      if (best >= 0 &&
+          host_pieces_[i].ready_bucket != host_pieces_[best].ready_bucket) {
+        break;
+      }
+      best = i;
+    }
+    return best;
+  };
+  ZR_RETURN_IF_ERROR(ArriveSpeculativePieces(/*wait=*/false));
+  int piece = pick();
+  if (piece < 0 && wait) {
+    ZR_RETURN_IF_ERROR(ArriveSpeculativePieces(/*wait=*/true));
+    piece = pick();
+  }
+  return piece;
+}
+
+absl::Status Engine::SpeculateEarly() {
+  if (!speculation_.active) return absl::OkStatus();
+  ZR_ASSIGN_OR_RETURN(const int piece, NextSpeculativePiece(/*wait=*/false));
+  return piece < 0 ? absl::OkStatus() : SpeculateNextPiece(piece);
+}
+
+absl::Status Engine::Speculate() {
+  SpeculationPass& pass = speculation_;
+  const bool carries_over = zero::SpeculationCarriesOver(options_);
+  // After the norm's copy (FinishBackward issued it on the reduce stream).
+  if (carries_over) ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*norm_copied_));
+  while (pass.active) {
+    ZR_ASSIGN_OR_RETURN(const int piece, NextSpeculativePiece(/*wait=*/true));
+    ZR_CHECK_GE(piece, 0) << "a speculative piece's bucket never came";
+    if (carries_over) {
+      // Validation can start: the pieces left wait for it (and, committed,
+      // run under the next forward). Only a hint: the norm is read after
+      // WaitForOffload.
+      ZR_ASSIGN_OR_RETURN(const bool norm_known, norm_copied_->Query());
+      if (norm_known) break;
+    }
+    ZR_RETURN_IF_ERROR(SpeculateNextPiece(piece));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::SpeculateNextPiece(int piece) {
+  SpeculationPass& pass = speculation_;
   ZR_ASSIGN_OR_RETURN(const bool miss,
-                      MissProven(host_pieces_[i].ready_bucket));
+                      MissProven(host_pieces_[piece].ready_bucket));
   if (miss) {
     pass.stats->speculation = StepStats::Speculation::kAborted;
     pass.active = false;
     return absl::OkStatus();
   }
-  ZR_RETURN_IF_ERROR(HostAdamPiece(i, pass.args, reducer_->host_partition(),
+  ZR_RETURN_IF_ERROR(HostAdamPiece(piece, pass.args, reducer_->host_partition(),
                                    /*speculative=*/true));
   ++pass.stats->speculative_pieces;
-  pass.active = ++pass.next < pass.order.size();
+  pass.done[piece] = true;
+  pass.active = --pass.left > 0;
   return absl::OkStatus();
 }
 
@@ -148,6 +209,12 @@ absl::StatusOr<bool> Engine::MissProven(int bucket) {
   return miss;
 }
 
+void Engine::SwapInSpeculativeCopies() {
+  std::swap(host_master_, next_master_);
+  std::swap(host_exp_avg_, next_exp_avg_);
+  std::swap(host_exp_avg_sq_, next_exp_avg_sq_);
+}
+
 absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
   const bool finite = !stats->skipped;
   if (stats->speculation == StepStats::Speculation::kAborted) {
@@ -167,14 +234,27 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
     // and local copies, never a collective.
     if (stats->speculative_pieces == 0) return absl::OkStatus();
   } else if (validated && finite) {
-    std::swap(host_master_, next_master_);
-    std::swap(host_exp_avg_, next_exp_avg_);
-    std::swap(host_exp_avg_sq_, next_exp_avg_sq_);
-    for (size_t i = 0; i < host_pieces_.size(); ++i) {
-      ZR_RETURN_IF_ERROR(WriteBackPiece(static_cast<int>(i)));
-    }
     stats->speculation = StepStats::Speculation::kCommitted;
     speculation_pause_ = 1;
+    const SpeculationPass& pass = speculation_;
+    const bool left_over = pass.active;  // not aborted, pieces left
+    for (int i = 0; i < static_cast<int>(pass.done.size()); ++i) {
+      if (pass.done[i] || !left_over) {
+        ZR_RETURN_IF_ERROR(WriteBackPiece(i));
+      } else {
+        // Run by RunDeferredPiece under the next forward, out of place
+        // like the rest; the last of them swaps the copies in.
+        piece_deferred_[i] = true;
+        ++stats->carried_pieces;
+      }
+    }
+    if (!left_over) {
+      SwapInSpeculativeCopies();
+      return absl::OkStatus();
+    }
+    deferred_args_ = pass.args;
+    deferred_grads_ = reducer_->host_partition();
+    deferred_speculative_ = true;
     return absl::OkStatus();
   } else {
     stats->speculation = finite ? StepStats::Speculation::kReplayed

@@ -170,7 +170,7 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   if (hb > 0) ZR_RETURN_IF_ERROR(ImportDeviceState(state));
   // The working copy is the imported master's now: a delayed update's
   // staged one (FinishHostStep) is stale.
-  write_back_pending_ = false;
+  write_pending_.assign(write_pending_.size(), false);
   step_ = state.steps_done;
   adam_step_ = state.adam_steps;
   scaler_.Restore(state.scaler);

@@ -87,6 +87,17 @@ zero::ZeroOptions Small() {
   return o;
 }
 
+// A real model's step in bf16 with the optimizer on the host, for timing
+// runs on the h200_sxm profile.
+zero::ZeroOptions OffloadedBf16(int micro_batch, int seq) {
+  zero::ZeroOptions o;
+  o.dtype = runtime::DType::kBF16;
+  o.micro_batch = micro_batch;
+  o.seq = seq;
+  o.offload_optimizer = true;
+  return o;
+}
+
 TEST(EngineTest, Fp16OverflowSkipsStepsAndLowersTheScale) {
   auto spec = model::LoadModelSpec("tiny").value();
   zero::ZeroOptions o = Small();
@@ -378,6 +389,73 @@ TEST(EngineTest, ReadingTheStateLeavesTheDelayedUpdateAsItWas) {
   EXPECT_EQ(plain.rank0_params, read.rank0_params);
 }
 
+// A committed speculation's pieces left over for the next forward: reading
+// the state (a checkpoint's snapshot) runs them first, and the training goes
+// on bit for bit as without the read, and as without speculation.
+TEST(EngineTest, ReadingTheStateRunsACommittedSpeculationsLeftovers) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.speculative_step = zero::SpeculativeStep::kOn;
+  o.host_step_in_forward = true;
+  o.host_step_piece = 777;
+  o.lr = 1e-2f;
+  o.gradient_clipping = 0;  // every step commits
+  sim::HardwareProfile slow_host = sim::TestProfile();
+  slow_host.mutable_gpu()->set_memory_gib(64);
+  slow_host.mutable_host()->set_memory_bandwidth_gbps_per_rank(0.02);
+  slow_host.mutable_host()->set_memory_bandwidth_gbps_per_thread(0.01);
+  auto data = model::SyntheticBatches(spec.vocab_size(), 9);
+  const TrainRun plain =
+      Train(spec, o, *data, 2, 5, sim::SimMode::kData, &slow_host);
+  int reads = 0;
+  const TrainRun read = Train(spec, o, *data, 2, 5, sim::SimMode::kData,
+                              &slow_host, [&](Engine& e) -> absl::Status {
+                                if (e.steps_done() % 2 == 0)
+                                  return absl::OkStatus();
+                                ++reads;
+                                return e.ExportState().status();
+                              });
+  zero::ZeroOptions unspeculated = o;
+  unspeculated.speculative_step = zero::SpeculativeStep::kOff;
+  const TrainRun exact =
+      Train(spec, unspeculated, *data, 2, 5, sim::SimMode::kData, &slow_host);
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ(read.races, 0);
+  int carried_before_a_read = 0;
+  ASSERT_EQ(plain.rank0.size(), read.rank0.size());
+  for (size_t s = 0; s < plain.rank0.size(); ++s) {
+    EXPECT_EQ(read.rank0[s].speculation, StepStats::Speculation::kCommitted);
+    if (s % 2 == 0) carried_before_a_read += read.rank0[s].carried_pieces;
+    EXPECT_EQ(plain.rank0[s].loss, read.rank0[s].loss) << "step " << s;
+    EXPECT_EQ(exact.rank0[s].loss, read.rank0[s].loss) << "step " << s;
+  }
+  EXPECT_GT(carried_before_a_read, 0) << "no read found pieces left over";
+  EXPECT_EQ(plain.rank0_params, read.rank0_params);
+  EXPECT_EQ(exact.rank0_params, read.rank0_params);
+}
+
+// Where the host is slower than backward: with the host update under the
+// next forward as well, the speculation's pieces not reached when the norm
+// is known run there, so the host never waits for them at the step's end.
+// Qwen2.5-1.5B, one H200, optimizer on the host (virtual time).
+TEST(EngineTest, CarryingTheSpeculationOverShortensTheStep) {
+  auto spec = model::LoadModelSpec("qwen2.5-1.5b").value();
+  auto profile = sim::LoadProfile("h200_sxm").value();
+  zero::ZeroOptions o = OffloadedBf16(4, 2048);
+  o.speculative_step = zero::SpeculativeStep::kOn;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun at_end =
+      Train(spec, o, *data, 1, 3, sim::SimMode::kTiming, &profile);
+  o.host_step_in_forward = true;
+  const TrainRun carried =
+      Train(spec, o, *data, 1, 3, sim::SimMode::kTiming, &profile);
+  const StepStats& last = carried.rank0.back();
+  EXPECT_EQ(at_end.rank0.back().carried_pieces, 0);
+  EXPECT_GT(last.carried_pieces, 0);
+  EXPECT_GT(last.speculative_pieces, 0);
+  EXPECT_LT(last.total_ns, at_end.rank0.back().total_ns);
+}
+
 TEST(EngineTest, LossFallsOnTheShippedText) {
   auto spec = model::LoadModelSpec("tiny").value();
   zero::ZeroOptions o = Small();
@@ -403,11 +481,7 @@ TEST(EngineTest, LossFallsOnTheShippedText) {
 TEST(EngineTest, AsyncPinnedOffloadShortensBackwardInVirtualTime) {
   auto spec = model::LoadModelSpec("qwen2.5-0.5b").value();
   auto profile = sim::LoadProfile("h200_sxm").value();
-  zero::ZeroOptions o;
-  o.dtype = runtime::DType::kBF16;
-  o.micro_batch = 2;
-  o.seq = 1024;
-  o.offload_optimizer = true;
+  zero::ZeroOptions o = OffloadedBf16(2, 1024);
   o.reduce_bucket_size = 50000000;
   auto data = model::SyntheticBatches(spec.vocab_size(), 1);
   const TrainRun async =
@@ -449,11 +523,7 @@ std::vector<HostSpan> HostSpans(const std::string& trace) {
 TEST(EngineTest, DelayedPiecesRunWhileTheHostWaitsToIssue) {
   auto spec = model::LoadModelSpec("qwen2.5-1.5b").value();
   auto profile = sim::LoadProfile("h200_sxm").value();
-  zero::ZeroOptions o;
-  o.dtype = runtime::DType::kBF16;
-  o.micro_batch = 4;
-  o.seq = 2048;
-  o.offload_optimizer = true;
+  zero::ZeroOptions o = OffloadedBf16(4, 2048);
   o.host_step_delayed = true;
   auto data = model::SyntheticBatches(spec.vocab_size(), 1);
   const TrainRun run =

@@ -97,6 +97,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
           << "a deferred host update was lost";
       deferred_args_ = args;
       deferred_grads_ = reducer_->host_partition();
+      deferred_speculative_ = false;
       piece_deferred_.assign(host_pieces_.size(), true);
       if (delayed) {
         // The next backward's gradients go to the other buffer.
@@ -260,7 +261,7 @@ absl::Status Engine::WriteBackPiece(int index) {
   if (options_.offload_param) return absl::OkStatus();
   if (write_back_ == nullptr) return CopyPieceToDevice(*compute_, index);
   // Issued by IssueWriteBack, at the start of the next step.
-  write_back_pending_ = true;
+  write_pending_[index] = true;
   return absl::OkStatus();
 }
 
@@ -275,13 +276,12 @@ absl::Status Engine::CopyPieceToDevice(runtime::Stream& s, int index) {
 }
 
 absl::Status Engine::IssueWriteBack() {
-  if (!write_back_pending_ || step_ < write_back_step_) {
-    return absl::OkStatus();
-  }
-  write_back_pending_ = false;
+  if (step_ < write_back_step_) return absl::OkStatus();
   // The last step's gathers of the shard are done: the host waited for the
   // reduce stream, which waited for the backward that waited for them.
-  for (size_t i = 0; i < host_pieces_.size(); ++i) {
+  for (size_t i = 0; i < write_pending_.size(); ++i) {
+    if (!write_pending_[i]) continue;
+    write_pending_[i] = false;
     ZR_RETURN_IF_ERROR(CopyPieceToDevice(*write_back_, static_cast<int>(i)));
     ZR_RETURN_IF_ERROR(write_back_->Record(*piece_written_[i]));
   }

@@ -174,6 +174,14 @@ inline bool ForwardOverlapApplies(const ZeroOptions& options) {
          !DelayedUpdateApplies(options);
 }
 
+// Whether the speculative step, with the host update under the next
+// forward, hands the pieces it has not reached when the gradient norm is
+// known to that forward once validation commits the step (in forward order,
+// each before its first gather), instead of finishing them first.
+inline bool SpeculationCarriesOver(const ZeroOptions& options) {
+  return SpeculationApplies(options) && ForwardOverlapApplies(options);
+}
+
 // Whether one of the modes above moves the host update out of the end of
 // the step: its working copy then goes back on a stream of its own.
 inline bool HostStepMoves(const ZeroOptions& options) {

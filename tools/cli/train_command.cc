@@ -996,7 +996,11 @@ absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
       r0.speculation == engine::StepStats::Speculation::kNone
           ? std::string()
           : absl::StrCat("  speculative step ",
-                         engine::StepStats::SpeculationName(r0.speculation)));
+                         engine::StepStats::SpeculationName(r0.speculation),
+                         r0.carried_pieces > 0
+                             ? absl::StrCat(" (", r0.carried_pieces,
+                                            " pieces under the next forward)")
+                             : std::string()));
   out.flush();
   return absl::OkStatus();
 }

@@ -621,11 +621,14 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario,
     result.variants.push_back(std::move(*r));
     const VariantResult& done = result.variants.back();
     const int index = static_cast<int>(result.variants.size()) - 1;
-    if (!done.does_not_fit.has_value() &&
-        (result.fastest < 0 ||
-         ComparedRate(result, done) >
-             ComparedRate(result, result.variants[result.fastest]))) {
-      result.fastest = index;
+    auto faster = [&](int best) {
+      return !done.does_not_fit.has_value() &&
+             (best < 0 || ComparedRate(result, done) >
+                              ComparedRate(result, result.variants[best]));
+    };
+    if (faster(result.fastest)) result.fastest = index;
+    if (!done.changes_training && faster(result.fastest_exact)) {
+      result.fastest_exact = index;
     }
     if (options.progress) {
       options.progress(static_cast<int>(result.variants.size()),
@@ -794,6 +797,13 @@ void AppendFastest(const ScenarioResult& r, bool full_keys, std::string* out) {
                                ? "; it changes the training (one-step "
                                  "delayed update)"
                                : ""));
+  if (v.changes_training && r.fastest_exact >= 0) {
+    const VariantResult& exact = r.variants[r.fastest_exact];
+    absl::StrAppend(
+        out, absl::StrFormat("fastest exact that fits: %s (%.0f tokens/s)\n",
+                             Label(exact.settings, full_keys),
+                             exact.metrics.tokens_per_s));
+  }
 }
 
 // The change of each variant against the baseline, in percent.
@@ -901,6 +911,8 @@ std::string FormatJson(const ScenarioResult& r) {
       ",\n  \"description\": ", config::QuoteJsonString(r.description),
       ",\n  \"baseline\": ", r.baseline, ",\n  \"fastest_fitting\": ",
       r.fastest < 0 ? std::string("null") : absl::StrCat(r.fastest),
+      ",\n  \"fastest_exact_fitting\": ",
+      r.fastest_exact < 0 ? std::string("null") : absl::StrCat(r.fastest_exact),
       ",\n  \"variants\": [");
   const std::vector<std::string> names = MetricNames();
   for (size_t i = 0; i < r.variants.size(); ++i) {

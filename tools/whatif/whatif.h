@@ -88,6 +88,9 @@ struct ScenarioResult {
   // The fitting variant with the most tokens/s (per GPU when the variants
   // differ in GPU count: per_gpu), the first on a tie; -1 when none fits.
   int fastest = -1;
+  // The same among the variants that train as without the delayed update
+  // (VariantResult::changes_training false); -1 when none fits.
+  int fastest_exact = -1;
   bool per_gpu = false;
   std::vector<std::string> notices;  // configuration notices, once each
 };

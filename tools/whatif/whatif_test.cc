@@ -384,10 +384,14 @@ TEST(WhatifTest, TheFastestLineSaysWhenTheVariantChangesTheTraining) {
   EXPECT_FALSE(r.variants[0].changes_training);
   EXPECT_TRUE(r.variants[1].changes_training);
   ASSERT_EQ(r.fastest, 1);
+  EXPECT_EQ(r.fastest_exact, 0);
   EXPECT_THAT(FormatTable(r),
               HasSubstr("fastest that fits: host_step_overlap=delayed ("));
   EXPECT_THAT(FormatTable(r), HasSubstr("; it changes the training"));
+  EXPECT_THAT(FormatTable(r),
+              HasSubstr("fastest exact that fits: host_step_overlap=none ("));
   EXPECT_THAT(FormatJson(r), HasSubstr("\"changes_training\": true"));
+  EXPECT_THAT(FormatJson(r), HasSubstr("\"fastest_exact_fitting\": 0"));
 }
 
 TEST(WhatifTest, FastestLineNamesTheFittingVariantWithTheMostTokens) {
