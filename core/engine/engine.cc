@@ -106,6 +106,9 @@ absl::Status Engine::Init(const model::ParamSource& params) {
     if (zero::SpeculationCarriesOver(options_)) {
       ZR_ASSIGN_OR_RETURN(norm_copied_, dev.CreateEvent());
     }
+    if (zero::SpeculationApplies(options_)) {
+      piece_in_next_.assign(host_pieces_.size(), false);
+    }
     if (zero::ForwardOverlapApplies(options_)) {
       coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
         if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {

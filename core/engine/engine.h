@@ -225,8 +225,8 @@ class Engine : private model::ParamProvider {
   absl::Status HostUpdate(const kernels::AdamWArgs& args);
   // Splits the host share's sub-groups into pieces (host_pieces_).
   void PlanHostPieces();
-  // One piece's host AdamW, in place, or (speculative) from the current
-  // master and moments into the next ones; both write the new working copy
+  // One piece's host AdamW, in place, or (speculative) from its current
+  // master and moments into the other ones; both write the new working copy
   // into staging_ (or shard_ with offload_param).
   absl::Status HostAdamPiece(int piece, const kernels::AdamWArgs& args,
                              const runtime::TensorRef& grads, bool speculative);
@@ -302,12 +302,13 @@ class Engine : private model::ParamProvider {
   // proves the speculation a miss (non-finite, or clipping triggers).
   // Never in timing mode (no values).
   absl::StatusOr<bool> MissProven(int bucket);
-  // What validation makes of the speculation: committed, its copies become
-  // the current ones (with pieces left over, once the last of them has run
-  // under the next forward: deferred_speculative_); else a miss.
+  // What validation makes of the speculation: committed, each updated
+  // piece's copies become its current ones (piece_in_next_), and pieces
+  // left over run in place under the next forward; else a miss.
   absl::Status ResolveSpeculation(bool validated, StepStats* stats);
-  // The speculative step's next master and moments become the current ones.
-  void SwapInSpeculativeCopies();
+  // The master and moments of the pieces whose current copies are in
+  // next_* back into host_* (before the state is read or replaced).
+  absl::Status SettleSpeculativeCopies();
   absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
   // per_param_fp32_grads: `n` updated fp32 master elements at flat offset
   // `offset` to the device, cast there into the working shard.
@@ -336,11 +337,9 @@ class Engine : private model::ParamProvider {
   // The pieces whose working copy IssueWriteBack is to copy.
   std::vector<bool> write_pending_;
   // host_step_in_forward: the last update's arguments and the pieces whose
-  // AdamW has not run yet; deferred_speculative_ when they are a committed
-  // speculation's left over (run out of place, like the rest of it).
+  // AdamW has not run yet.
   kernels::AdamWArgs deferred_args_;
   std::vector<bool> piece_deferred_;
-  bool deferred_speculative_ = false;
   // The gradients the deferred pieces read: the reducer's host partition
   // at the update (with host_step_delayed the next backward fills the
   // other one).
@@ -380,9 +379,13 @@ class Engine : private model::ParamProvider {
   // ctx_.host_begin; with the host staging of its new working shard for the
   // H2D write-back.
   runtime::OwnedBuffer host_master_, host_exp_avg_, host_exp_avg_sq_;
-  // The speculative step's target: the next master and moments, which
-  // become the current ones (a swap) when validation commits them.
+  // The speculative step's second copies: a speculative piece reads its
+  // current master and moments and writes the other ones, which become its
+  // current ones when validation commits them. By piece: whether its
+  // current ones are these (between steps; FinishHostStep settles them
+  // back into host_*).
   runtime::OwnedBuffer next_master_, next_exp_avg_, next_exp_avg_sq_;
+  std::vector<bool> piece_in_next_;
   runtime::OwnedBuffer staging_;
   // per_param_fp32_grads: the device piece the fp32 master comes back into.
   runtime::OwnedBuffer writeback_;

@@ -8,7 +8,8 @@
 //     its working copy then written back on the write-back stream; what the
 //     gathers left runs before the next backward overwrites the gradients.
 //     The same bits as at the step's end. With the speculative step, the
-//     pieces a committed speculation had not reached run here too.
+//     pieces a committed speculation had not reached run here too, in
+//     place on their current copies.
 //   "delayed": ZeRO-Offload's one-step delayed update, which changes the
 //     training: beside the next step's forward (while the host waits for
 //     the loss, and after modules whose issue kept it waiting for the
@@ -47,8 +48,8 @@ absl::Status Engine::RunDeferredPiece(int index) {
       options_.syncs.enabled(zero::Sync::kWriteBackBeforeHostPiece)) {
     ZR_RETURN_IF_ERROR(piece_written_[index]->Synchronize());
   }
-  ZR_RETURN_IF_ERROR(HostAdamPiece(index, deferred_args_, deferred_grads_,
-                                   deferred_speculative_));
+  ZR_RETURN_IF_ERROR(
+      HostAdamPiece(index, deferred_args_, deferred_grads_, false));
   piece_deferred_[index] = false;
   if (delayed) {
     // To the device at the start of the step after the one running now
@@ -57,10 +58,6 @@ absl::Status Engine::RunDeferredPiece(int index) {
     write_pending_[index] = true;
     write_back_step_ = step_ + 1;
     return absl::OkStatus();
-  }
-  if (deferred_speculative_ && FirstDeferredPiece() == -1) {
-    SwapInSpeculativeCopies();
-    deferred_speculative_ = false;
   }
   // The previous step's gathers of the shard are done (see
   // IssueWriteBack): the piece's H2D may overwrite it.
@@ -104,6 +101,7 @@ absl::Status Engine::FinishHostStep() {
   // pieces then rewrite its staging.
   ZR_RETURN_IF_ERROR(IssueWriteBack());
   ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
+  ZR_RETURN_IF_ERROR(SettleSpeculativeCopies());
   return IssueWriteBack();
 }
 

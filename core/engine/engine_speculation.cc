@@ -5,34 +5,36 @@
 //
 // At the accumulation boundary the host has issued backward before the
 // device has run it. Speculate() then updates the host share piece by
-// piece, each as soon as the reduce stream has copied the piece's last
-// gradient bucket to the host (speculative-grads-on-host: while backward is
-// being issued, a backward module's end runs at most one piece whose copy
-// Event::Query finds done; the rest wait after it is issued), assuming the
-// step is applied unclipped (gradients scaled by 1 / loss scale): from the
-// current master and moments into the next ones, and the new working copy
-// into the pinned staging, which goes to the device only after validation
-// (backward's all-gathers read the working shard). Update() validates
-// against the norm: committed, the copies swap; clipping triggered, the host
-// share is updated again from the current copies as without speculation; a
-// non-finite norm skips the step and the current copies stay. Either way the
-// bits are those of the step without speculation. Before each piece the host
-// also reads this rank's running sum of squares, copied with the piece's last
-// bucket (a lower bound of the global one): when it is already non-finite or
-// makes clipping trigger, speculation stops there (aborted early) and the
-// step is replayed or skipped as above, decided by the global norm, the
-// same on every rank. With kAuto a failed validation pauses speculation for
-// 1, 2, 4, ... steps, except an abort before the first piece (free: the
-// next step tries again). The new working copy goes to
-// the device on the write-back stream at the start of the next step
-// (Engine::IssueWriteBack), each gather waiting only for its own pieces.
-// With the host update under the next forward too (zero::
-// SpeculationCarriesOver), the host stops speculating once the norm is on
-// the host, and a committed step's pieces left over run under the next
-// forward in its order, each before its first gather, still out of place.
+// piece, each once the reduce stream has copied the piece's last gradient
+// bucket to the host (speculative-grads-on-host; while backward is being
+// issued, a backward module's end runs at most one piece whose copy
+// Event::Query finds done), of those on the host the one the next forward
+// needs first. It assumes the step is applied unclipped (gradients scaled
+// by 1 / loss scale): from the piece's current master and moments into its
+// other copies, and the new working copy into the pinned staging, which
+// goes to the device only after validation (backward's all-gathers read the
+// working shard). Update() validates against the norm: committed, each
+// updated piece's other copies become its current ones; clipping
+// triggered, the host share is updated again from the current copies as
+// without speculation; a non-finite norm skips the step and the current
+// copies stay. Either way the bits are those of the step without
+// speculation. Before each piece the host also reads this rank's running
+// sum of squares, copied with the piece's last bucket (a lower bound of the
+// global one): when it is already non-finite or makes clipping trigger,
+// speculation stops there (aborted early) and the step is replayed or
+// skipped as above, decided by the global norm, the same on every rank.
+// With kAuto a failed validation pauses speculation for 1, 2, 4, ... steps,
+// except an abort before the first piece (free: the next step tries
+// again). The new working copy goes to the device on the write-back stream
+// at the start of the next step (Engine::IssueWriteBack), each gather
+// waiting only for its own pieces. With the host update under the next
+// forward too (zero::SpeculationCarriesOver), the host stops speculating
+// once the norm is on the host, and a committed step's pieces left over
+// run in place under the next forward, each before its first gather.
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -42,6 +44,8 @@
 
 namespace zero3 {
 namespace engine {
+
+using runtime::HostTask;
 
 const char* StepStats::SpeculationName(Speculation s) {
   switch (s) {
@@ -209,10 +213,30 @@ absl::StatusOr<bool> Engine::MissProven(int bucket) {
   return miss;
 }
 
-void Engine::SwapInSpeculativeCopies() {
-  std::swap(host_master_, next_master_);
-  std::swap(host_exp_avg_, next_exp_avg_);
-  std::swap(host_exp_avg_sq_, next_exp_avg_sq_);
+absl::Status Engine::SettleSpeculativeCopies() {
+  for (size_t i = 0; i < piece_in_next_.size(); ++i) {
+    if (!piece_in_next_[i]) continue;
+    const HostPiece& piece = host_pieces_[i];
+    const int64_t at = (piece.offset - ctx_.host_begin) * 4;
+    const int64_t bytes = piece.elements * 4;
+    HostTask copy;
+    copy.label = absl::StrCat("settle master and moments ", piece.name);
+    copy.reads = {next_master_.Slice(at, bytes), next_exp_avg_.Slice(at, bytes),
+                  next_exp_avg_sq_.Slice(at, bytes)};
+    copy.writes = {host_master_.Slice(at, bytes),
+                   host_exp_avg_.Slice(at, bytes),
+                   host_exp_avg_sq_.Slice(at, bytes)};
+    copy.memory_bytes = 6 * bytes;
+    copy.run = [&]() -> absl::Status {
+      for (int k = 0; k < 3; ++k) {
+        std::memcpy(copy.writes[k].data(), copy.reads[k].data(), bytes);
+      }
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
+    piece_in_next_[i] = false;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
@@ -237,24 +261,21 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
     stats->speculation = StepStats::Speculation::kCommitted;
     speculation_pause_ = 1;
     const SpeculationPass& pass = speculation_;
-    const bool left_over = pass.active;  // not aborted, pieces left
     for (int i = 0; i < static_cast<int>(pass.done.size()); ++i) {
-      if (pass.done[i] || !left_over) {
+      if (pass.done[i]) {
+        piece_in_next_[i] = !piece_in_next_[i];
         ZR_RETURN_IF_ERROR(WriteBackPiece(i));
       } else {
-        // Run by RunDeferredPiece under the next forward, out of place
-        // like the rest; the last of them swaps the copies in.
+        // Not reached (zero::SpeculationCarriesOver): in place under the
+        // next forward, by RunDeferredPiece, with the same arguments.
         piece_deferred_[i] = true;
         ++stats->carried_pieces;
       }
     }
-    if (!left_over) {
-      SwapInSpeculativeCopies();
-      return absl::OkStatus();
+    if (stats->carried_pieces > 0) {
+      deferred_args_ = pass.args;
+      deferred_grads_ = reducer_->host_partition();
     }
-    deferred_args_ = pass.args;
-    deferred_grads_ = reducer_->host_partition();
-    deferred_speculative_ = true;
     return absl::OkStatus();
   } else {
     stats->speculation = finite ? StepStats::Speculation::kReplayed

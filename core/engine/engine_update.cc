@@ -97,7 +97,6 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
           << "a deferred host update was lost";
       deferred_args_ = args;
       deferred_grads_ = reducer_->host_partition();
-      deferred_speculative_ = false;
       piece_deferred_.assign(host_pieces_.size(), true);
       if (delayed) {
         // The next backward's gradients go to the other buffer.
@@ -192,9 +191,17 @@ absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
   const int threads = zero::OptimizerThreads(options_.optimizer_threads);
   const int64_t at_host = piece.offset - ctx_.host_begin;
   const int64_t n = piece.elements;
-  const runtime::BufferSlice m = host_master_.Slice(at_host * 4, n * 4);
-  const runtime::BufferSlice m1 = host_exp_avg_.Slice(at_host * 4, n * 4);
-  const runtime::BufferSlice m2 = host_exp_avg_sq_.Slice(at_host * 4, n * 4);
+  // The piece's current master and moments, and the other copies.
+  const bool in_next = !piece_in_next_.empty() && piece_in_next_[index];
+  const runtime::OwnedBuffer* copies[2][3] = {
+      {&host_master_, &host_exp_avg_, &host_exp_avg_sq_},
+      {&next_master_, &next_exp_avg_, &next_exp_avg_sq_}};
+  const auto slice = [&](bool which, int k) {
+    return copies[which][k]->Slice(at_host * 4, n * 4);
+  };
+  const runtime::BufferSlice m = slice(in_next, 0);
+  const runtime::BufferSlice m1 = slice(in_next, 1);
+  const runtime::BufferSlice m2 = slice(in_next, 2);
   const runtime::BufferSlice gs = grads.slice.Sub(at_host * gsize, n * gsize);
   const runtime::BufferSlice out = lp.Slice(at_host * esize, n * esize);
   // One pass: the update and the new working copy, which the H2D (or the
@@ -209,9 +216,7 @@ absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
       options_.per_param_fp32_grads && !options_.offload_param;
   std::vector<runtime::BufferSlice> next;
   if (speculative) {
-    next = {next_master_.Slice(at_host * 4, n * 4),
-            next_exp_avg_.Slice(at_host * 4, n * 4),
-            next_exp_avg_sq_.Slice(at_host * 4, n * 4)};
+    next = {slice(!in_next, 0), slice(!in_next, 1), slice(!in_next, 2)};
     adam.reads.insert(adam.reads.end(), {m, m1, m2});
     adam.writes = next;
   } else {
