@@ -50,6 +50,9 @@ def describe(rec):
             what += f", `host_step_overlap: {overlap.group(1)}`"
             if overlap.group(1) == "delayed":
                 what += " (one-step delayed update: changes the training)"
+        bucket = re.search(r"reduce_bucket_size=(\S+)", variant)
+        if bucket:
+            what += f", `reduce_bucket_size: {bucket.group(1)}`"
         clip = re.search(r"gradient_clipping=(\S+)", variant)
         if clip:
             what += f", `gradient_clipping: {clip.group(1)}`"

@@ -54,6 +54,7 @@ ds-head-ratio0.5|ds|1|--tree ds_head --pin true --offload-extra {"ratio":0.5}
 fsdp2-default|fsdp2|1|--offload 1 --pin 1 --adamw default
 ds-head-superoffload|ds|1|--tree ds_head --pin true --offload-extra {"super_offload":true}
 zero3-superoffload|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true
+zero3-speculative-forward|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7
 fsdp2-nooffload|fsdp2|1|--offload 0 --adamw fused
 zero3-pageable|zero3|0|--set zero_optimization.offload_optimizer.pin_memory=false --set zero3.grad_offload=blocking
 '

@@ -24,7 +24,7 @@ refuses "--mbs and --seq take positive integers, not '0'" --mbs 0
 refuses "unknown argument '--bogus'" --bogus
 [ -e "$OUT" ] && { echo "FAIL: a refused run created $OUT"; fail=1; }
 list=$(bash "$RUN_ALL" --list)
-for v in zero3-pinned zero3-superoffload ds-head-superoffload fsdp2-fused; do
+for v in zero3-pinned zero3-superoffload zero3-speculative-forward ds-head-superoffload fsdp2-fused; do
   grep -q " $v " <<< "$list" || grep -q "\*$v " <<< "$list" || { echo "FAIL: --list lacks $v"; fail=1; }
 done
 [ $fail -eq 0 ] && echo "PASS"
