@@ -46,6 +46,7 @@ zero3-pinned|zero3|1|
 zero3-nooffload|zero3|1|--set zero_optimization.offload_optimizer.device=none
 zero3-ratio0.5|zero3|1|--set zero_optimization.offload_optimizer.ratio=0.5
 zero3-ratioauto|zero3|1|--set zero_optimization.offload_optimizer.ratio=auto
+zero3-speculative-forward|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7
 zero3-delayed|zero3|0|--set zero3.host_step_overlap=delayed
 fsdp2-fused|fsdp2|1|--offload 1 --pin 1 --adamw fused
 ds-pr8207|ds|1|--tree ds_pr8207 --pin true
@@ -54,7 +55,6 @@ ds-head-ratio0.5|ds|1|--tree ds_head --pin true --offload-extra {"ratio":0.5}
 fsdp2-default|fsdp2|1|--offload 1 --pin 1 --adamw default
 ds-head-superoffload|ds|1|--tree ds_head --pin true --offload-extra {"super_offload":true}
 zero3-superoffload|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true
-zero3-speculative-forward|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7
 fsdp2-nooffload|fsdp2|1|--offload 0 --adamw fused
 zero3-pageable|zero3|0|--set zero_optimization.offload_optimizer.pin_memory=false --set zero3.grad_offload=blocking
 '
