@@ -64,6 +64,7 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
   NoticeExplicitSettings(&config, &diag);
   CheckActivationCheckpointing(config, &diag);
   ResolveBatch(world_size, &config, &diag);
+  FillDependentDefaults(&config);
   FillDefaults(&config);
   ResolveScheduler(&config, &diag);
   ApplyFallbacks(&config, &diag);

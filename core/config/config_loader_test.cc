@@ -365,12 +365,21 @@ TEST(ConfigLoaderTest, ValidConfigs) {
          EXPECT_FALSE(c.zero_optimization().offload_param().pin_memory());
        },
        {"read as zero_optimization.offload_param.pin_memory = false"}},
-      {"super_offload is read",
+      {"super_offload is read, and runs the host step's rest in the forward",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
            "super_offload": true}}})",
        1,
        [](const Config& c) {
          EXPECT_TRUE(c.zero_optimization().offload_optimizer().super_offload());
+         EXPECT_EQ(c.zero3().host_step_overlap(), "forward");
+       },
+       {}},
+      {"super_offload keeps a host_step_overlap given",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
+           "super_offload": true}}, "zero3": {"host_step_overlap": "none"}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero3().host_step_overlap(), "none");
        },
        {}},
       {"super_offload where the speculative step does not apply",
@@ -379,6 +388,8 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        1,
        [](const Config& c) {
          EXPECT_TRUE(c.zero_optimization().offload_optimizer().super_offload());
+         // Where the host step cannot move, the default stays.
+         EXPECT_EQ(c.zero3().host_step_overlap(), "none");
        },
        {"zero_optimization.offload_optimizer.super_offload: the speculative "
         "host step stays off: offload_param"}},

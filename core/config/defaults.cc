@@ -4,6 +4,7 @@
 
 #include "core/config/config.pb.h"
 #include "core/config/schema.h"
+#include "core/config/validate.h"
 #include "core/util/check.h"
 #include "google/protobuf/descriptor.h"
 
@@ -63,6 +64,15 @@ void FillDefaults(Message* msg) {
         ZR_CHECK(false) << "config.proto field of unhandled type: "
                         << f->full_name();
     }
+  }
+}
+
+void FillDependentDefaults(Config* config) {
+  const ZeroOptimization& zero = config->zero_optimization();
+  if (!config->zero3().has_host_step_overlap() &&
+      zero.offload_optimizer().super_offload() &&
+      HostStepCannotMove(zero, config->zero3()) == nullptr) {
+    config->mutable_zero3()->set_host_step_overlap("forward");
   }
 }
 

@@ -8,6 +8,7 @@
 #ifndef ZERO3_CORE_CONFIG_DEFAULTS_H_
 #define ZERO3_CORE_CONFIG_DEFAULTS_H_
 
+#include "core/config/config.pb.h"
 #include "google/protobuf/message.h"
 
 namespace zero3 {
@@ -18,6 +19,13 @@ namespace config {
 // sizes (derived by ResolveBatch) and strings without a default (nvme_path)
 // unset.
 void FillDefaults(google::protobuf::Message* msg);
+
+// The defaults that depend on other keys, before FillDefaults:
+// zero3.host_step_overlap is "forward" where
+// offload_optimizer.super_offload is on and the host step can move (the
+// speculation's pieces not reached when the gradient norm is known then run
+// under the next forward: the same bits, and faster), else "none".
+void FillDependentDefaults(Config* config);
 
 }  // namespace config
 }  // namespace zero3

@@ -118,25 +118,6 @@ void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
               "to 1 or turn offload_param off");
 }
 
-// Why the host share's update cannot move out of the end of the step (the
-// speculative step, the forward overlap; zero::SpeculationApplies and
-// zero::ForwardOverlapApplies), or nullptr where it can.
-const char* HostStepCannotMove(const ZeroOptimization& zero,
-                               const Zero3& zero3) {
-  if (zero.offload_optimizer().device() == "none") {
-    return "the optimizer is not offloaded (offload_optimizer.device "
-           "\"none\")";
-  }
-  if (zero.offload_param().device() != "none") {
-    return "offload_param keeps the working shards on the host";
-  }
-  if (zero3.grad_offload_copy() == "per_param_fp32") {
-    return "zero3.grad_offload_copy \"per_param_fp32\" sends the fp32 master "
-           "back";
-  }
-  return nullptr;
-}
-
 // `key` (super_offload, or host_step_overlap "forward"), `asked` for where
 // the host step cannot move: a notice that it `stays` as it is.
 void CheckHostStepMoves(const ZeroOptimization& zero, const Zero3& zero3,
@@ -227,6 +208,22 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
 }
 
 }  // namespace
+
+const char* HostStepCannotMove(const ZeroOptimization& zero,
+                               const Zero3& zero3) {
+  if (zero.offload_optimizer().device() == "none") {
+    return "the optimizer is not offloaded (offload_optimizer.device "
+           "\"none\")";
+  }
+  if (zero.offload_param().device() != "none") {
+    return "offload_param keeps the working shards on the host";
+  }
+  if (zero3.grad_offload_copy() == "per_param_fp32") {
+    return "zero3.grad_offload_copy \"per_param_fp32\" sends the fp32 master "
+           "back";
+  }
+  return nullptr;
+}
 
 void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
   const ZeroOptimization& zero = config.zero_optimization();

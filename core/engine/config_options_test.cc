@@ -29,7 +29,13 @@ constexpr char kOffloaded[] =
        "super_offload": true}})";
 
 TEST(ConfigOptionsTest, HostStepOverlapPicksOneMode) {
-  const zero::ZeroOptions none = Options(absl::StrCat("{", kOffloaded, "}"));
+  // super_offload's default: the speculation's rest under the next forward.
+  const zero::ZeroOptions given = Options(absl::StrCat("{", kOffloaded, "}"));
+  EXPECT_TRUE(zero::SpeculationCarriesOver(given));
+  EXPECT_FALSE(zero::DelayedUpdateApplies(given));
+
+  const zero::ZeroOptions none = Options(absl::StrCat(
+      "{", kOffloaded, R"(, "zero3": {"host_step_overlap": "none"}})"));
   EXPECT_TRUE(zero::SpeculationApplies(none));
   EXPECT_FALSE(zero::ForwardOverlapApplies(none));
   EXPECT_FALSE(zero::DelayedUpdateApplies(none));
