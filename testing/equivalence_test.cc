@@ -706,26 +706,27 @@ std::vector<Case> Cases() {
     p.mutable_host()->set_memory_bandwidth_gbps_per_rank(0.02);
     p.mutable_host()->set_memory_bandwidth_gbps_per_thread(0.01);
   };
-  for (int world : {1, 2}) {
-    Case carried{absl::StrCat("speculation_carried_over_w", world), world,
-                 moved(&zero::ZeroOptions::host_step_in_forward,
-                       [](zero::ZeroOptions& o) {
-                         o.speculative_step = zero::SpeculativeStep::kOn;
-                       })};
-    carried.machine = slow_host;
-    carried.expect_carried = true;
-    cases.push_back(carried);
-  }
-  Case carried_bf16{
-      "speculation_carried_over_bf16_accumulation2", 2,
-      moved(&zero::ZeroOptions::host_step_in_forward, [](zero::ZeroOptions& o) {
-        o.speculative_step = zero::SpeculativeStep::kOn;
-        o.dtype = runtime::DType::kBF16;
-        o.accumulation = 2;
-      })};
-  carried_bf16.machine = slow_host;
-  carried_bf16.expect_carried = true;
-  cases.push_back(carried_bf16);
+  auto carried = [=](const std::string& name, int world,
+                     std::function<void(zero::ZeroOptions&)> more) {
+    Case c{absl::StrCat("speculation_carried_over_", name), world,
+           moved(&zero::ZeroOptions::host_step_in_forward,
+                 [=](zero::ZeroOptions& o) {
+                   o.speculative_step = zero::SpeculativeStep::kOn;
+                   if (more) more(o);
+                 })};
+    c.machine = slow_host;
+    c.expect_carried = true;
+    return c;
+  };
+  cases.push_back(carried("w1", 1, nullptr));
+  cases.push_back(carried("w2", 2, nullptr));
+  cases.push_back(carried("bf16_accumulation2", 2, [](zero::ZeroOptions& o) {
+    o.dtype = runtime::DType::kBF16;
+    o.accumulation = 2;
+  }));
+  cases.push_back(carried("twin_flow", 2,
+                          [](zero::ZeroOptions& o) { o.offload_ratio = 0.5; }));
+  cases.push_back(carried("f16_overflow_skips", 1, f16_overflow));
   cases.push_back({"host_step_in_forward_speculative", 1,
                    moved(&zero::ZeroOptions::host_step_in_forward,
                          [](zero::ZeroOptions& o) {
