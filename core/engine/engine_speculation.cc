@@ -36,11 +36,15 @@
 #include <cmath>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/engine/engine.h"
+#include "core/engine/engine_internal.h"
 #include "core/util/check.h"
+#include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
 
 namespace zero3 {
 namespace engine {
@@ -214,28 +218,41 @@ absl::StatusOr<bool> Engine::MissProven(int bucket) {
 }
 
 absl::Status Engine::SettleSpeculativeCopies() {
+  HostTask copy;
+  copy.label = "settle master and moments";
+  std::vector<int> pieces;
   for (size_t i = 0; i < piece_in_next_.size(); ++i) {
     if (!piece_in_next_[i]) continue;
+    pieces.push_back(static_cast<int>(i));
     const HostPiece& piece = host_pieces_[i];
     const int64_t at = (piece.offset - ctx_.host_begin) * 4;
     const int64_t bytes = piece.elements * 4;
-    HostTask copy;
-    copy.label = absl::StrCat("settle master and moments ", piece.name);
-    copy.reads = {next_master_.Slice(at, bytes), next_exp_avg_.Slice(at, bytes),
-                  next_exp_avg_sq_.Slice(at, bytes)};
-    copy.writes = {host_master_.Slice(at, bytes),
-                   host_exp_avg_.Slice(at, bytes),
-                   host_exp_avg_sq_.Slice(at, bytes)};
-    copy.memory_bytes = 6 * bytes;
-    copy.run = [&]() -> absl::Status {
-      for (int k = 0; k < 3; ++k) {
-        std::memcpy(copy.writes[k].data(), copy.reads[k].data(), bytes);
-      }
-      return absl::OkStatus();
-    };
-    ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
-    piece_in_next_[i] = false;
+    for (const runtime::OwnedBuffer* b :
+         {&next_master_, &next_exp_avg_, &next_exp_avg_sq_}) {
+      copy.reads.push_back(b->Slice(at, bytes));
+    }
+    for (const runtime::OwnedBuffer* b :
+         {&host_master_, &host_exp_avg_, &host_exp_avg_sq_}) {
+      copy.writes.push_back(b->Slice(at, bytes));
+    }
+    copy.memory_bytes += 6 * bytes;
   }
+  if (pieces.empty()) return absl::OkStatus();
+  copy.threads = internal::HostTaskThreads(options_);
+  copy.run = [&]() -> absl::Status {
+    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+    for (size_t k = 0; k < copy.reads.size(); ++k) {
+      const char* from = static_cast<const char*>(copy.reads[k].data());
+      char* to = static_cast<char*>(copy.writes[k].data());
+      ParallelFor(copy.reads[k].bytes(), threads,
+                  [&](int64_t begin, int64_t end) {
+                    std::memcpy(to + begin, from + begin, end - begin);
+                  });
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
+  for (int i : pieces) piece_in_next_[i] = false;
   return absl::OkStatus();
 }
 
