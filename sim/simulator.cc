@@ -91,6 +91,7 @@ SimWorld::Impl::Impl(SimOptions options, CostModel cost)
   context_.seed = options_.seed;
   context_.max_pinned_bytes = options_.max_pinned_bytes;
   context_.pinned_fallback = options_.pinned_fallback;
+  context_.op_timing = options_.op_timing;
 
   const int n = options_.symmetric ? 1 : options_.world_size;
   scheduler_ = std::make_unique<Scheduler>(
@@ -167,6 +168,10 @@ void SimWorld::set_record_activity(bool on) { impl_->set_record_activity(on); }
 
 std::vector<ActivityInterval> SimWorld::TakeActivity(int rank) {
   return impl_->rank(rank).state().TakeActivity();
+}
+
+std::vector<runtime::OpTiming> SimWorld::TakeOpTimings(int rank) {
+  return impl_->rank(rank).state().TakeOpTimings();
 }
 
 }  // namespace sim

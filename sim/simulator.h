@@ -56,6 +56,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/runtime/op_timing.h"
 #include "core/runtime/runtime.h"
 #include "sim/activity.h"
 #include "sim/cost_model.h"
@@ -91,6 +92,14 @@ struct SimOptions {
   int64_t max_pinned_bytes = 0;
   // A refused pinned allocation becomes pageable (zero3.pinned_fallback).
   bool pinned_fallback = false;
+  // Times every copy, memset and kernel as the CUDA backend's op timing
+  // does (Launcher::StartOpTiming): between two events recorded on its
+  // stream around it, which the host pays for and which occupy the launch
+  // queue. An operation's time runs from when its stream reached the first
+  // event to when it reached the second: where the host issues slower than
+  // the device runs, that includes the operation's own launch. Read with
+  // SimWorld::TakeOpTimings.
+  bool op_timing = false;
 };
 
 // ActivityInterval, a rank's busy time by kind of work: sim/activity.h.
@@ -129,6 +138,9 @@ class SimWorld {
   // TakeActivity returns and clears them.
   void set_record_activity(bool on);
   std::vector<ActivityInterval> TakeActivity(int rank);
+  // With SimOptions::op_timing: the copies, memsets and kernels `rank` has
+  // issued since the last call, each timed between its events.
+  std::vector<runtime::OpTiming> TakeOpTimings(int rank);
 
   class Impl;
 

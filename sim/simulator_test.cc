@@ -94,6 +94,50 @@ TEST(SimulatorTest, StreamRunsWorkInOrder) {
   EXPECT_EQ(k2.end, 815000);
 }
 
+// Op timing as the CUDA backend's: an event on the stream before and after
+// each operation, each costing the host an event call (1 us here). An
+// operation the host issues into an idle stream is timed from its first
+// event, so its time holds its own launch (5 us); one queued behind other
+// work is timed from the end of that work, as it ran.
+TEST(SimulatorTest, OpTimingTimesEachOperationBetweenTwoEvents) {
+  SimOptions options;
+  options.profile = TestProfile();
+  options.mode = SimMode::kTiming;
+  options.trace = true;
+  options.op_timing = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimWorld> world,
+                       SimWorld::Create(options));
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto stream = rt.device().CreateStream("s").value();
+    Buffer buf = rt.device().Allocate(400000, "buf").value();  // host 10 us
+    // Event at 11 us, launch 11..16 us, the kernel 16..16.4 us, the end
+    // event recorded at 17 us.
+    EXPECT_OK(stream->Launch(Fill(buf, 100, "small")));
+    EXPECT_EQ(rt.NowNanos(), 17000);
+    // Event at 18 us (the stream is idle), launch to 23 us: 23..423 us.
+    EXPECT_OK(stream->Launch(Fill(buf, 100000, "long")));
+    // Queued behind "long": its first event is reached at 423 us.
+    EXPECT_OK(stream->Launch(Fill(buf, 100, "queued")));
+    return stream->Synchronize();
+  }),
+              IsOk());
+  std::vector<runtime::OpTiming> ops = world->TakeOpTimings(0);
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].label, "small");
+  EXPECT_EQ(ops[0].stream, "s");
+  EXPECT_EQ(ops[0].kind, "fill");
+  EXPECT_EQ(ops[0].start_ns, 11000);
+  EXPECT_EQ(ops[0].end_ns, 17000);  // the kernel ran 0.4 us of these 6
+  const Span small = StreamSpan(world->trace(), 0, "small");
+  EXPECT_EQ(small.start, 16000);
+  EXPECT_EQ(small.end, 16400);
+  EXPECT_EQ(ops[1].start_ns, 18000);
+  EXPECT_EQ(ops[1].end_ns, 423000);
+  EXPECT_EQ(ops[2].start_ns, 423000);
+  EXPECT_EQ(ops[2].end_ns, 423400);  // as it ran
+  EXPECT_THAT(world->TakeOpTimings(0), ::testing::IsEmpty());
+}
+
 TEST(SimulatorTest, FullLaunchQueueBlocksTheHostUntilTheOldestIsDone) {
   SimOptions options;
   options.profile = TestProfile();

@@ -21,6 +21,7 @@
 
 #include "absl/strings/string_view.h"
 #include "core/runtime/kernel_call.h"
+#include "core/runtime/op_timing.h"
 #include "sim/activity.h"
 #include "sim/cost_model.h"
 #include "sim/internal/calendar.h"
@@ -55,6 +56,7 @@ struct WorldContext {
   uint64_t seed = 0;
   int64_t max_pinned_bytes = 0;
   bool pinned_fallback = false;
+  bool op_timing = false;  // SimOptions::op_timing
 
   Trace trace;
   std::atomic<uint64_t> next_buffer_id{0};
@@ -135,6 +137,16 @@ class RankState {
   }
   std::vector<ActivityInterval> TakeActivity() { return std::move(activity_); }
 
+  // SimOptions::op_timing: whether operations are timed between events,
+  // and those timed so far.
+  bool op_timing() const { return world_->op_timing; }
+  void AddOpTiming(runtime::OpTiming op) {
+    op_timings_.push_back(std::move(op));
+  }
+  std::vector<runtime::OpTiming> TakeOpTimings() {
+    return std::move(op_timings_);
+  }
+
   // Race-detector bookkeeping. The host is agent 0, each stream one more.
   RaceDetector& races() { return races_; }
   const RaceDetector& races() const { return races_; }
@@ -197,6 +209,7 @@ class RankState {
   std::vector<int> retired_agents_;
   int next_track_ = 1;
   std::vector<ActivityInterval> activity_;
+  std::vector<runtime::OpTiming> op_timings_;
 };
 
 }  // namespace internal

@@ -224,6 +224,7 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
         absl::StrCat("copy '", label, "': destination has ", dst.bytes(),
                      " bytes, source ", src.bytes()));
   }
+  const TimedOp timed(this, label);
   const int64_t bytes = dst.bytes();
   AwaitQueueSlot(r->cost().queue_copy_milli());
   r->HostCost(r->cost().copy_call_nanos());
@@ -269,6 +270,7 @@ absl::Status SimStream::Copy2D(const BufferSlice& dst, int64_t dst_pitch,
   RankState* r = rank_;
   ZR_RETURN_IF_ERROR(runtime::CheckCopy2D(dst, dst_pitch, src, src_pitch,
                                           row_bytes, rows, label));
+  const TimedOp timed(this, label);
   AwaitQueueSlot(r->cost().queue_copy_milli());
   r->HostCost(r->cost().copy_call_nanos());
   r->CountOp();
@@ -322,6 +324,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
     return absl::InvalidArgumentError(absl::StrCat(
         "memset '", label, "': target is host memory; write it in a HostTask"));
   }
+  const TimedOp timed(this, label);
   AwaitQueueSlot(r->cost().queue_kernel_milli());
   r->HostCost(r->cost().launch_nanos());
   r->CountOp();
@@ -338,6 +341,7 @@ absl::Status SimStream::Memset(const BufferSlice& dst, uint8_t value,
 
 absl::Status SimStream::Launch(const KernelCall& call) {
   RankState* r = rank_;
+  const TimedOp timed(this, call.label, call.OpName());
   AwaitQueueSlot(QueueMilliOf(call));
   r->HostCost(r->cost().launch_nanos());
   r->CountOp();
@@ -361,6 +365,29 @@ absl::Status SimStream::Launch(const KernelCall& call) {
 
 // ---------------------------------------------------------------------------
 // SimStream: ordering
+
+int64_t SimStream::TimingEvent() {
+  RankState* r = rank_;
+  AwaitQueueSlot(r->cost().queue_event_milli());
+  r->HostCost(r->cost().event_call_nanos());
+  const int64_t at = ready_ns();
+  Enqueued(at);
+  return at;
+}
+
+SimStream::TimedOp::TimedOp(SimStream* stream, absl::string_view label,
+                            absl::string_view kind)
+    : stream_(stream), label_(label), kind_(kind) {
+  if (stream_->rank()->op_timing()) start_ = stream_->TimingEvent();
+}
+
+SimStream::TimedOp::~TimedOp() {
+  if (start_ < 0) return;
+  const int64_t end = stream_->TimingEvent();
+  stream_->rank()->AddOpTiming({std::string(stream_->name()),
+                                std::string(label_), start_, end,
+                                std::string(kind_)});
+}
 
 absl::Status SimStream::Record(runtime::Event& event) {
   RankState* r = rank_;

@@ -104,6 +104,27 @@ class SimStream final : public runtime::Stream {
   static constexpr int64_t kUnresolved = -1;
 
  private:
+  // With SimOptions::op_timing, times one operation as the CUDA backend's
+  // op timing does: an event recorded on the stream before it (here) and
+  // one after (when destroyed); the operation's time runs from when the
+  // stream reached the first to when it reached the second.
+  class TimedOp {
+   public:
+    TimedOp(SimStream* stream, absl::string_view label,
+            absl::string_view kind = "");
+    TimedOp(const TimedOp&) = delete;
+    TimedOp& operator=(const TimedOp&) = delete;
+    ~TimedOp();
+
+   private:
+    SimStream* stream_;
+    absl::string_view label_, kind_;
+    int64_t start_ = -1;
+  };
+  // An event recorded for op timing: the host's call and a place in the
+  // launch queue, as Record; returns when the stream reaches it.
+  int64_t TimingEvent();
+
   // Where a copy runs and how it treats the host (see Copy).
   struct CopyRoute {
     CopyKind kind = CopyKind::kDeviceToDevice;

@@ -444,6 +444,8 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   so.mode = sim::SimMode::kTiming;
   so.detect_races = in.detect_races;
   so.trace = in.traces || in.op_timings;
+  // As the CUDA backend times them: between events, which the host pays for.
+  so.op_timing = in.op_timings;
   so.symmetric = !in.full;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
   auto data = model::SyntheticBatches(in.spec.vocab_size(), 0);
@@ -507,6 +509,11 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   out.simulated_ops = world->total_ops();
   if (in.traces) out.trace_json = world->trace().ToJson();
   if (in.op_timings) {
+    // Copies, memsets and kernels between their events; the collectives
+    // (which the CUDA backend does not time) from the trace, as they ran.
+    for (runtime::OpTiming& op : world->TakeOpTimings(0)) {
+      if (op.start_ns >= step_start) out.ops.push_back(std::move(op));
+    }
     const sim::Trace& trace = world->trace();
     for (const sim::Trace::Span& span : trace.spans()) {
       if (span.pid != 0 || span.start_ns < step_start) continue;
@@ -518,10 +525,17 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
       }
       const std::string track = trace.TrackName(span.pid, span.tid);
       constexpr absl::string_view kStream = "stream: ";
-      if (!absl::StartsWith(track, kStream)) continue;
+      if (span.category != "collective" || !absl::StartsWith(track, kStream)) {
+        continue;
+      }
       out.ops.push_back({track.substr(kStream.size()), span.name, span.start_ns,
                          span.end_ns, span.kind});
     }
+    std::stable_sort(
+        out.ops.begin(), out.ops.end(),
+        [](const runtime::OpTiming& a, const runtime::OpTiming& b) {
+          return a.start_ns < b.start_ns;
+        });
   }
   return out;
 }
