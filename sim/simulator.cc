@@ -38,6 +38,7 @@ class SimWorld::Impl {
   SimRuntime& rank(int r) { return *ranks_[r]; }
   const SimRuntime& rank(int r) const { return *ranks_[r]; }
   void set_record_activity(bool on) { context_.record_activity = on; }
+  void set_op_timing(bool on) { context_.op_timing = on; }
 
   absl::Status Run(const runtime::RankFunction& fn);
 
@@ -169,6 +170,8 @@ void SimWorld::set_record_activity(bool on) { impl_->set_record_activity(on); }
 std::vector<ActivityInterval> SimWorld::TakeActivity(int rank) {
   return impl_->rank(rank).state().TakeActivity();
 }
+
+void SimWorld::set_op_timing(bool on) { impl_->set_op_timing(on); }
 
 std::vector<runtime::OpTiming> SimWorld::TakeOpTimings(int rank) {
   return impl_->rank(rank).state().TakeOpTimings();

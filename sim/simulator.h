@@ -138,6 +138,8 @@ class SimWorld {
   // TakeActivity returns and clears them.
   void set_record_activity(bool on);
   std::vector<ActivityInterval> TakeActivity(int rank);
+  // Times operations from now on (SimOptions::op_timing), or no more.
+  void set_op_timing(bool on);
   // With SimOptions::op_timing: the copies, memsets and kernels `rank` has
   // issued since the last call, each timed between its events.
   std::vector<runtime::OpTiming> TakeOpTimings(int rank);

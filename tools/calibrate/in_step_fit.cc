@@ -233,6 +233,7 @@ absl::StatusOr<MeasuredStep> Simulate(const sim::HardwareProfile& profile,
   in.gpus = c.gpus;
   in.steps = steps;
   in.op_timings = true;
+  in.op_timings_apart = true;  // as calibrate_steps.cc measures
   ZR_ASSIGN_OR_RETURN(whatif::VariantResult r, whatif::SimulateStep(in));
   MeasuredStep m;
   m.fwd_ms = r.metrics.fwd_ms;

@@ -445,7 +445,8 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   so.detect_races = in.detect_races;
   so.trace = in.traces || in.op_timings;
   // As the CUDA backend times them: between events, which the host pays for.
-  so.op_timing = in.op_timings;
+  const bool ops_apart = in.op_timings && in.op_timings_apart;
+  so.op_timing = in.op_timings && !ops_apart;
   so.symmetric = !in.full;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
   auto data = model::SyntheticBatches(in.spec.vocab_size(), 0);
@@ -454,6 +455,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   runtime::MemoryStats memory;
   runtime::PinnedMemoryStats pinned;
   int64_t step_start = 0;
+  int64_t ops_from = 0;  // where the timed operations start
   ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(
         auto e, engine::Engine::Create(in.spec, in.options, data.get(), rt));
@@ -468,7 +470,10 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
     if (rt.rank() == 0) {
       memory = rt.device().memory_stats();
       pinned = rt.pinned_memory().stats();
+      ops_from = ops_apart ? rt.NowNanos() : step_start;
+      if (ops_apart) world->set_op_timing(true);
     }
+    if (ops_apart) ZR_RETURN_IF_ERROR(e->Step().status());
     return absl::OkStatus();
   }));
   const int64_t step_end = step_start + last.total_ns;
@@ -512,11 +517,11 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
     // Copies, memsets and kernels between their events; the collectives
     // (which the CUDA backend does not time) from the trace, as they ran.
     for (runtime::OpTiming& op : world->TakeOpTimings(0)) {
-      if (op.start_ns >= step_start) out.ops.push_back(std::move(op));
+      if (op.start_ns >= ops_from) out.ops.push_back(std::move(op));
     }
     const sim::Trace& trace = world->trace();
     for (const sim::Trace::Span& span : trace.spans()) {
-      if (span.pid != 0 || span.start_ns < step_start) continue;
+      if (span.pid != 0 || span.start_ns < ops_from) continue;
       // Host tasks too, as the CUDA backend's op timing reports them (not
       // the host's staging of copies, which it cannot see).
       if (span.category == "host task") {

@@ -117,8 +117,14 @@ struct StepInput {
   bool full = false;
   bool traces = false;
   bool detect_races = false;
-  // Keep rank 0's stream operations of the last step (VariantResult::ops).
+  // Keep rank 0's stream operations of the last step (VariantResult::ops),
+  // timed as the CUDA backend times them (sim::SimOptions::op_timing), in
+  // every step as `train --profile-ops` does...
   bool op_timings = false;
+  // ... or, with this, in one more step after the `steps`, whose phases
+  // stay out of the metrics, as calibrate measures (its phases from untimed
+  // steps, its operations from one more).
+  bool op_timings_apart = false;
 };
 absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
 

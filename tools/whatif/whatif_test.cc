@@ -99,6 +99,27 @@ StepInput OpTimingInput() {
   return in;
 }
 
+// Timing the operations costs the host two event records each, as on the
+// GPU: timed in every step, the phases show it; timed in one more step
+// apart (as calibrate measures), they are those of an untimed run.
+TEST(WhatifTest, OpTimingsApartLeaveThePhasesUntimed) {
+  StepInput in = OpTimingInput();
+  in.op_timings = false;
+  ASSERT_OK_AND_ASSIGN(const VariantResult plain, SimulateStep(in));
+  EXPECT_TRUE(plain.ops.empty());
+  in.op_timings = true;
+  ASSERT_OK_AND_ASSIGN(const VariantResult timed, SimulateStep(in));
+  in.op_timings_apart = true;
+  ASSERT_OK_AND_ASSIGN(const VariantResult apart, SimulateStep(in));
+  EXPECT_EQ(apart.metrics.fwd_ms, plain.metrics.fwd_ms);
+  EXPECT_EQ(apart.metrics.bwd_ms, plain.metrics.bwd_ms);
+  EXPECT_EQ(apart.metrics.step_ms, plain.metrics.step_ms);
+  EXPECT_GT(timed.metrics.fwd_ms + timed.metrics.bwd_ms,
+            plain.metrics.fwd_ms + plain.metrics.bwd_ms);
+  // The same operations either way, one step's worth.
+  EXPECT_EQ(apart.ops.size(), timed.ops.size());
+}
+
 TEST(WhatifTest, OpTimingsAreTheLastStepsStreamOperations) {
   const StepInput in = OpTimingInput();
   ASSERT_OK_AND_ASSIGN(VariantResult r, SimulateStep(in));
