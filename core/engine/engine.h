@@ -249,9 +249,8 @@ class Engine : private model::ParamProvider {
   // of its staging (write-back-before-host-piece), and its own write-back
   // is left for the start of the step after next.
   absl::Status RunDeferredPieces(int64_t begin, int64_t elements);
-  // One deferred piece: its update, then its write-back (forward overlap)
-  // or left pending (delayed). The last of a committed speculation's
-  // pieces left over makes its copies the current ones.
+  // One deferred piece: its update, in place on its current copies, then
+  // its write-back (forward overlap) or left pending (delayed).
   absl::Status RunDeferredPiece(int index);
   // The first piece whose deferred update has not run, or -1.
   int FirstDeferredPiece() const;
