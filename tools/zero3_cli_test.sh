@@ -110,6 +110,16 @@ grep -q "change against the baseline" "$TMP/out" || fail "whatif: no deltas"
 expect 0 whatif tools/whatif/scenarios/host_step_h200_1.5b.textproto --steps 2
 grep -q "^fastest that fits: host_step_overlap=delayed .*it changes the training" \
   "$TMP/out" || fail "whatif: the delayed update is not marked"
+grep -q "^fastest exact that fits: host_step_overlap=forward super_offload=true " \
+  "$TMP/out" || fail "whatif: no fastest exact variant"
+# super_offload runs what its speculation has not reached under the next
+# forward (its default zero3.host_step_overlap), and says how much.
+expect 0 train --mode timing --model qwen2.5-1.5b --ranks 1 --seq 2048 \
+  --data synthetic --steps 2 --set bf16.enabled=true \
+  --set train_micro_batch_size_per_gpu=4 --set gradient_clipping=0 \
+  --set zero_optimization.offload_optimizer.super_offload=true
+grep -q "speculative step committed ([0-9]* pieces under the next forward)" \
+  "$TMP/out" || fail "train: no pieces under the next forward"
 expect 0 whatif --model qwen2.5-0.5b --gpus 2 --seq 256 --steps 2 \
   --vary zero3.grad_offload=blocking,async --format json --csv "$TMP/w.csv"
 grep -q '"settings": {"zero3.grad_offload": "async"}' "$TMP/out" || fail "whatif json lacks settings"
