@@ -34,9 +34,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/engine/engine.h"
@@ -220,10 +217,8 @@ absl::StatusOr<bool> Engine::MissProven(int bucket) {
 absl::Status Engine::SettleSpeculativeCopies() {
   HostTask copy;
   copy.label = "settle master and moments";
-  std::vector<int> pieces;
   for (size_t i = 0; i < piece_in_next_.size(); ++i) {
     if (!piece_in_next_[i]) continue;
-    pieces.push_back(static_cast<int>(i));
     const HostPiece& piece = host_pieces_[i];
     const int64_t at = (piece.offset - ctx_.host_begin) * 4;
     const int64_t bytes = piece.elements * 4;
@@ -237,22 +232,18 @@ absl::Status Engine::SettleSpeculativeCopies() {
     }
     copy.memory_bytes += 6 * bytes;
   }
-  if (pieces.empty()) return absl::OkStatus();
+  if (copy.reads.empty()) return absl::OkStatus();
   copy.threads = internal::HostTaskThreads(options_);
   copy.run = [&]() -> absl::Status {
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
     for (size_t k = 0; k < copy.reads.size(); ++k) {
-      const char* from = static_cast<const char*>(copy.reads[k].data());
-      char* to = static_cast<char*>(copy.writes[k].data());
-      ParallelFor(copy.reads[k].bytes(), threads,
-                  [&](int64_t begin, int64_t end) {
-                    std::memcpy(to + begin, from + begin, end - begin);
-                  });
+      ParallelCopy(copy.writes[k].data(), copy.reads[k].data(),
+                   copy.reads[k].bytes(), threads);
     }
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
-  for (int i : pieces) piece_in_next_[i] = false;
+  piece_in_next_.assign(piece_in_next_.size(), false);
   return absl::OkStatus();
 }
 

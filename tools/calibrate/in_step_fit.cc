@@ -421,8 +421,8 @@ absl::Status Fit::FitKinds() {
         const auto it = q.find(k);
         if (it == q.end()) continue;
         pred[k] += it->second.ms;
-        if (t.ms > 0 && it->second.ms > 0) {
-          // Round 0 ran every kind at the elementwise factor.
+        if (round == 0 && t.ms > 0 && it->second.ms > 0) {
+          // Round 0 runs every kind at the elementwise factor.
           samples[k].push_back(
               {t.ms, it->second.ms / figure_[kElementwise], t.kernels});
         }
