@@ -255,7 +255,10 @@ class CalibrateCommand : public Command {
   absl::StatusOr<calibrate::Options> ParseOptions() const {
     calibrate::Options o;
     ZR_ASSIGN_OR_RETURN(o.base, sim::LoadProfile(base_));
-    if (!name_.empty()) o.base.set_name(name_);
+    // Unnamed, the profile says it was calibrated, so that --predict and
+    // whatif do not print the base's name for it.
+    o.base.set_name(name_.empty() ? absl::StrCat(o.base.name(), "_calibrated")
+                                  : name_);
     for (absl::string_view m :
          absl::StrSplit(models_, ',', absl::SkipEmpty())) {
       ZR_ASSIGN_OR_RETURN(model::ModelSpec spec, model::LoadModelSpec(m));
@@ -311,7 +314,7 @@ class CalibrateCommand : public Command {
   std::string name_;
   int64_t gpus_ = 1;
   std::string models_ = "qwen2.5-0.5b,qwen2.5-1.5b,qwen2.5-3b";
-  std::string batches_ = "2x2048,4x2048";
+  std::string batches_ = "2x2048,4x2048,8x2048";
   int64_t reps_ = 5;
   int64_t max_mib_ = 512;
   std::string out_path_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -81,6 +82,21 @@ TEST(CalibrateCommandTest, FitsOverSeveralModels) {
   EXPECT_THAT(r.err, HasSubstr("training steps: tiny 1x512 pinned"));
   EXPECT_THAT(r.err, HasSubstr("held-out tiny 2x512 none "));
   EXPECT_THAT(r.err, HasSubstr("held-out qwen2.5-0.5b 2x512 none "));
+}
+
+// Unnamed, the written profile is named after its base and says it was
+// calibrated; --name names it.
+TEST(CalibrateCommandTest, TheProfileIsNamedCalibratedUnlessNamed) {
+  for (const auto& [args, name] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--no-fit"}, "h200_sxm_calibrated"},
+           {{"--no-fit", "--name", "my_node"}, "my_node"}}) {
+    const Result r = RunCalibrate(args);
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    absl::StatusOr<sim::HardwareProfile> p = sim::ParseProfile(r.out, "out");
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->name(), name);
+  }
 }
 
 TEST(CalibrateCommandTest, AnEmptyFitModelNameIsAUsageError) {
