@@ -32,8 +32,11 @@ mkdir -p "$out"
 start=$(date +%s)
 
 if [ ! -s "$out/cal.textproto" ]; then
-  "$zero3" calibrate --fit-pageable --fit-model qwen2.5-1.5b,qwen2.5-0.5b \
-    --out "$out/cal.textproto.tmp" 2> "$out/calibrate.log"
+  if ! "$zero3" calibrate --fit-pageable --fit-model qwen2.5-1.5b,qwen2.5-0.5b \
+    --out "$out/cal.textproto.tmp" 2> "$out/calibrate.log"; then
+    echo "$0: calibrate failed; see $out/calibrate.log" >&2
+    exit 1
+  fi
   mv "$out/cal.textproto.tmp" "$out/cal.textproto"
   echo "calibrated in $(( $(date +%s) - start )) s" >&2
 fi
@@ -61,7 +64,7 @@ for c in "${cases[@]}"; do
   for s in "${more[@]}"; do sets+=(--set "$s"); done
   "$zero3" train --backend cuda --ranks 1 --model "$model" --seq 2048 \
     --data synthetic --steps "$steps" "${sets[@]}" --predict \
-    --hardware "$out/cal.textproto" > "$out/$name.txt" 2>&1 ||
+    --hardware "$out/cal.textproto" > "$out/$name.txt" 2>&1 &&
+    echo "$name: done at $(( $(date +%s) - start )) s" >&2 ||
     echo "$name: failed (see $out/$name.txt)" >&2
-  echo "$name: done at $(( $(date +%s) - start )) s" >&2
 done
