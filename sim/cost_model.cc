@@ -136,9 +136,12 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            Require(h.queue_units_per_kernel() >= 0.001 &&
                        h.queue_units_per_gemm() >= 0.001 &&
                        h.queue_units_per_event() >= 0.001 &&
+                       h.queue_units_per_timed_event() >= 0.001 &&
+                       h.queue_units_per_wait() >= 0.001 &&
                        h.queue_units_per_copy() >= 0.001,
-                   "host.queue_units_per_kernel, _gemm, _event and _copy "
-                   "(0.001 or more; the smallest command's room is 1)"),
+                   "host.queue_units_per_kernel, _gemm, _event, "
+                   "_timed_event, _wait and _copy (0.001 or more; the "
+                   "smallest command's room is 1)"),
            CheckCurve(f.allgather_busbw(), "fabric.allgather_busbw", true),
            CheckCurve(f.reduce_scatter_busbw(), "fabric.reduce_scatter_busbw",
                       true),
@@ -196,6 +199,9 @@ CostModel::CostModel(const HardwareProfile& profile) : profile_(profile) {
   queue_kernel_milli_ = std::llround(1000 * h.queue_units_per_kernel());
   queue_gemm_milli_ = std::llround(1000 * h.queue_units_per_gemm());
   queue_event_milli_ = std::llround(1000 * h.queue_units_per_event());
+  queue_timed_event_milli_ =
+      std::llround(1000 * h.queue_units_per_timed_event());
+  queue_wait_milli_ = std::llround(1000 * h.queue_units_per_wait());
   queue_copy_milli_ = std::llround(1000 * h.queue_units_per_copy());
 }
 

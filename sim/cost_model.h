@@ -137,6 +137,8 @@ class CostModel {
   int64_t queue_kernel_milli() const { return queue_kernel_milli_; }
   int64_t queue_gemm_milli() const { return queue_gemm_milli_; }
   int64_t queue_event_milli() const { return queue_event_milli_; }
+  int64_t queue_timed_event_milli() const { return queue_timed_event_milli_; }
+  int64_t queue_wait_milli() const { return queue_wait_milli_; }
   int64_t queue_copy_milli() const { return queue_copy_milli_; }
   int64_t collective_call_nanos() const { return collective_call_ns_; }
   int64_t alloc_call_nanos() const { return alloc_call_ns_; }
@@ -190,7 +192,7 @@ class CostModel {
   int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,
       alloc_call_ns_;
   int64_t queue_kernel_milli_, queue_gemm_milli_, queue_event_milli_,
-      queue_copy_milli_;
+      queue_timed_event_milli_, queue_wait_milli_, queue_copy_milli_;
   absl::flat_hash_map<std::string, double> kind_factor_;
 };
 

@@ -213,6 +213,41 @@ TEST(SimulatorTest, CommandsTakingMoreRoomFillTheLaunchQueueSooner) {
   EXPECT_EQ(HostClockAfterQueueing(roomy_copies, 4, enqueue), 26000);
 }
 
+TEST(SimulatorTest, TimedRecordsAndWaitsTakeTheirOwnRoom) {
+  // After k1: a record of an event without timing, a timed one and a wait
+  // (1 us each on the host), then two small kernels (5 us each), in a
+  // queue of 4 units.
+  auto enqueue = [](Runtime& rt, runtime::Stream& s,
+                    const Buffer& buf) -> absl::Status {
+    auto event = rt.device().CreateEvent().value();
+    auto timed = rt.device().CreateTimedEvent().value();
+    ZR_RETURN_IF_ERROR(s.Record(*event));
+    ZR_RETURN_IF_ERROR(s.Record(*timed));
+    ZR_RETURN_IF_ERROR(s.Wait(*event));
+    ZR_RETURN_IF_ERROR(s.Launch(Fill(buf, 10, "k2")));
+    return s.Launch(Fill(buf, 10, "k3"));
+  };
+  // One unit each: k2 fills the queue (k1, three events, k2 > 4), so it
+  // waits for k1's end (415 us) and k3 launches behind it.
+  EXPECT_EQ(HostClockAfterQueueing(TestProfile(), 4, enqueue), 425000);
+  // The three take almost nothing (an H200: the record and the wait never
+  // fill the queue): k1, k2 and k3 fit.
+  sim::HardwareProfile free = TestProfile();
+  free.mutable_host()->set_queue_units_per_event(0.1);
+  free.mutable_host()->set_queue_units_per_timed_event(0.1);
+  free.mutable_host()->set_queue_units_per_wait(0.1);
+  EXPECT_EQ(HostClockAfterQueueing(free, 4, enqueue), 28000);
+  // Each kind is charged its own room: any one of them at 1 again makes
+  // k3 wait.
+  for (auto setter : {&sim::HostProfile::set_queue_units_per_event,
+                      &sim::HostProfile::set_queue_units_per_timed_event,
+                      &sim::HostProfile::set_queue_units_per_wait}) {
+    sim::HardwareProfile one = free;
+    (one.mutable_host()->*setter)(1.0);
+    EXPECT_EQ(HostClockAfterQueueing(one, 4, enqueue), 420000);
+  }
+}
+
 TEST(SimulatorTest, OpsOfSeveralLaunchesTakeASlotPerLaunch) {
   // After k1: a sum of squares, two device launches on GPUs (partial sums,
   // their ordered sum), in a queue of 2 units.

@@ -368,7 +368,7 @@ absl::Status SimStream::Launch(const KernelCall& call) {
 
 int64_t SimStream::TimingEvent() {
   RankState* r = rank_;
-  AwaitQueueSlot(r->cost().queue_event_milli());
+  AwaitQueueSlot(r->cost().queue_timed_event_milli());
   r->HostCost(r->cost().event_call_nanos());
   const int64_t at = ready_ns();
   Enqueued(at);
@@ -395,7 +395,8 @@ absl::Status SimStream::Record(runtime::Event& event) {
   if (e == nullptr || e->rank_ != r) {
     return absl::InvalidArgumentError("event belongs to another device");
   }
-  AwaitQueueSlot(r->cost().queue_event_milli());
+  AwaitQueueSlot(e->timed() ? r->cost().queue_timed_event_milli()
+                            : r->cost().queue_event_milli());
   r->HostCost(r->cost().event_call_nanos());
   e->recorded_ = true;
   e->time_ns_ = ready_ns();
@@ -413,7 +414,7 @@ absl::Status SimStream::Wait(const runtime::Event& event) {
   if (e == nullptr || e->rank() != r) {
     return absl::InvalidArgumentError("event belongs to another device");
   }
-  AwaitQueueSlot(r->cost().queue_event_milli());
+  AwaitQueueSlot(r->cost().queue_wait_milli());
   r->HostCost(r->cost().event_call_nanos());
   if (e->recorded()) {
     tail_ns_ = std::max(tail_ns_, e->time_ns());

@@ -471,6 +471,8 @@ absl::Status Calibration::MeasureLaunchQueue() {
   const AttentionKernels attention = AttentionOn(aa, act, lse);
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> event,
                       dev_.CreateEvent());
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> timed,
+                      dev_.CreateTimedEvent());
   const runtime::BufferSlice from = buf.Slice(at * 2, 1024),
                              to = buf.Slice(at * 2 + 4096, 1024);
   const std::vector<std::pair<std::string, std::function<absl::Status()>>>
@@ -487,17 +489,19 @@ absl::Status Calibration::MeasureLaunchQueue() {
                  KernelCall(attention.backward, "attention bwd"));
            }},
           {"event records", [&] { return stream_.Record(*event); }},
+          {"timed event records", [&] { return stream_.Record(*timed); }},
           {"1 KiB device copies",
            [&] { return stream_.Copy(to, from, "queue copy"); }},
       };
   std::vector<std::string> depths;
   QueueDepths room;
   room.long_gemms = QueueProbe::kLong;
+  room.max_commands = QueueProbe::kMaxCommands;
   room.attention_launches =
       runtime::LaunchesOf(KernelCall(attention.backward, "attention bwd"));
-  int* const commands[] = {&room.tiny,  &room.kernel,
-                           &room.gemm,  &room.attention_backward,
-                           &room.event, &room.copy};
+  int* const commands[] = {
+      &room.tiny,  &room.kernel,      &room.gemm, &room.attention_backward,
+      &room.event, &room.timed_event, &room.copy};
   for (size_t i = 0; i < kinds.size(); ++i) {
     const auto& [name, enqueue] = kinds[i];
     ZR_ASSIGN_OR_RETURN(const QueueDepth d, QueueDepthOf(probe, enqueue));
@@ -516,6 +520,23 @@ absl::Status Calibration::MeasureLaunchQueue() {
         "%s %s", name,
         d.commands > 0 ? absl::StrCat(d.commands) : std::string("unbounded")));
   }
+  // Waits for an event of another stream still pending behind long GEMMs
+  // there (the engine's cross-stream waits).
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> pending,
+                      dev_.CreateEvent());
+  for (int i = 0; i < QueueProbe::kLong; ++i) {
+    ZR_RETURN_IF_ERROR(other_.Launch(KernelCall(probe.long_gemm, "long gemm")));
+  }
+  ZR_RETURN_IF_ERROR(other_.Record(*pending));
+  ZR_ASSIGN_OR_RETURN(const QueueDepth waits, QueueDepthOf(probe, [&] {
+                        return stream_.Wait(*pending);
+                      }));
+  ZR_RETURN_IF_ERROR(other_.Synchronize());
+  room.wait = waits.commands;
+  depths.push_back(absl::StrFormat("waits for another stream's event %s",
+                                   waits.commands > 0
+                                       ? absl::StrCat(waits.commands)
+                                       : std::string("unbounded")));
   Note(absl::StrCat("launch queue by command (12 long GEMMs first): ",
                     absl::StrJoin(depths, ", ")));
   Note(SetQueueUnits(room, p_.mutable_host()));

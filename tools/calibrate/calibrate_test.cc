@@ -84,13 +84,15 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   EXPECT_EQ(got.host().stream_queue_depth(), truth.host().stream_queue_depth());
   // The simulator counts commands of every kind alike.
   const std::string depth = absl::StrCat(truth.host().stream_queue_depth());
-  EXPECT_THAT(result.report,
-              ::testing::HasSubstr(absl::StrCat(
-                  "launch queue by command (12 long GEMMs first): tiny "
-                  "kernels ",
-                  depth, ", 3-operand kernels ", depth, ", 32^3 GEMMs ", depth,
-                  ", 64-token attention backwards ", depth, ", event records ",
-                  depth, ", 1 KiB device copies ", depth)));
+  EXPECT_THAT(
+      result.report,
+      ::testing::HasSubstr(absl::StrCat(
+          "launch queue by command (12 long GEMMs first): tiny "
+          "kernels ",
+          depth, ", 3-operand kernels ", depth, ", 32^3 GEMMs ", depth,
+          ", 64-token attention backwards ", depth, ", event records ", depth,
+          ", timed event records ", depth, ", 1 KiB device copies ", depth,
+          ", waits for another stream's event ", depth)));
   EXPECT_EQ(got.host().queue_units_per_copy(), 1.0);
   EXPECT_FALSE(got.host().queue_by_device_launches());
   EXPECT_TRUE(near(got.host().pin_gbps(), truth.host().pin_gbps(), 0.05));
@@ -161,6 +163,8 @@ TEST(CalibrateTest, LaunchQueueRoomPerKindComesBack) {
   h.set_queue_units_per_kernel(1.0);
   h.set_queue_units_per_gemm(2.0);
   h.set_queue_units_per_event(1.5);
+  h.set_queue_units_per_timed_event(1.25);
+  h.set_queue_units_per_wait(2.5);
   h.set_queue_units_per_copy(3.0);
   h.set_queue_by_device_launches(true);
   const sim::HostProfile got = CalibrateOn(truth).profile.host();
@@ -169,6 +173,8 @@ TEST(CalibrateTest, LaunchQueueRoomPerKindComesBack) {
   EXPECT_NEAR(got.queue_units_per_kernel(), 1.0, 0.02);
   EXPECT_NEAR(got.queue_units_per_gemm(), 2.0, 0.02);
   EXPECT_NEAR(got.queue_units_per_event(), 1.5, 0.02);
+  EXPECT_NEAR(got.queue_units_per_timed_event(), 1.25, 0.02);
+  EXPECT_NEAR(got.queue_units_per_wait(), 2.5, 0.02);
   EXPECT_NEAR(got.queue_units_per_copy(), 3.0, 0.02);
   EXPECT_TRUE(got.queue_by_device_launches());
   EXPECT_NEAR(got.stream_queue_depth(), 2000, 2000 * 0.005);

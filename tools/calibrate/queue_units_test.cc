@@ -46,6 +46,32 @@ TEST(QueueUnitsTest, RoomIsTinyOverKindAndTheSmallestIsTheUnit) {
   EXPECT_THAT(note, ::testing::HasSubstr("holds device launches"));
 }
 
+// Event records never blocked in 8192 (as on an H200): they took at most
+// 1000 / 8192 of a tiny kernel's room, and that bound is written; GEMMs
+// that blocked at once (behind the long GEMMs alone) keep the default.
+TEST(QueueUnitsTest, AKindThatNeverBlockedGetsItsMostRoom) {
+  QueueDepths d;
+  d.long_gemms = 12;
+  d.tiny = d.kernel = d.copy = 12 + 1000;
+  d.gemm = 12;
+  d.attention_backward = 12 + 1000 / 3;
+  d.attention_launches = 3;
+  d.event = 0;
+  d.max_commands = 8192;
+  sim::HostProfile host;
+  const std::string note = SetQueueUnits(d, &host);
+  EXPECT_DOUBLE_EQ(host.queue_units_per_event(), 0.12);
+  EXPECT_FALSE(host.has_queue_units_per_gemm());
+  EXPECT_DOUBLE_EQ(host.queue_units_per_kernel(), 1.0);
+  EXPECT_EQ(host.stream_queue_depth(), 1012);
+  EXPECT_THAT(note, ::testing::HasSubstr("written as at most 0.12"));
+  // Without the probe's count the room is unknown: the default stays.
+  d.max_commands = 0;
+  sim::HostProfile unknown;
+  SetQueueUnits(d, &unknown);
+  EXPECT_FALSE(unknown.has_queue_units_per_event());
+}
+
 TEST(QueueUnitsTest, UnboundedQueueClearsEverything) {
   QueueDepths d;
   sim::HostProfile host;
