@@ -49,6 +49,9 @@ def parse_args():
     ap.add_argument("--ext-dir", default=None, help="TORCH_EXTENSIONS_DIR; default /tmp/torch_ext_<tree name>")
     ap.add_argument("--port", default="29511")
     ap.add_argument("--build-only", action="store_true", help="only build and load CPUAdam, then exit")
+    ap.add_argument("--host-profile", default=None, metavar="PREFIX",
+                    help="after the timed steps, one more step under cProfile: where the host thread's time "
+                         "goes in FWD and BWD (PREFIX.txt, PREFIX.fwd.prof, PREFIX.bwd.prof)")
     a = ap.parse_args()
     a.model = pc.model_name(a.model)
     a.src = os.path.abspath(a.src)
@@ -264,6 +267,9 @@ def train(a, rec, times, torch, deepspeed):
                    times, rec["label"])
     rec.update(times.summary(a.warmup, a.mbs * a.seq))
     rec.update(pc.memory_figures(torch))
+    if a.host_profile:
+        rec["host_profile"] = pc.host_profile_step(torch, lambda: engine(input_ids=x, labels=x).loss,
+                                                   engine.backward, engine.step, a.host_profile)
 
 
 def main():

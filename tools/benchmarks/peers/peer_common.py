@@ -153,6 +153,40 @@ def timed_steps(torch, steps, forward, backward, update, times, log_prefix):
               f"STEP {(t3 - t2) * 1e3:.0f} ms loss {times.loss[-1]}", flush=True)
 
 
+def host_profile_step(torch, forward, backward, update, prefix):
+    """Runs one more step with FWD and BWD each under cProfile (the device
+    synchronization at the end inside it, so waits for the device show as
+    time in `synchronize` and blocking copies as time in `copy_`). Writes
+    PREFIX.{fwd,bwd}.prof and PREFIX.txt (each phase's functions by own and
+    by cumulative time); returns the profiled phases' wall times in ms."""
+    import cProfile
+    import io
+    import pstats
+    out = {}
+    with open(prefix + ".txt", "w") as text:
+        loss = None
+        for phase in ("fwd", "bwd"):
+            torch.cuda.synchronize()
+            prof = cProfile.Profile()
+            t0 = time.perf_counter()
+            prof.enable()
+            if phase == "fwd":
+                loss = forward()
+            else:
+                backward(loss)
+            torch.cuda.synchronize()
+            prof.disable()
+            out[phase + "_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+            prof.dump_stats(f"{prefix}.{phase}.prof")
+            for order, count in (("tottime", 40), ("cumulative", 80)):
+                buf = io.StringIO()
+                pstats.Stats(prof, stream=buf).sort_stats(order).print_stats(count)
+                text.write(f"==== {phase.upper()} {out[phase + '_ms']} ms, by {order}\n{buf.getvalue()}\n")
+        update()
+        torch.cuda.synchronize()
+    return out
+
+
 def memory_figures(torch):
     import resource
     return {"peak_gpu_alloc_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
