@@ -772,11 +772,15 @@ absl::Status CudaRuntime::RunHostTask(const runtime::HostTask& task) {
                        "' writes device memory; copy it instead"));
     }
   }
-  if (!task.run) return absl::OkStatus();
-  if (!device_->op_timing()) return task.run();
   const int64_t start = SteadyNanos();
-  absl::Status status = task.run();
-  device_->RecordHostOp(task.label, start, SteadyNanos());
+  absl::Status status = task.run ? task.run() : absl::OkStatus();
+  // Fixed work keeps the thread busy, as the framework's own code would.
+  for (const int64_t ran = SteadyNanos();
+       SteadyNanos() - ran < task.fixed_nanos;) {
+  }
+  if (device_->op_timing() && (task.run || task.fixed_nanos > 0)) {
+    device_->RecordHostOp(task.label, start, SteadyNanos());
+  }
   return status;
 }
 

@@ -104,6 +104,8 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
                        : zero::GradOffload::kAsync;
   o.optimizer_threads = c.zero3().optimizer_threads();
   o.per_param_fp32_grads = c.zero3().grad_offload_copy() == "per_param_fp32";
+  o.host_work_per_grad_ns =
+      static_cast<int64_t>(c.zero3().host_work_per_grad_us() * 1e3);
   o.host_step_in_forward = c.zero3().host_step_overlap() == "forward";
   o.host_step_delayed = c.zero3().host_step_overlap() == "delayed";
   o.speculative_step = z.offload_optimizer().super_offload()

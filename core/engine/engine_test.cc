@@ -500,6 +500,72 @@ TEST(EngineTest, AsyncPinnedOffloadShortensBackwardInVirtualTime) {
   EXPECT_FALSE(absl::StrContains(async.trace, "blocked: pageable copy"));
 }
 
+// How many times `needle` occurs in `haystack`.
+int Occurrences(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// DeepSpeed's gradient path makes its round trip through the host gradient
+// buffer with every parameter: to the host and back at the first
+// micro-step, back to the device and to the host again at a later one.
+TEST(EngineTest, DeepSpeedsPathTakesEachGradientThroughItsHostBuffer) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.per_param_fp32_grads = true;
+  o.accumulation = 2;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun run = Train(spec, o, *data, 2, 2);
+  EXPECT_EQ(run.races, 0);
+  const int params = static_cast<int>(run.param_names.size());
+  ASSERT_GT(params, 0);
+  // Two ranks, two steps: one round trip of each kind per parameter each;
+  // the trace draws each copy twice, on its stream's track and on the copy
+  // engine's.
+  const int spans = 2 * 2 * 2 * params;
+  EXPECT_EQ(Occurrences(run.trace, "\"grad H2D back param "), spans);
+  EXPECT_EQ(Occurrences(run.trace, "\"grad H2D to add param "), spans);
+  EXPECT_EQ(Occurrences(run.trace, "\"grad D2H to DeepSpeed's buffer param "),
+            2 * spans);
+  o.per_param_fp32_grads = false;
+  const TrainRun bucketed = Train(spec, o, *data, 2, 2);
+  EXPECT_EQ(Occurrences(bucketed.trace, "DeepSpeed's buffer"), 0);
+  // The round trip leaves the values as they were.
+  EXPECT_EQ(run.rank0_params, bucketed.rank0_params);
+}
+
+// zero3.host_work_per_grad_us: the host thread spends it per parameter;
+// where each parameter's copy blocks the host (DeepSpeed before its
+// asynchronous copies), none of it hides under the device's work.
+TEST(EngineTest, HostWorkPerGradientAddsUpWhereCopiesBlock) {
+  auto spec = model::LoadModelSpec("qwen2.5-0.5b").value();
+  auto profile = sim::LoadProfile("h200_sxm").value();
+  zero::ZeroOptions o = OffloadedBf16(2, 1024);
+  o.per_param_fp32_grads = true;
+  o.grad_offload = zero::GradOffload::kBlocking;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun plain =
+      Train(spec, o, *data, 1, 2, sim::SimMode::kTiming, &profile);
+  constexpr int64_t kWorkNs = 200000;
+  o.host_work_per_grad_ns = kWorkNs;
+  int params = 0;
+  const TrainRun hooked = Train(spec, o, *data, 1, 2, sim::SimMode::kTiming,
+                                &profile, [&](Engine& e) {
+                                  params = e.layout().num_params();
+                                  return absl::OkStatus();
+                                });
+  ASSERT_GT(params, 0);
+  EXPECT_EQ(Occurrences(hooked.trace, "\"host work for 1 gradients\""),
+            2 * params);
+  EXPECT_EQ(Occurrences(plain.trace, "\"host work for "), 0);
+  EXPECT_GE(hooked.rank0.back().bwd_ns - plain.rank0.back().bwd_ns,
+            params * kWorkNs);
+}
+
 // Rank 0's host-thread spans of a trace: name, start and end (us).
 struct HostSpan {
   std::string name;

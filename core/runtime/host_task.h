@@ -36,6 +36,11 @@ struct HostTask {
   double flops = 0;
   int64_t memory_bytes = 0;
   int threads = 1;
+  // Host time the task takes beyond its flops and bytes: work of fixed
+  // length, as a framework's per-call overhead (ZeroOptions::
+  // host_work_per_grad_ns). The simulator adds it to the task's cost; the
+  // CUDA backend spins for it after `run`.
+  int64_t fixed_nanos = 0;
 
   std::function<absl::Status()> run;
 };

@@ -84,7 +84,20 @@ GradReducer::DeviceFootprint GradReducer::DeviceBytes(
   }
   // The norm: this rank's pair and every rank's.
   f.fixed_bytes += 8 + 8 * w;
+  if (RoundTripApplies(options)) f.fixed_bytes += MaxPartition(layout) * esize;
   return f;
+}
+
+bool GradReducer::RoundTripApplies(const ZeroOptions& options) {
+  return options.per_param_fp32_grads && options.offload_optimizer;
+}
+
+int64_t GradReducer::MaxPartition(const ShardLayout& layout) {
+  int64_t n = 1;
+  for (int p = 0; p < layout.num_params(); ++p) {
+    n = std::max(n, layout.param(p).partition);
+  }
+  return n;
 }
 
 absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
@@ -173,6 +186,22 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
                            i == 0 ? ")" : ", second)")));
     }
   }
+  if (RoundTripApplies(*ctx_.options) && ctx_.host_elements() > 0) {
+    ZR_ASSIGN_OR_RETURN(
+        round_trip_host_,
+        AllocateHost(
+            *ctx_.rt, ctx_.host_elements() * esize,
+            ctx_.options->optimizer_pin_memory ? HostMemoryKind::kPinned
+                                               : HostMemoryKind::kPageable,
+            absl::StrCat("host gradients (", kernels::DTypeName(ctx_.dtype),
+                         ", DeepSpeed's round trip)")));
+  }
+  if (RoundTripApplies(*ctx_.options)) {
+    ZR_ASSIGN_OR_RETURN(
+        round_trip_device_,
+        AllocateDevice(dev, MaxPartition(layout) * esize,
+                       "gradient brought back (DeepSpeed's round trip)"));
+  }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
   if (SpeculationApplies(*ctx_.options)) {
     offloaded_.resize(buckets_.size());
@@ -196,7 +225,8 @@ int64_t GradReducer::DeviceBytesAllocated() const {
   for (const Slot& s : slots_) bytes += s.buffer.bytes();
   for (const Slot& s : dedicated_) bytes += s.buffer.bytes();
   for (const runtime::OwnedBuffer* b :
-       {&bucket_, &reduced_, &partition_, &norm_device_, &norm_gathered_}) {
+       {&bucket_, &reduced_, &partition_, &norm_device_, &norm_gathered_,
+        &round_trip_device_}) {
     bytes += b->bytes();
   }
   return bytes;
@@ -386,7 +416,12 @@ absl::Status GradReducer::Flush(int b) {
               TensorRef::Of(partition_, DType::kF32, bucket.offset, device_n)),
           absl::StrCat("partition = bucket ", b))));
     }
-    return NormAndOffload(b, mine);
+    return NormAndOffload(b, mine, mine);
+  }
+  if (round_trip_host_.valid() && !boundary_) {
+    ZR_RETURN_IF_ERROR(RoundTrip(b, mine));
+  } else if (!round_trip_host_.valid()) {
+    ZR_RETURN_IF_ERROR(HostWork(bucket.last - bucket.first + 1));
   }
   const TensorRef part =
       TensorRef::Of(partition_, DType::kF32, bucket.offset, bucket.elements);
@@ -402,10 +437,11 @@ absl::Status GradReducer::Flush(int b) {
         s.Launch(KernelCall(acc, absl::StrCat("partition += bucket ", b))));
   }
   if (!boundary_) return absl::OkStatus();
-  return NormAndOffload(b, part);
+  return NormAndOffload(b, part, mine);
 }
 
-absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
+absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part,
+                                         const TensorRef& mine) {
   const ParamRange& bucket = buckets_[b];
   runtime::Stream& s = *ctx_.reduce;
   ops::SumSquares norm;
@@ -428,12 +464,13 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part) {
         s.Copy(running_norm_squared(b).slice, norm_device_.All(),
                absl::StrCat("running grad norm D2H bucket ", b)));
   }
-  ZR_RETURN_IF_ERROR(Offload(b, part, begin, end));
+  ZR_RETURN_IF_ERROR(Offload(b, part, mine, begin, end));
   if (offloaded_.empty()) return absl::OkStatus();
   return s.Record(*offloaded_[b]);
 }
 
-absl::Status GradReducer::Offload(int b, const TensorRef& part, int64_t begin,
+absl::Status GradReducer::Offload(int b, const TensorRef& part,
+                                  const TensorRef& mine, int64_t begin,
                                   int64_t end) {
   const ShardLayout& layout = *ctx_.layout;
   const ParamRange& bucket = buckets_[b];
@@ -454,12 +491,61 @@ absl::Status GradReducer::Offload(int b, const TensorRef& part, int64_t begin,
     const ParamShard& ps = layout.param(p);
     if (ps.offset < begin) break;
     const int64_t at = ps.offset - begin;
+    if (round_trip_host_.valid()) {
+      ZR_RETURN_IF_ERROR(RoundTripParam(
+          p, mine.Elements(ps.offset - bucket.offset, ps.partition)));
+    }
     ZR_RETURN_IF_ERROR(s.Copy(host.Elements(at, ps.partition).slice,
                               src.Elements(at, ps.partition).slice,
                               absl::StrCat("grad D2H param ", p)));
     if (blocking) ZR_RETURN_IF_ERROR(s.Synchronize());
   }
   return absl::OkStatus();
+}
+
+absl::Status GradReducer::HostWork(int params) {
+  if (ctx_.options->host_work_per_grad_ns <= 0 || params <= 0) {
+    return absl::OkStatus();
+  }
+  runtime::HostTask work;
+  work.label = absl::StrCat("host work for ", params, " gradients");
+  work.fixed_nanos =
+      ctx_.options->host_work_per_grad_ns * static_cast<int64_t>(params);
+  return ctx_.rt->RunHostTask(work);
+}
+
+absl::Status GradReducer::RoundTrip(int b, const TensorRef& mine) {
+  const ShardLayout& layout = *ctx_.layout;
+  const ParamRange& bucket = buckets_[b];
+  for (int p = bucket.last; p >= bucket.first; --p) {
+    const ParamShard& ps = layout.param(p);
+    if (ps.offset < ctx_.host_begin) break;
+    ZR_RETURN_IF_ERROR(RoundTripParam(
+        p, mine.Elements(ps.offset - bucket.offset, ps.partition)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradReducer::RoundTripParam(int p, const TensorRef& grad) {
+  const ParamShard& ps = ctx_.layout->param(p);
+  runtime::Stream& s = *ctx_.reduce;
+  ZR_RETURN_IF_ERROR(HostWork(1));
+  const TensorRef h = TensorRef::Of(round_trip_host_, ctx_.dtype,
+                                    ps.offset - ctx_.host_begin, ps.partition);
+  const TensorRef d =
+      TensorRef::Of(round_trip_device_, ctx_.dtype, 0, ps.partition);
+  if (micro_ == 0) {
+    // grad_buffer.copy_(grad_partition); grad_buffer.to(device)
+    ZR_RETURN_IF_ERROR(
+        s.Copy(h.slice, grad.slice,
+               absl::StrCat("grad D2H to DeepSpeed's buffer param ", p)));
+    return s.Copy(d.slice, h.slice, absl::StrCat("grad H2D back param ", p));
+  }
+  // cuda_buffer = grad_buffer.to(device); add; grad_buffer.copy_(...)
+  ZR_RETURN_IF_ERROR(
+      s.Copy(d.slice, h.slice, absl::StrCat("grad H2D to add param ", p)));
+  return s.Copy(h.slice, d.slice,
+                absl::StrCat("grad D2H to DeepSpeed's buffer param ", p));
 }
 
 absl::Status GradReducer::EndBackward() {

@@ -170,11 +170,32 @@ class GradReducer {
   absl::Status Init(const std::vector<model::ModuleInfo>& modules);
   absl::Status Flush(int bucket);
   // At the boundary: adds the bucket's partition range `part` to the norm
-  // and, with offload_optimizer, copies it to the host.
-  absl::Status NormAndOffload(int bucket, const runtime::TensorRef& part);
+  // and, with offload_optimizer, copies it to the host (`mine`: the bucket's
+  // reduced values in the model's dtype, for RoundTripParam).
+  absl::Status NormAndOffload(int bucket, const runtime::TensorRef& part,
+                              const runtime::TensorRef& mine);
   // NormAndOffload's copy of the host share [begin, end) of `part`.
   absl::Status Offload(int bucket, const runtime::TensorRef& part,
-                       int64_t begin, int64_t end);
+                       const runtime::TensorRef& mine, int64_t begin,
+                       int64_t end);
+  // options.host_work_per_grad_ns for `params` gradients, on the host
+  // thread: per parameter in DeepSpeed's path (RoundTripParam), per bucket
+  // in the bucketed one.
+  absl::Status HostWork(int params);
+  // per_param_fp32_grads with offload_optimizer: the round trip DeepSpeed's
+  // partition_grads makes with each host-share parameter's reduced gradient
+  // through its host gradient buffer in the model's dtype: at the first
+  // micro-step a copy to the host and back to a device buffer, at later
+  // ones back to the device (to add to) and to the host again; before it,
+  // the parameter's host work. The values do not change; the traffic is
+  // DeepSpeed's. RoundTrip does it for a bucket's host share off the
+  // boundary; at the boundary Offload does it before each fp32 copy.
+  static bool RoundTripApplies(const ZeroOptions& options);
+  absl::Status RoundTrip(int bucket, const runtime::TensorRef& mine);
+  absl::Status RoundTripParam(int param, const runtime::TensorRef& grad);
+  // The elements of the largest parameter partition (RoundTrip's device
+  // buffer).
+  static int64_t MaxPartition(const ShardLayout& layout);
   absl::Status WaitSlot(Slot& slot);
   // The bytes of the device buffers this reducer holds.
   int64_t DeviceBytesAllocated() const;
@@ -206,6 +227,8 @@ class GradReducer {
   runtime::OwnedBuffer norm_gathered_;
   runtime::OwnedBuffer norm_host_;
   runtime::OwnedBuffer norm_running_host_;  // see running_norm_squared
+  runtime::OwnedBuffer round_trip_host_;    // see RoundTrip
+  runtime::OwnedBuffer round_trip_device_;  // see RoundTrip
   std::unique_ptr<runtime::Event> ready_;
   std::vector<std::unique_ptr<runtime::Event>> offloaded_;  // per bucket
 

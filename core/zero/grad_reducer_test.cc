@@ -37,6 +37,7 @@ struct Case {
   int accumulation = 1;
   int64_t bucket = 1 << 10;
   bool speculative = false;
+  bool per_param_fp32 = false;
   int host_begin_param = -1;  // the host share's first parameter; -1: none
 };
 
@@ -55,6 +56,7 @@ absl::Status ExpectReportedBytes(const Case& c) {
     o.accumulation = c.accumulation;
     o.reduce_bucket_size = c.bucket;
     if (c.speculative) o.speculative_step = SpeculativeStep::kOn;
+    o.per_param_fp32_grads = c.per_param_fp32;
     const ShardLayout layout(kNumels, c.world, rt.rank());
     runtime::Device& dev = rt.device();
     ZR_ASSIGN_OR_RETURN(auto stream, dev.CreateStream("compute"));
@@ -122,6 +124,21 @@ TEST(GradReducerTest, DeviceBytesMatchWithOffloadAccumulationAndSpeculation) {
   c.accumulation = 1;
   c.speculative = true;
   EXPECT_THAT(ExpectReportedBytes(c), IsOk());
+}
+
+// DeepSpeed's path holds a device buffer for the round trip of the largest
+// parameter partition.
+TEST(GradReducerTest, DeviceBytesMatchWithDeepSpeedsGradientPath) {
+  Case c;
+  c.world = 2;
+  c.dtype = runtime::DType::kBF16;
+  c.offload_optimizer = true;
+  c.per_param_fp32 = true;
+  for (int accumulation : {1, 2}) {
+    c.accumulation = accumulation;
+    EXPECT_THAT(ExpectReportedBytes(c), IsOk())
+        << "accumulation " << accumulation;
+  }
 }
 
 }  // namespace

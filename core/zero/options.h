@@ -97,11 +97,17 @@ struct ZeroOptions {
   GradOffload grad_offload = GradOffload::kAsync;
   // DeepSpeed's gradient path (zero3.grad_offload_copy: per_param_fp32):
   // each parameter's reduced gradient goes to an fp32 host buffer in a copy
-  // of its own (cast to fp32 on the device first), and the updated fp32
-  // master goes back to the device, where it is cast to the working dtype.
+  // of its own (cast to fp32 on the device first), after a round trip in the
+  // model's dtype through a host gradient buffer (GradReducer::RoundTrip),
+  // and the updated fp32 master goes back to the device, where it is cast
+  // to the working dtype.
   // The fp32 master is pinned with optimizer_pin_memory, as DeepSpeed's is.
   // false: zero3's bucketed copies in the model's dtype.
   bool per_param_fp32_grads = false;
+  // Host work per parameter when its gradient is ready, before the engine
+  // issues more (zero3.host_work_per_grad_us): a framework's hooks, to ask
+  // what they cost. 0: none.
+  int64_t host_work_per_grad_ns = 0;
   // Speculative host step (offload_optimizer.super_offload): at the
   // accumulation boundary the host runs AdamW on each piece of its share as
   // soon as the piece's gradients are on the host, while the device still

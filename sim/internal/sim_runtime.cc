@@ -254,7 +254,8 @@ absl::Status SimRuntime::RunHostTask(const runtime::HostTask& task) {
   state_.CountOp();
   const int64_t start = state_.now();
   state_.HostCost(state_.Jitter(state_.cost().HostTaskNanos(
-      task.flops, task.memory_bytes, task.threads)));
+                      task.flops, task.memory_bytes, task.threads)) +
+                  task.fixed_nanos);
   state_.Span(kHostTrack, task.label, start, state_.now(), task.memory_bytes,
               "host task");
   state_.HostAccesses(accesses, task.label, start, state_.now());

@@ -517,6 +517,28 @@ absl::Status HostTaskErrorIsReturned(Runtime& rt) {
   return absl::OkStatus();
 }
 
+// A task's fixed work takes at least that much of the host's clock, with or
+// without a function to run.
+absl::Status HostTaskFixedWorkTakesItsTime(Runtime& rt) {
+  constexpr int64_t kFixedNs = 200000;
+  runtime::HostTask task;
+  task.label = "fixed work";
+  task.fixed_nanos = kFixedNs;
+  const int64_t t0 = rt.NowNanos();
+  ZR_RETURN_IF_ERROR(rt.RunHostTask(task));
+  const int64_t t1 = rt.NowNanos();
+  EXPECT_GE(t1 - t0, kFixedNs);
+  int calls = 0;
+  task.run = [&calls] {
+    ++calls;
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt.RunHostTask(task));
+  EXPECT_GE(rt.NowNanos() - t1, kFixedNs);
+  EXPECT_EQ(calls, rt.computes_values() ? 1 : 0);
+  return absl::OkStatus();
+}
+
 absl::Status ClockIsMonotonic(Runtime& rt) {
   const int64_t t0 = rt.NowNanos();
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream,
@@ -560,6 +582,8 @@ std::vector<ConformanceCase> RuntimeCases() {
        HostTaskRunsOnTheCallingThread, __FILE__, __LINE__},
       {"Runtime", "HostTaskErrorIsReturned", 1, HostTaskErrorIsReturned,
        __FILE__, __LINE__},
+      {"Runtime", "HostTaskFixedWorkTakesItsTime", 1,
+       HostTaskFixedWorkTakesItsTime, __FILE__, __LINE__},
       {"Runtime", "ClockIsMonotonic", 1, ClockIsMonotonic, __FILE__, __LINE__},
   };
   for (K kind : {K::kPinned, K::kPageable}) {
