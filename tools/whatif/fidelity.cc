@@ -89,11 +89,12 @@ absl::StatusOr<FidelityReport> ReplayFidelity(const FidelitySet& set,
     row.accumulation = s.accumulation();
     row.offload = OffloadOf(s);
     const double measured[3] = {c.fwd_ms(), c.bwd_ms(), c.step_ms()};
+    const bool given[3] = {c.has_fwd_ms(), c.has_bwd_ms(), c.has_step_ms()};
     const double predicted[3] = {m.fwd_ms, m.bwd_ms, m.step_ms};
     for (int i = 0; i < 3; ++i) {
       row.measured[i] = measured[i];
       row.predicted[i] = predicted[i];
-      if (i == 2 && measured[i] < set.ignore_step_below_ms()) {
+      if (!given[i] || (i == 2 && measured[i] < set.ignore_step_below_ms())) {
         row.error[i] = std::numeric_limits<double>::quiet_NaN();
         continue;
       }
@@ -127,11 +128,14 @@ std::string FidelityMarkdown(const FidelityReport& report) {
                            r.calibration ? " (cal.)" : "", r.gpus, r.model,
                            r.micro_batch, r.accumulation, r.offload);
     for (int i = 0; i < 3; ++i) {
-      out +=
-          absl::StrFormat(" %.1f / %.1f / %s |", r.measured[i], r.predicted[i],
-                          std::isnan(r.error[i])
-                              ? std::string("-")
-                              : absl::StrFormat("%+.1f%%", 100 * r.error[i]));
+      out += absl::StrFormat(
+          " %s / %.1f / %s |",
+          r.measured[i] > 0 ? absl::StrFormat("%.1f", r.measured[i])
+                            : std::string("-"),
+          r.predicted[i],
+          std::isnan(r.error[i])
+              ? std::string("-")
+              : absl::StrFormat("%+.1f%%", 100 * r.error[i]));
     }
     out += "\n";
   }

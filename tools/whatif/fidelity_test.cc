@@ -59,6 +59,12 @@ TEST(FidelityTest, CalibratedProfileStaysWithinTheStatedError) {
 
 // Replay is a real check: a profile with a slower host link or GPU moves
 // the predictions out of bounds.
+// DeepSpeed's BWD, from zero3's engine in DeepSpeed's gradient path with
+// DeepSpeed's host work per parameter; FWD and STEP are not judged.
+TEST(FidelityTest, DeepSpeedsBackwardStaysWithinTheStatedError) {
+  ExpectWithinStatedError("deepspeed_1x.textproto", 6);
+}
+
 TEST(FidelityTest, AWrongProfileFails) {
   ASSERT_OK_AND_ASSIGN(
       FidelitySet set,
