@@ -104,9 +104,9 @@ struct ZeroOptions {
   // The fp32 master is pinned with optimizer_pin_memory, as DeepSpeed's is.
   // false: zero3's bucketed copies in the model's dtype.
   bool per_param_fp32_grads = false;
-  // Host work per parameter when its gradient is ready, before the engine
-  // issues more (zero3.host_work_per_grad_us): a framework's hooks, to ask
-  // what they cost. 0: none.
+  // Host work per parameter as its reduced gradient is handed on
+  // (zero3.host_work_per_grad_us; GradReducer::HostWork): a framework's
+  // hooks, to ask what they cost. 0: none.
   int64_t host_work_per_grad_ns = 0;
   // Speculative host step (offload_optimizer.super_offload): at the
   // accumulation boundary the host runs AdamW on each piece of its share as
