@@ -564,6 +564,22 @@ TEST(EngineTest, HostWorkPerGradientAddsUpWhereCopiesBlock) {
   EXPECT_EQ(Occurrences(plain.trace, "\"host work for "), 0);
   EXPECT_GE(hooked.rank0.back().bwd_ns - plain.rank0.back().bwd_ns,
             params * kWorkNs);
+  // zero3's own path does the same work, once per bucket for its
+  // parameters.
+  o.per_param_fp32_grads = false;
+  const TrainRun bucketed =
+      Train(spec, o, *data, 1, 2, sim::SimMode::kTiming, &profile);
+  static const std::regex re(R"re("host work for ([0-9]+) gradients")re");
+  int worked = 0, tasks = 0;
+  for (std::sregex_iterator
+           it(bucketed.trace.begin(), bucketed.trace.end(), re),
+       end;
+       it != end; ++it) {
+    worked += std::stoi((*it)[1]);
+    ++tasks;
+  }
+  EXPECT_EQ(worked, 2 * params);
+  EXPECT_LT(tasks, 2 * params);
 }
 
 // Rank 0's host-thread spans of a trace: name, start and end (us).

@@ -387,6 +387,14 @@ absl::Status GradReducer::Flush(int b) {
   const ParamRange& bucket = buckets_[b];
   const int w = layout.data_parallel_size();
   runtime::Stream& s = *ctx_.reduce;
+  // The host work of the parameters RoundTripParam does not handle: all of
+  // the bucket's in the bucketed path, the device share's in DeepSpeed's.
+  int without_round_trip = 0;
+  for (int p = bucket.first; p <= bucket.last; ++p) {
+    without_round_trip +=
+        !round_trip_host_.valid() || layout.param(p).offset < ctx_.host_begin;
+  }
+  ZR_RETURN_IF_ERROR(HostWork(without_round_trip));
   const TensorRef all =
       TensorRef::Of(bucket_, ctx_.dtype, 0, bucket.elements * w);
   TensorRef mine = TensorRef::Of(reduced_, ctx_.dtype, 0, bucket.elements);
@@ -420,8 +428,6 @@ absl::Status GradReducer::Flush(int b) {
   }
   if (round_trip_host_.valid() && !boundary_) {
     ZR_RETURN_IF_ERROR(RoundTrip(b, mine));
-  } else if (!round_trip_host_.valid()) {
-    ZR_RETURN_IF_ERROR(HostWork(bucket.last - bucket.first + 1));
   }
   const TensorRef part =
       TensorRef::Of(partition_, DType::kF32, bucket.offset, bucket.elements);

@@ -179,8 +179,8 @@ class GradReducer {
                        const runtime::TensorRef& mine, int64_t begin,
                        int64_t end);
   // options.host_work_per_grad_ns for `params` gradients, on the host
-  // thread: per parameter in DeepSpeed's path (RoundTripParam), per bucket
-  // in the bucketed one.
+  // thread: per parameter in DeepSpeed's path (RoundTripParam, the host
+  // share), once per bucket for the rest (Flush).
   absl::Status HostWork(int params);
   // per_param_fp32_grads with offload_optimizer: the round trip DeepSpeed's
   // partition_grads makes with each host-share parameter's reduced gradient
