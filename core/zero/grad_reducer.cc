@@ -389,12 +389,9 @@ absl::Status GradReducer::Flush(int b) {
   runtime::Stream& s = *ctx_.reduce;
   // The host work of the parameters RoundTripParam does not handle: all of
   // the bucket's in the bucketed path, the device share's in DeepSpeed's.
-  int without_round_trip = 0;
-  for (int p = bucket.first; p <= bucket.last; ++p) {
-    without_round_trip +=
-        !round_trip_host_.valid() || layout.param(p).offset < ctx_.host_begin;
-  }
-  ZR_RETURN_IF_ERROR(HostWork(without_round_trip));
+  ZR_RETURN_IF_ERROR(HostWork(
+      (round_trip_host_.valid() ? FirstHostParam(bucket) : bucket.last + 1) -
+      bucket.first));
   const TensorRef all =
       TensorRef::Of(bucket_, ctx_.dtype, 0, bucket.elements * w);
   TensorRef mine = TensorRef::Of(reduced_, ctx_.dtype, 0, bucket.elements);
@@ -520,12 +517,19 @@ absl::Status GradReducer::HostWork(int params) {
   return ctx_.rt->RunHostTask(work);
 }
 
+int GradReducer::FirstHostParam(const ParamRange& bucket) const {
+  int p = bucket.last;
+  while (p >= bucket.first && ctx_.layout->param(p).offset >= ctx_.host_begin) {
+    --p;
+  }
+  return p + 1;
+}
+
 absl::Status GradReducer::RoundTrip(int b, const TensorRef& mine) {
-  const ShardLayout& layout = *ctx_.layout;
   const ParamRange& bucket = buckets_[b];
-  for (int p = bucket.last; p >= bucket.first; --p) {
-    const ParamShard& ps = layout.param(p);
-    if (ps.offset < ctx_.host_begin) break;
+  const int first = FirstHostParam(bucket);
+  for (int p = bucket.last; p >= first; --p) {
+    const ParamShard& ps = ctx_.layout->param(p);
     ZR_RETURN_IF_ERROR(RoundTripParam(
         p, mine.Elements(ps.offset - bucket.offset, ps.partition)));
   }

@@ -182,6 +182,9 @@ class GradReducer {
   // thread: per parameter in DeepSpeed's path (RoundTripParam, the host
   // share), once per bucket for the rest (Flush).
   absl::Status HostWork(int params);
+  // The bucket's first parameter in the host share (parameters after it are
+  // too); bucket.last + 1 where none is.
+  int FirstHostParam(const ParamRange& bucket) const;
   // per_param_fp32_grads with offload_optimizer: the round trip DeepSpeed's
   // partition_grads makes with each host-share parameter's reduced gradient
   // through its host gradient buffer in the model's dtype: at the first
