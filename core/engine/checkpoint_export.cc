@@ -61,45 +61,54 @@ std::string Encode(const std::vector<float>& values, kernels::DType dtype) {
   return out;
 }
 
-// Parameters in order, a new shard whenever the next would take the
-// current one past `max_bytes` (as transformers' save_pretrained splits).
+int64_t Numel(const model::HfTensor& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  return n;
+}
+
+// Tensors in order, a new shard whenever the next would take the current
+// one past `max_bytes` (as transformers' save_pretrained splits).
 std::vector<std::vector<int>> PlanShards(
-    const std::vector<model::ParamInfo>& params, int64_t element_size,
+    const std::vector<model::HfTensor>& tensors, int64_t element_size,
     int64_t max_bytes) {
   std::vector<std::vector<int>> shards(1);
   int64_t bytes = 0;
-  for (size_t p = 0; p < params.size(); ++p) {
-    const int64_t b = params[p].numel() * element_size;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const int64_t b = Numel(tensors[i]) * element_size;
     if (!shards.back().empty() && bytes + b > max_bytes) {
       shards.emplace_back();
       bytes = 0;
     }
-    shards.back().push_back(static_cast<int>(p));
+    shards.back().push_back(static_cast<int>(i));
     bytes += b;
   }
   return shards;
 }
 
-// One output file: the parameters `which`, gathered and encoded.
+// One output file: the tensors `which`, each of its parameters gathered in
+// order and encoded.
 absl::Status WriteShard(
     const std::vector<std::unique_ptr<io::SafetensorsFile>>& files,
-    const CheckpointManifest& m, const std::vector<model::ParamInfo>& params,
+    const CheckpointManifest& m, const std::vector<model::HfTensor>& all,
     const std::vector<int>& which, kernels::DType dtype,
     const std::string& path) {
   std::vector<std::string> bytes;
   bytes.reserve(which.size());
   std::vector<io::TensorToWrite> tensors;
-  for (int p : which) {
-    const model::ParamInfo& info = params[p];
+  for (int i : which) {
+    const model::HfTensor& t = all[i];
     std::vector<float> values;
-    ZR_RETURN_IF_ERROR(GatherParam(files, m.params[p], &values));
+    for (int p : t.params) {
+      std::vector<float> part;
+      ZR_RETURN_IF_ERROR(GatherParam(files, m.params[p], &part));
+      values.insert(values.end(), part.begin(), part.end());
+    }
     bytes.push_back(Encode(values, dtype));
-    std::vector<int64_t> shape = {info.rows, info.cols};
-    if (info.init != model::Init::kNormal) shape = {info.cols};
-    tensors.push_back({model::HfTensorName(info.name),
+    tensors.push_back({t.name,
                        dtype == kernels::DType::kF32 ? io::TensorDType::kF32
                                                      : io::TensorDType::kBF16,
-                       shape, bytes.back()});
+                       t.shape, bytes.back()});
   }
   return io::WriteSafetensors(path, tensors, {{"format", "pt"}});
 }
@@ -147,8 +156,9 @@ absl::Status ExportHfDirectory(const std::string& step_dir,
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create directory ", out_dir, ": ", std::strerror(errno)));
   }
+  const std::vector<model::HfTensor> hf = model::HfTensorsOf(m.spec, params);
   const std::vector<std::vector<int>> shards =
-      PlanShards(params, kernels::DTypeSize(dtype), max_shard_bytes);
+      PlanShards(hf, kernels::DTypeSize(dtype), max_shard_bytes);
   config::JsonValue weight_map = config::JsonValue::Object();
   int64_t total = 0;
   for (size_t k = 0; k < shards.size(); ++k) {
@@ -156,12 +166,11 @@ absl::Status ExportHfDirectory(const std::string& step_dir,
         shards.size() == 1 ? std::string("model.safetensors")
                            : absl::StrFormat("model-%05d-of-%05d.safetensors",
                                              k + 1, shards.size());
-    ZR_RETURN_IF_ERROR(WriteShard(files, m, params, shards[k], dtype,
+    ZR_RETURN_IF_ERROR(WriteShard(files, m, hf, shards[k], dtype,
                                   absl::StrCat(out_dir, "/", name)));
-    for (int p : shards[k]) {
-      weight_map.Set(model::HfTensorName(params[p].name),
-                     config::JsonValue::String(name));
-      total += params[p].numel() * kernels::DTypeSize(dtype);
+    for (int i : shards[k]) {
+      weight_map.Set(hf[i].name, config::JsonValue::String(name));
+      total += Numel(hf[i]) * kernels::DTypeSize(dtype);
     }
   }
   if (shards.size() > 1) {

@@ -105,15 +105,30 @@ struct RmsNormArgs {
 };
 
 // Rotary position embedding in the Llama/Qwen "rotate_half" convention on
-// x [batch * seq, heads, head_dim]. The position of row t is t % seq. For
-// i < head_dim / 2, the pair (x[i], x[i + head_dim / 2]) is rotated by the
-// angle position * theta^(-2i / head_dim).
+// x [batch * seq, heads, head_dim]. The position of row t is t % seq. Of
+// each head's first RotaryDim() dimensions (the rest pass through), for
+// i < RotaryDim() / 2 the pair (x[i], x[i + RotaryDim() / 2]) is rotated by
+// the angle position * inv_freq(i), with cos and sin multiplied by
+// attention_scaling. inv_freq(i) is theta^(-2i / RotaryDim()), or, for a
+// scaled RoPE (llama3, yarn, linear, ...; core/model/rope.h computes it),
+// the table's entry.
+inline constexpr int64_t kMaxRotaryPairs = 256;
 struct RotaryArgs {
   int64_t batch = 0;
   int64_t seq = 0;
   int64_t heads = 0;
   int64_t head_dim = 0;    // Even.
   float theta = 10000.0f;  // 1e6 for Qwen2.5, 5e5 for Llama 3.
+  // transformers' partial_rotary_factor * head_dim: 0 rotates the whole
+  // head; else even and at most head_dim.
+  int64_t rotary_dim = 0;
+  // yarn's and longrope's attention factor; 1 for the other types.
+  float attention_scaling = 1.0f;
+  // true: inv_freq[i] holds pair i's inverse frequency (i < RotaryDim() / 2,
+  // at most kMaxRotaryPairs); false: computed from theta.
+  bool has_inv_freq = false;
+  float inv_freq[kMaxRotaryPairs] = {};
+  int64_t RotaryDim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
 };
 
 // Scaled dot-product self-attention with grouped-query heads:

@@ -58,11 +58,13 @@ T Sigmoid(T x) {
 // Inverse frequencies theta^(-2i / head_dim), i < head_dim / 2, in double so
 // float and double runs see the same rotation up to the final rounding.
 std::vector<double> RotaryInverseFrequencies(const RotaryArgs& args) {
-  std::vector<double> inv_freq(args.head_dim / 2);
-  for (int64_t i = 0; i < args.head_dim / 2; ++i) {
-    inv_freq[i] = std::pow(
-        static_cast<double>(args.theta),
-        -2.0 * static_cast<double>(i) / static_cast<double>(args.head_dim));
+  const int64_t dim = args.RotaryDim();
+  std::vector<double> inv_freq(dim / 2);
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    inv_freq[i] = args.has_inv_freq ? static_cast<double>(args.inv_freq[i])
+                                    : std::pow(static_cast<double>(args.theta),
+                                               -2.0 * static_cast<double>(i) /
+                                                   static_cast<double>(dim));
   }
   return inv_freq;
 }
@@ -73,6 +75,11 @@ void CheckRotaryArgs(const RotaryArgs& args) {
   CheckNonNegative(args.heads, "heads");
   ZR_CHECK_GT(args.head_dim, int64_t{0});
   ZR_CHECK_EQ(args.head_dim % 2, int64_t{0}) << "rotary head_dim must be even";
+  ZR_CHECK(args.rotary_dim >= 0 && args.rotary_dim <= args.head_dim &&
+           args.rotary_dim % 2 == 0)
+      << "rotary_dim must be even and at most head_dim";
+  ZR_CHECK(!args.has_inv_freq || args.RotaryDim() / 2 <= kMaxRotaryPairs)
+      << "at most " << kMaxRotaryPairs << " rotary pairs";
   ZR_CHECK_GT(args.theta, 0.0f);
 }
 
@@ -81,15 +88,17 @@ void CheckRotaryArgs(const RotaryArgs& args) {
 template <typename T>
 void Rotate(const RotaryArgs& args, double sign, const T* x, T* y) {
   CheckRotaryArgs(args);
-  const int64_t half = args.head_dim / 2;
+  const int64_t half = args.RotaryDim() / 2;
+  const double scaling = args.attention_scaling;
   const std::vector<double> inv_freq = RotaryInverseFrequencies(args);
   // cos and sin of every (position, frequency), shared by batches and heads.
   std::vector<T> cos_table(args.seq * half), sin_table(args.seq * half);
   for (int64_t s = 0; s < args.seq; ++s) {
     for (int64_t i = 0; i < half; ++i) {
       const double angle = static_cast<double>(s) * inv_freq[i];
-      cos_table[s * half + i] = static_cast<T>(std::cos(angle));
-      sin_table[s * half + i] = static_cast<T>(sign * std::sin(angle));
+      cos_table[s * half + i] = static_cast<T>(std::cos(angle) * scaling);
+      sin_table[s * half + i] =
+          static_cast<T>(sign * std::sin(angle) * scaling);
     }
   }
   for (int64_t b = 0; b < args.batch; ++b) {
@@ -107,6 +116,9 @@ void Rotate(const RotaryArgs& args, double sign, const T* x, T* y) {
           const T x2 = xh[i + half];
           yh[i] = x1 * c - x2 * sn;
           yh[i + half] = x2 * c + x1 * sn;
+        }
+        if (yh != xh) {
+          for (int64_t i = 2 * half; i < args.head_dim; ++i) yh[i] = xh[i];
         }
       }
     }

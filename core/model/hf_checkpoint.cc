@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "core/config/json.h"
 #include "core/kernels/dtype.h"
@@ -100,7 +101,8 @@ std::string HfTensorName(const std::string& name) {
   ZR_CHECK(parts.size() == 3 && parts[0] == "layers") << name;
   const std::string prefix = absl::StrCat("model.layers.", parts[1], ".");
   const std::string& rest = parts[2];
-  if (rest == "input_layernorm" || rest == "post_attention_layernorm") {
+  if (rest == "input_layernorm" || rest == "post_attention_layernorm" ||
+      rest == "post_feedforward_layernorm") {
     return absl::StrCat(prefix, rest, ".weight");
   }
   if (absl::StartsWith(rest, "gate_proj") ||
@@ -109,6 +111,34 @@ std::string HfTensorName(const std::string& name) {
     return absl::StrCat(prefix, "mlp.", rest);
   }
   return absl::StrCat(prefix, "self_attn.", rest);
+}
+
+std::vector<HfTensor> HfTensorsOf(const ModelSpec& spec,
+                                  const std::vector<ParamInfo>& params) {
+  std::vector<HfTensor> tensors;
+  for (const ParamInfo& p : params) {
+    std::string name = HfTensorName(p.name);
+    if (spec.fused_projections()) {
+      // q, k and v (gate and up) are consecutive parameters: they join one
+      // tensor in that order.
+      name = absl::StrReplaceAll(name, {{".q_proj.", ".qkv_proj."},
+                                        {".k_proj.", ".qkv_proj."},
+                                        {".v_proj.", ".qkv_proj."},
+                                        {".gate_proj.", ".gate_up_proj."},
+                                        {".up_proj.", ".gate_up_proj."}});
+    }
+    if (!tensors.empty() && tensors.back().name == name) {
+      tensors.back().shape[0] += p.rows;
+      tensors.back().params.push_back(p.id);
+      continue;
+    }
+    HfTensor t;
+    t.name = std::move(name);
+    t.shape = HfShape(p);
+    t.params = {p.id};
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
 }
 
 absl::StatusOr<std::unique_ptr<HfCheckpoint>> HfCheckpoint::Open(
@@ -154,8 +184,9 @@ absl::Status HfCheckpoint::OpenFiles() {
 
 absl::Status HfCheckpoint::MapTensors() {
   const std::vector<ParamInfo> params = ModelParams(spec_);
-  absl::flat_hash_map<std::string, int> wanted;
-  for (const ParamInfo& p : params) wanted[HfTensorName(p.name)] = p.id;
+  const std::vector<HfTensor> tensors = HfTensorsOf(spec_, params);
+  absl::flat_hash_map<std::string, const HfTensor*> wanted;
+  for (const HfTensor& t : tensors) wanted[t.name] = &t;
   absl::flat_hash_map<std::string, std::string> index(weight_map_.begin(),
                                                       weight_map_.end());
   params_.assign(params.size(), Tensor{});
@@ -181,11 +212,11 @@ absl::Status HfCheckpoint::MapTensors() {
                   "a separate LM head)"
                 : ""));
       }
-      const ParamInfo& p = params[it->second];
-      if (t.shape != HfShape(p)) {
+      const HfTensor& want = *it->second;
+      if (t.shape != want.shape) {
         return absl::InvalidArgumentError(absl::StrCat(
             f->path(), ": tensor '", t.name, "' has shape ", t.ShapeString(),
-            "; config.json gives ", ShapeString(HfShape(p))));
+            "; config.json gives ", ShapeString(want.shape)));
       }
       if (t.dtype != io::TensorDType::kF32 &&
           t.dtype != io::TensorDType::kBF16 &&
@@ -195,19 +226,28 @@ absl::Status HfCheckpoint::MapTensors() {
                          io::TensorDTypeName(t.dtype),
                          "; zero3 reads F32, BF16 and F16 weights"));
       }
-      if (params_[p.id].entry != nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(f->path(), ": tensor '", t.name, "' is also in ",
-                         params_[p.id].file->path()));
+      int64_t first = 0;
+      for (int id : want.params) {
+        if (params_[id].entry != nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(f->path(), ": tensor '", t.name, "' is also in ",
+                           params_[id].file->path()));
+        }
+        params_[id] = Tensor{f.get(), &t, first};
+        first += params[id].numel();
       }
-      params_[p.id] = Tensor{f.get(), &t};
     }
   }
   for (const ParamInfo& p : params) {
     if (params_[p.id].entry != nullptr) continue;
+    const HfTensor& want =
+        *std::find_if(tensors.begin(), tensors.end(), [&](const HfTensor& t) {
+          return std::find(t.params.begin(), t.params.end(), p.id) !=
+                 t.params.end();
+        });
     return absl::InvalidArgumentError(absl::StrCat(
-        dir_, ": missing tensor '", HfTensorName(p.name), "' (shape ",
-        ShapeString(HfShape(p)), ") in ",
+        dir_, ": missing tensor '", want.name, "' (shape ",
+        ShapeString(want.shape), ") in ",
         weight_map_.empty() ? kSingleFile
                             : "the files of " + std::string(kIndexFile),
         p.name == "lm_head" ? "; if the model shares the embedding, set "
@@ -225,8 +265,10 @@ absl::Status HfCheckpoint::Fill(const ParamInfo& param, int64_t offset,
                                 int64_t n, float* out) const {
   ZR_CHECK(param.id >= 0 && param.id < static_cast<int>(params_.size()));
   const Tensor& t = params_[param.id];
-  ZR_CHECK(offset >= 0 && n >= 0 && offset + n <= t.entry->numel())
+  ZR_CHECK(offset >= 0 && n >= 0 && offset + n <= param.numel() &&
+           t.first + param.numel() <= t.entry->numel())
       << param.name << " [" << offset << ", " << offset + n << ")";
+  offset += t.first;
   if (n == 0) return absl::OkStatus();
   const int64_t size = io::TensorDTypeSize(t.entry->dtype);
   bytes_read_ += n * size;

@@ -17,8 +17,16 @@
 //   layers.N.{gate,up,down}_proj.weight model.norm.weight norm lm_head.weight
 //   lm_head (untied models only)
 //
+// Qwen3 and OLMo 2 add model.layers.N.self_attn.{q,k}_norm.weight; OLMo 2
+// names its norms post_attention_layernorm (after attention) and
+// post_feedforward_layernorm (after the MLP). Phi-3 stores q, k and v as
+// rows of one model.layers.N.self_attn.qkv_proj.weight and gate and up as
+// rows of model.layers.N.mlp.gate_up_proj.weight: each parameter is its rows
+// of the fused tensor (HfTensorsOf).
+//
 // Matrices are [out, in] in both (nn.Linear's layout), vectors 1-D, so
-// element i of a tensor is element i of its parameter. F32, BF16 and F16
+// element i of a tensor is element i of its parameter (of its rows, for a
+// fused one). F32, BF16 and F16
 // tensors are converted exactly to fp32.
 //
 // Open reads config.json and the safetensors headers only, and checks every
@@ -51,8 +59,22 @@ namespace model {
 // Whether `path` names a directory (a checkpoint rather than a spec file).
 bool IsDirectory(const std::string& path);
 
-// The transformers name of parameter `param_name` (see the file comment).
+// The transformers name of parameter `param_name` of an unfused model (see
+// the file comment).
 std::string HfTensorName(const std::string& param_name);
+
+// One tensor of a transformers file: its name and shape, and the parameters
+// it holds, one after another by rows (one, except fused projections).
+struct HfTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<int> params;
+};
+
+// The tensors of a model of `spec` with parameters `params` (ModelParams),
+// in parameter order.
+std::vector<HfTensor> HfTensorsOf(const ModelSpec& spec,
+                                  const std::vector<ParamInfo>& params);
 
 class HfCheckpoint : public ParamSource {
  public:
@@ -80,6 +102,7 @@ class HfCheckpoint : public ParamSource {
   struct Tensor {
     const io::SafetensorsFile* file = nullptr;
     const io::TensorEntry* entry = nullptr;
+    int64_t first = 0;  // the parameter's first element in the tensor
   };
   explicit HfCheckpoint(std::string dir) : dir_(std::move(dir)) {}
   absl::Status OpenFiles();

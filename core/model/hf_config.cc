@@ -2,8 +2,11 @@
 
 #include "core/model/hf_config.h"
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -18,7 +21,12 @@ namespace {
 using config::JsonValue;
 
 constexpr const char* kArchitectures[] = {
-    "Qwen2ForCausalLM", "LlamaForCausalLM", "MistralForCausalLM"};
+    "Qwen2ForCausalLM", "LlamaForCausalLM", "MistralForCausalLM",
+    "Qwen3ForCausalLM", "Olmo2ForCausalLM", "Phi3ForCausalLM"};
+
+constexpr const char* kArchitectureList =
+    "Qwen2ForCausalLM, Qwen3ForCausalLM, LlamaForCausalLM, "
+    "MistralForCausalLM, Olmo2ForCausalLM and Phi3ForCausalLM";
 
 // Reads keys of one config.json, naming it in every error.
 class Reader {
@@ -85,9 +93,9 @@ class Reader {
 absl::StatusOr<std::string> Architecture(const Reader& r) {
   const JsonValue* v = r.Get("architectures");
   if (v == nullptr) {
-    return r.Error("architectures", nullptr,
-                   "missing; zero3 needs one of Qwen2ForCausalLM, "
-                   "LlamaForCausalLM, MistralForCausalLM");
+    return r.Error(
+        "architectures", nullptr,
+        absl::StrCat("missing; zero3 needs one of ", kArchitectureList));
   }
   if (!v->is_array() || v->array().size() != 1 || !v->array()[0].is_string()) {
     return r.Error("architectures", v, "expected a list of one name");
@@ -97,47 +105,146 @@ absl::StatusOr<std::string> Architecture(const Reader& r) {
     if (name == a) return name;
   }
   return r.Error("architectures", v,
-                 "zero3 trains Qwen2ForCausalLM, LlamaForCausalLM and "
-                 "MistralForCausalLM");
+                 absl::StrCat("zero3 trains ", kArchitectureList));
 }
 
-// The RoPE theta: rope_parameters (transformers 5), else rope_scaling's
-// type and the top-level rope_theta (the classic layout).
-absl::StatusOr<double> RopeTheta(const Reader& r) {
+// RoPE's settings: transformers 5's rope_parameters, else 4.x's
+// rope_scaling beside a top-level rope_theta (hub files carry either), with
+// partial_rotary_factor and original_max_position_embeddings where they sit
+// in either layout. Per-layer-type parameters are refused by the caller's
+// architecture check before they get here.
+absl::Status ReadRope(const Reader& r, bool phi3, ModelSpec* spec) {
   const JsonValue* params = r.Get("rope_parameters");
-  const JsonValue* scaling = r.Get("rope_scaling");
-  for (auto [key, v] : {std::make_pair("rope_parameters", params),
-                        std::make_pair("rope_scaling", scaling)}) {
-    if (v == nullptr) continue;
-    if (!v->is_object()) return r.Error(key, v, "expected an object");
-    for (const char* type_key : {"rope_type", "type"}) {
-      const JsonValue* type = v->Find(type_key);
-      if (type != nullptr &&
-          !(type->is_string() && type->string_value() == "default")) {
-        return r.Error(absl::StrCat(key, ".", type_key), type,
-                       "zero3 implements only the default RoPE (no llama3, "
-                       "yarn, linear or dynamic scaling)");
-      }
-    }
-    const JsonValue* partial = v->Find("partial_rotary_factor");
-    if (partial != nullptr &&
-        !(partial->is_number() && partial->number_value() == 1.0)) {
-      return r.Error(absl::StrCat(key, ".partial_rotary_factor"), partial,
-                     "zero3 rotates the whole head dimension");
-    }
+  const char* key = "rope_parameters";
+  if (params == nullptr) {
+    params = r.Get("rope_scaling");
+    key = "rope_scaling";
+  }
+  if (params != nullptr && !params->is_object()) {
+    return r.Error(key, params, "expected an object");
   }
   const JsonValue* top = r.Get("rope_theta");
   ZR_ASSIGN_OR_RETURN(const double classic, r.Number(top, "rope_theta", 10000));
-  if (params == nullptr) return classic;
-  const JsonValue* theta = params->Find("rope_theta");
-  ZR_ASSIGN_OR_RETURN(const double nested,
-                      r.Number(theta, "rope_parameters.rope_theta", classic));
-  if (top != nullptr && nested != classic) {
-    return r.Error("rope_theta", top,
-                   absl::StrCat("disagrees with rope_parameters.rope_theta (",
-                                nested, "); keep one of them"));
+  double theta = classic;
+  const std::string k = key;
+  auto field = [&](const char* name) -> const JsonValue* {
+    if (params == nullptr) return nullptr;
+    const JsonValue* v = params->Find(name);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  };
+  if (const JsonValue* nested = field("rope_theta")) {
+    ZR_ASSIGN_OR_RETURN(theta, r.Number(nested, k + ".rope_theta", classic));
+    if (top != nullptr && theta != classic) {
+      return r.Error("rope_theta", top,
+                     absl::StrCat("disagrees with ", k, ".rope_theta (", theta,
+                                  "); keep one of them"));
+    }
   }
-  return nested;
+  spec->set_rope_theta(theta);
+  ZR_ASSIGN_OR_RETURN(const int64_t max_pos,
+                      r.Int("max_position_embeddings", int64_t{0}));
+  spec->set_max_position_embeddings(max_pos);
+  // partial_rotary_factor: in the RoPE dict (5.x) or at the top (4.x).
+  const JsonValue* partial = field("partial_rotary_factor");
+  std::string partial_key = k + ".partial_rotary_factor";
+  if (partial == nullptr) {
+    partial = r.Get("partial_rotary_factor");
+    partial_key = "partial_rotary_factor";
+  }
+  ZR_ASSIGN_OR_RETURN(const double partial_factor,
+                      r.Number(partial, partial_key, 1.0));
+  // transformers applies it in Phi-3's attention; the others rotate the
+  // whole head.
+  if (partial_factor != 1.0 && !phi3) {
+    return r.Error(partial_key, partial,
+                   "only Phi3ForCausalLM rotates part of each head in "
+                   "transformers; for this architecture remove it or set 1.0");
+  }
+  spec->set_partial_rotary_factor(partial_factor);
+
+  std::string type = "default";
+  std::string type_key;
+  for (const char* name : {"rope_type", "type"}) {
+    const JsonValue* t = field(name);
+    if (t == nullptr) continue;
+    if (!t->is_string()) return r.Error(k + "." + name, t, "expected a string");
+    type = t->string_value();
+    type_key = k + "." + name;
+    break;
+  }
+  static const std::pair<const char*, RopeScaling::Type> kTypes[] = {
+      {"default", RopeScaling::DEFAULT},   {"linear", RopeScaling::LINEAR},
+      {"dynamic", RopeScaling::DYNAMIC},   {"yarn", RopeScaling::YARN},
+      {"longrope", RopeScaling::LONGROPE}, {"llama3", RopeScaling::LLAMA3}};
+  const auto* found =
+      std::find_if(std::begin(kTypes), std::end(kTypes),
+                   [&](const auto& t) { return type == t.first; });
+  if (found == std::end(kTypes)) {
+    return r.Error(type_key,
+                   field(type_key == k + ".type" ? "type" : "rope_type"),
+                   "zero3 computes RoPE types default, linear, dynamic, yarn, "
+                   "longrope and llama3");
+  }
+  if (found->second == RopeScaling::DEFAULT) return absl::OkStatus();
+  RopeScaling* rs = spec->mutable_rope_scaling();
+  rs->set_type(found->second);
+  // Positive numbers, each optional here; ValidateRope says which a type
+  // needs.
+  auto number = [&](const char* name, auto setter) -> absl::Status {
+    const JsonValue* v = field(name);
+    if (v == nullptr) return absl::OkStatus();
+    ZR_ASSIGN_OR_RETURN(const double x, r.Number(v, k + "." + name, 0));
+    setter(x);
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(number("factor", [&](double x) { rs->set_factor(x); }));
+  ZR_RETURN_IF_ERROR(
+      number("low_freq_factor", [&](double x) { rs->set_low_freq_factor(x); }));
+  ZR_RETURN_IF_ERROR(number("high_freq_factor",
+                            [&](double x) { rs->set_high_freq_factor(x); }));
+  ZR_RETURN_IF_ERROR(
+      number("beta_fast", [&](double x) { rs->set_beta_fast(x); }));
+  ZR_RETURN_IF_ERROR(
+      number("beta_slow", [&](double x) { rs->set_beta_slow(x); }));
+  ZR_RETURN_IF_ERROR(number("mscale", [&](double x) { rs->set_mscale(x); }));
+  ZR_RETURN_IF_ERROR(
+      number("mscale_all_dim", [&](double x) { rs->set_mscale_all_dim(x); }));
+  ZR_RETURN_IF_ERROR(number("attention_factor",
+                            [&](double x) { rs->set_attention_factor(x); }));
+  if (const JsonValue* t = field("truncate")) {
+    if (!t->is_bool()) return r.Error(k + ".truncate", t, "expected a bool");
+    rs->set_truncate(t->bool_value());
+  }
+  // Phi-3 keeps the pretrained context at the top, and transformers gives it
+  // priority over the RoPE dict's.
+  const JsonValue* original = r.Get("original_max_position_embeddings");
+  std::string original_key = "original_max_position_embeddings";
+  if (original == nullptr) {
+    original = field("original_max_position_embeddings");
+    original_key = k + ".original_max_position_embeddings";
+  }
+  if (original != nullptr) {
+    absl::optional<int64_t> n =
+        original->is_number() ? original->AsExactInt64() : absl::nullopt;
+    if (!n.has_value() || *n <= 0) {
+      return r.Error(original_key, original, "expected a positive integer");
+    }
+    rs->set_original_max_position_embeddings(*n);
+  }
+  for (const char* name : {"short_factor", "long_factor"}) {
+    const JsonValue* v = field(name);
+    if (v == nullptr) continue;
+    if (!v->is_array()) return r.Error(k + "." + name, v, "expected a list");
+    for (const JsonValue& e : v->array()) {
+      if (!e.is_number() || !(e.number_value() > 0)) {
+        return r.Error(k + "." + name, v, "expected positive numbers");
+      }
+      (std::string(name) == "short_factor"
+           ? rs->add_short_factor(e.number_value())
+           : rs->add_long_factor(e.number_value()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Errors for the features zero3's transformer does not compute.
@@ -160,15 +267,18 @@ absl::Status CheckUnsupported(const Reader& r, const std::string& arch) {
     return r.Error("mlp_bias", r.Get("mlp_bias"),
                    "zero3's MLP projections have no biases");
   }
-  const JsonValue* dropout = r.Get("attention_dropout");
-  if (dropout != nullptr &&
-      !(dropout->is_number() && dropout->number_value() == 0.0)) {
-    return r.Error("attention_dropout", dropout,
-                   "zero3 does not implement dropout; set it to 0.0");
+  // Phi-3 names its residual and embedding dropout too.
+  for (const char* key : {"attention_dropout", "resid_pdrop", "embd_pdrop"}) {
+    const JsonValue* dropout = r.Get(key);
+    if (dropout != nullptr &&
+        !(dropout->is_number() && dropout->number_value() == 0.0)) {
+      return r.Error(key, dropout,
+                     "zero3 does not implement dropout; set it to 0.0");
+    }
   }
-  // Qwen2 turns its window on with use_sliding_window; Mistral (and any
-  // other) with a non-null sliding_window.
-  if (arch == "Qwen2ForCausalLM") {
+  // Qwen2 and Qwen3 turn their window on with use_sliding_window (the
+  // window is then ModelSpecFromHfConfig's to read).
+  if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") {
     ZR_ASSIGN_OR_RETURN(const bool sliding,
                         r.Bool("use_sliding_window", false));
     if (sliding) {
@@ -176,19 +286,18 @@ absl::Status CheckUnsupported(const Reader& r, const std::string& arch) {
                      "zero3's attention is full causal attention; set it "
                      "to false");
     }
-  } else if (r.Get("sliding_window") != nullptr) {
-    return r.Error("sliding_window", r.Get("sliding_window"),
-                   "zero3's attention is full causal attention (the same "
-                   "when no sequence is longer than the window: then set it "
-                   "to null)");
   }
   const JsonValue* types = r.Get("layer_types");
   if (types != nullptr && types->is_array()) {
     for (size_t i = 0; i < types->array().size(); ++i) {
       const JsonValue& t = types->array()[i];
-      if (!(t.is_string() && t.string_value() == "full_attention")) {
+      // A window wider than every sequence is full attention
+      // (Transformer::Create checks the sequence against it).
+      if (!(t.is_string() && (t.string_value() == "full_attention" ||
+                              t.string_value() == "sliding_attention"))) {
         return r.Error(absl::StrCat("layer_types[", i, "]"), &t,
-                       "zero3's attention is full causal attention");
+                       "zero3's attention is causal, full or within a "
+                       "sliding window");
       }
     }
   }
@@ -226,15 +335,37 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
     spec.set_head_dim(head_dim);
   } else if (hidden % heads == 0) {
     spec.set_head_dim(hidden / heads);
+  } else {
+    return r.Error("hidden_size", r.Get("hidden_size"),
+                   absl::StrCat("not divisible by num_attention_heads (", heads,
+                                "); without head_dim in config.json "
+                                "each head is hidden_size / heads wide"));
   }
   ZR_ASSIGN_OR_RETURN(const double eps,
                       r.Number(r.Get("rms_norm_eps"), "rms_norm_eps", 1e-6));
   spec.set_rms_norm_eps(eps);
-  ZR_ASSIGN_OR_RETURN(const double theta, RopeTheta(r));
-  spec.set_rope_theta(theta);
+  ZR_RETURN_IF_ERROR(ReadRope(r, arch == "Phi3ForCausalLM", &spec));
   ZR_ASSIGN_OR_RETURN(const bool tied, r.Bool("tie_word_embeddings", false));
   spec.set_tie_word_embeddings(tied);
   spec.set_qkv_bias(arch == "Qwen2ForCausalLM");
+  spec.set_hf_architecture(arch);
+  if (arch == "Qwen3ForCausalLM") {
+    spec.set_qk_norm(ModelSpec::QK_NORM_PER_HEAD);
+  } else if (arch == "Olmo2ForCausalLM") {
+    spec.set_qk_norm(ModelSpec::QK_NORM_WHOLE);
+    spec.set_norm_placement(ModelSpec::NORM_POST);
+  } else if (arch == "Phi3ForCausalLM") {
+    spec.set_fused_projections(true);
+  }
+  // Mistral's and Phi-3's sliding_window (Qwen's only where switched on,
+  // which CheckUnsupported refuses): attention is the same as full attention
+  // for sequences no longer than the window, which Transformer::Create
+  // checks.
+  if (arch != "Qwen2ForCausalLM" && arch != "Qwen3ForCausalLM" &&
+      r.Get("sliding_window") != nullptr) {
+    ZR_ASSIGN_OR_RETURN(const int64_t window, r.Int("sliding_window"));
+    spec.set_sliding_window(window);
+  }
   const absl::Status valid = ValidateModelSpec(spec);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(
@@ -278,16 +409,87 @@ absl::StatusOr<ModelSpec> LoadModelSpecOrHfConfig(
   return LoadHfConfig(name_or_path, name);
 }
 
+namespace {
+
+// transformers' model_type of each architecture zero3 reads.
+const char* ModelType(absl::string_view arch) {
+  if (arch == "Qwen2ForCausalLM") return "qwen2";
+  if (arch == "Qwen3ForCausalLM") return "qwen3";
+  if (arch == "MistralForCausalLM") return "mistral";
+  if (arch == "Olmo2ForCausalLM") return "olmo2";
+  if (arch == "Phi3ForCausalLM") return "phi3";
+  return "llama";
+}
+
+const char* RopeTypeName(RopeScaling::Type type) {
+  switch (type) {
+    case RopeScaling::LINEAR:
+      return "linear";
+    case RopeScaling::DYNAMIC:
+      return "dynamic";
+    case RopeScaling::YARN:
+      return "yarn";
+    case RopeScaling::LONGROPE:
+      return "longrope";
+    case RopeScaling::LLAMA3:
+      return "llama3";
+    case RopeScaling::DEFAULT:
+      break;
+  }
+  return "default";
+}
+
+// rope_scaling as transformers 4.x writes it (5.x reads it too).
+config::JsonValue RopeScalingJson(const RopeScaling& r) {
+  using config::JsonValue;
+  JsonValue o = JsonValue::Object();
+  o.Set("rope_type", JsonValue::String(RopeTypeName(r.type())));
+  if (r.has_factor()) o.Set("factor", JsonValue::Double(r.factor()));
+  if (r.has_original_max_position_embeddings()) {
+    o.Set("original_max_position_embeddings",
+          JsonValue::Int(r.original_max_position_embeddings()));
+  }
+  if (r.type() == RopeScaling::LLAMA3) {
+    o.Set("low_freq_factor", JsonValue::Double(r.low_freq_factor()));
+    o.Set("high_freq_factor", JsonValue::Double(r.high_freq_factor()));
+  }
+  if (r.type() == RopeScaling::YARN) {
+    o.Set("beta_fast", JsonValue::Double(r.beta_fast()));
+    o.Set("beta_slow", JsonValue::Double(r.beta_slow()));
+    o.Set("truncate", JsonValue::Bool(r.truncate()));
+    if (r.has_mscale()) o.Set("mscale", JsonValue::Double(r.mscale()));
+    if (r.has_mscale_all_dim()) {
+      o.Set("mscale_all_dim", JsonValue::Double(r.mscale_all_dim()));
+    }
+  }
+  if (r.has_attention_factor()) {
+    o.Set("attention_factor", JsonValue::Double(r.attention_factor()));
+  }
+  for (auto [name, factors] :
+       {std::make_pair("short_factor", &r.short_factor()),
+        std::make_pair("long_factor", &r.long_factor())}) {
+    if (factors->empty()) continue;
+    JsonValue list = JsonValue::Array();
+    for (double f : *factors) list.Append(JsonValue::Double(f));
+    o.Set(name, std::move(list));
+  }
+  return o;
+}
+
+}  // namespace
+
 config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
                                         absl::string_view torch_dtype) {
   using config::JsonValue;
-  const bool qwen2 = spec.qkv_bias();
+  const std::string arch =
+      spec.has_hf_architecture()
+          ? spec.hf_architecture()
+          : (spec.qkv_bias() ? "Qwen2ForCausalLM" : "LlamaForCausalLM");
   JsonValue c = JsonValue::Object();
   JsonValue architectures = JsonValue::Array();
-  architectures.Append(
-      JsonValue::String(qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"));
+  architectures.Append(JsonValue::String(arch));
   c.Set("architectures", std::move(architectures));
-  c.Set("model_type", JsonValue::String(qwen2 ? "qwen2" : "llama"));
+  c.Set("model_type", JsonValue::String(ModelType(arch)));
   c.Set("hidden_act", JsonValue::String("silu"));
   c.Set("vocab_size", JsonValue::Int(spec.vocab_size()));
   c.Set("hidden_size", JsonValue::Int(spec.hidden_size()));
@@ -298,10 +500,32 @@ config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
   c.Set("head_dim", JsonValue::Int(spec.head_dim()));
   c.Set("rms_norm_eps", JsonValue::Double(spec.rms_norm_eps()));
   c.Set("rope_theta", JsonValue::Double(spec.rope_theta()));
+  if (spec.rope_scaling().type() != RopeScaling::DEFAULT) {
+    c.Set("rope_scaling", RopeScalingJson(spec.rope_scaling()));
+  }
+  if (spec.partial_rotary_factor() != 1.0) {
+    c.Set("partial_rotary_factor",
+          JsonValue::Double(spec.partial_rotary_factor()));
+  }
+  if (spec.max_position_embeddings() > 0) {
+    c.Set("max_position_embeddings",
+          JsonValue::Int(spec.max_position_embeddings()));
+  }
+  if (spec.sliding_window() > 0) {
+    c.Set("sliding_window", JsonValue::Int(spec.sliding_window()));
+  }
+  // Phi-3's config keeps the pretrained context at the top, where
+  // transformers looks first.
+  if (arch == "Phi3ForCausalLM" &&
+      spec.rope_scaling().has_original_max_position_embeddings()) {
+    c.Set(
+        "original_max_position_embeddings",
+        JsonValue::Int(spec.rope_scaling().original_max_position_embeddings()));
+  }
   c.Set("tie_word_embeddings", JsonValue::Bool(spec.tie_word_embeddings()));
-  if (!qwen2) {
+  if (arch != "Qwen2ForCausalLM") {
     c.Set("attention_bias", JsonValue::Bool(false));
-    c.Set("mlp_bias", JsonValue::Bool(false));
+    if (arch != "Phi3ForCausalLM") c.Set("mlp_bias", JsonValue::Bool(false));
   }
   c.Set("torch_dtype", JsonValue::String(std::string(torch_dtype)));
   return c;

@@ -137,16 +137,56 @@ TEST(HfConfigTest, WrittenConfigReadsBackAsTheSpec) {
   }
 }
 
+// The families beyond Qwen2 and Llama, with scaled RoPE, written and read
+// back: architecture, q/k norms, norm placement, fused projections, RoPE.
+TEST(HfConfigTest, FamiliesReadBackAsTheirSpec) {
+  for (const char* arch :
+       {"Qwen3ForCausalLM", "Olmo2ForCausalLM", "Phi3ForCausalLM"}) {
+    SCOPED_TRACE(arch);
+    const std::string text = absl::StrReplaceAll(
+        kClassicQwen2,
+        {{"Qwen2ForCausalLM", arch},
+         {"\"rope_scaling\": null",
+          "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, "
+          "\"low_freq_factor\": 1, \"high_freq_factor\": 4, "
+          "\"original_max_position_embeddings\": 64}"},
+         {"\"sliding_window\": 32768,", ""}});
+    ASSERT_OK_AND_ASSIGN(ModelSpec spec, FromText(text));
+    EXPECT_EQ(spec.hf_architecture(), arch);
+    EXPECT_EQ(spec.rope_scaling().type(), RopeScaling::LLAMA3);
+    const config::JsonValue json = HfConfigFromModelSpec(spec, "float32");
+    ASSERT_OK_AND_ASSIGN(ModelSpec back,
+                         ModelSpecFromHfConfig(json, "x", spec.name()));
+    EXPECT_EQ(back.DebugString(), spec.DebugString());
+  }
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec qwen3,
+      FromText(absl::StrReplaceAll(
+          kClassicQwen2, {{"Qwen2ForCausalLM", "Qwen3ForCausalLM"}})));
+  EXPECT_EQ(qwen3.qk_norm(), ModelSpec::QK_NORM_PER_HEAD);
+  EXPECT_FALSE(qwen3.qkv_bias());
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec olmo2,
+      FromText(absl::StrReplaceAll(kClassicQwen2,
+                                   {{"Qwen2ForCausalLM", "Olmo2ForCausalLM"},
+                                    {"\"sliding_window\": 32768,", ""}})));
+  EXPECT_EQ(olmo2.qk_norm(), ModelSpec::QK_NORM_WHOLE);
+  EXPECT_EQ(olmo2.norm_placement(), ModelSpec::NORM_POST);
+}
+
 TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
   const std::vector<BadCase> cases = {
       {"Qwen2ForCausalLM", "GPT2LMHeadModel",
        "\"architectures\" is [\"GPT2LMHeadModel\"]"},
       {"\"rope_scaling\": null",
-       "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0}",
-       "\"rope_scaling.type\" is \"yarn\""},
+       "\"rope_scaling\": {\"type\": \"mrope\", \"factor\": 4.0}",
+       "\"rope_scaling.type\" is \"mrope\""},
       {"\"rope_scaling\": null",
-       "\"rope_parameters\": {\"rope_type\": \"llama3\", \"rope_theta\": 5e5}",
-       "\"rope_parameters.rope_type\" is \"llama3\""},
+       "\"rope_parameters\": {\"rope_type\": \"llama3\", \"factor\": 8}",
+       "original_max_position_embeddings (or max_position_embeddings) is "
+       "required"},
+      {"\"rope_scaling\": null", "\"partial_rotary_factor\": 0.5",
+       "\"partial_rotary_factor\" is 0.5: only Phi3ForCausalLM"},
       {"\"rope_scaling\": null",
        "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 5e5}",
        "\"rope_theta\" is 1000000.0: disagrees"},
@@ -160,8 +200,10 @@ TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
        "\"attention_bias\" is true: it adds an o_proj bias"},
       {"\"rope_scaling\": null", "\"mlp_bias\": true", "\"mlp_bias\" is true"},
       {"\"rope_scaling\": null",
-       "\"layer_types\": [\"full_attention\", \"sliding_attention\"]",
-       "\"layer_types[1]\" is \"sliding_attention\""},
+       "\"layer_types\": [\"full_attention\", \"chunked_attention\"]",
+       "\"layer_types[1]\" is \"chunked_attention\""},
+      {"\"hidden_size\": 64,", "\"hidden_size\": 66,",
+       "\"hidden_size\" is 66: not divisible by num_attention_heads"},
       {"\"rope_scaling\": null", "\"attention_dropout\": 0.1",
        "\"attention_dropout\" is 0.1"},
   };
@@ -177,9 +219,10 @@ TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
   }
   const std::string mistral = absl::StrReplaceAll(
       kClassicQwen2, {{"Qwen2ForCausalLM", "MistralForCausalLM"}});
-  EXPECT_THAT(FromText(mistral).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("\"sliding_window\" is 32768")));
+  // Mistral's window: kept, for Transformer::Create to hold sequences to.
+  absl::StatusOr<ModelSpec> windowed = FromText(mistral);
+  ASSERT_TRUE(windowed.ok()) << windowed.status();
+  EXPECT_EQ(windowed->sliding_window(), 32768);
   EXPECT_THAT(LoadHfConfig("no/such/config.json", "x").status(),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("no/such")));
 }

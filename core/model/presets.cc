@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/model/rope.h"
 #include "core/util/text_proto.h"
 
 namespace zero3 {
@@ -20,8 +21,10 @@ struct Preset {
   const char* text;
 };
 
-// Shapes from each model's config.json (Qwen/Qwen2.5-*,
-// meta-llama/Meta-Llama-3-70B) on Hugging Face.
+// Shapes from each model's config.json on Hugging Face (Qwen/Qwen2.5-*,
+// Qwen/Qwen3-*, meta-llama/Llama-3.2-*, Llama-3.1-8B, Meta-Llama-3-70B,
+// microsoft/Phi-3-mini-4k-instruct, allenai/OLMo-2-0425-1B and
+// OLMo-2-1124-7B); the counts are transformers' num_parameters() of each.
 constexpr Preset kPresets[] = {
     {"tiny", R"pb(
        vocab_size: 259
@@ -93,8 +96,216 @@ constexpr Preset kPresets[] = {
        num_kv_heads: 8
        tie_word_embeddings: false
      )pb"},
-    // 70,553,706,496 parameters; no biases, RoPE theta 500000 (Llama 3, not
-    // 3.1, whose llama3 RoPE scaling zero3 does not compute).
+    // 1,235,814,400 parameters (transformers, LlamaForCausalLM); llama3 RoPE.
+    {"llama-3.2-1b", R"pb(
+       hf_architecture: "LlamaForCausalLM"
+       vocab_size: 128256
+       hidden_size: 2048
+       intermediate_size: 8192
+       num_layers: 16
+       num_heads: 32
+       num_kv_heads: 8
+       head_dim: 64
+       rope_theta: 500000
+       rms_norm_eps: 1e-5
+       max_position_embeddings: 131072
+       rope_scaling {
+         type: LLAMA3
+         factor: 32
+         low_freq_factor: 1
+         high_freq_factor: 4
+         original_max_position_embeddings: 8192
+       }
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 3,212,749,824 parameters (transformers, LlamaForCausalLM); llama3 RoPE.
+    {"llama-3.2-3b", R"pb(
+       hf_architecture: "LlamaForCausalLM"
+       vocab_size: 128256
+       hidden_size: 3072
+       intermediate_size: 8192
+       num_layers: 28
+       num_heads: 24
+       num_kv_heads: 8
+       head_dim: 128
+       rope_theta: 500000
+       rms_norm_eps: 1e-5
+       max_position_embeddings: 131072
+       rope_scaling {
+         type: LLAMA3
+         factor: 32
+         low_freq_factor: 1
+         high_freq_factor: 4
+         original_max_position_embeddings: 8192
+       }
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 8,030,261,248 parameters (transformers, LlamaForCausalLM); llama3 RoPE.
+    {"llama-3.1-8b", R"pb(
+       hf_architecture: "LlamaForCausalLM"
+       vocab_size: 128256
+       hidden_size: 4096
+       intermediate_size: 14336
+       num_layers: 32
+       num_heads: 32
+       num_kv_heads: 8
+       head_dim: 128
+       rope_theta: 500000
+       rms_norm_eps: 1e-5
+       max_position_embeddings: 131072
+       rope_scaling {
+         type: LLAMA3
+         factor: 8
+         low_freq_factor: 1
+         high_freq_factor: 4
+         original_max_position_embeddings: 8192
+       }
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 596,049,920 parameters (transformers, Qwen3ForCausalLM).
+    {"qwen3-0.6b", R"pb(
+       hf_architecture: "Qwen3ForCausalLM"
+       vocab_size: 151936
+       hidden_size: 1024
+       intermediate_size: 3072
+       num_layers: 28
+       num_heads: 16
+       num_kv_heads: 8
+       head_dim: 128
+       max_position_embeddings: 40960
+       qk_norm: QK_NORM_PER_HEAD
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 1,720,574,976 parameters (transformers, Qwen3ForCausalLM).
+    {"qwen3-1.7b", R"pb(
+       hf_architecture: "Qwen3ForCausalLM"
+       vocab_size: 151936
+       hidden_size: 2048
+       intermediate_size: 6144
+       num_layers: 28
+       num_heads: 16
+       num_kv_heads: 8
+       head_dim: 128
+       max_position_embeddings: 40960
+       qk_norm: QK_NORM_PER_HEAD
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 4,022,468,096 parameters (transformers, Qwen3ForCausalLM).
+    {"qwen3-4b", R"pb(
+       hf_architecture: "Qwen3ForCausalLM"
+       vocab_size: 151936
+       hidden_size: 2560
+       intermediate_size: 9728
+       num_layers: 36
+       num_heads: 32
+       num_kv_heads: 8
+       head_dim: 128
+       max_position_embeddings: 40960
+       qk_norm: QK_NORM_PER_HEAD
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 8,190,735,360 parameters (transformers, Qwen3ForCausalLM).
+    {"qwen3-8b", R"pb(
+       hf_architecture: "Qwen3ForCausalLM"
+       vocab_size: 151936
+       hidden_size: 4096
+       intermediate_size: 12288
+       num_layers: 36
+       num_heads: 32
+       num_kv_heads: 8
+       head_dim: 128
+       max_position_embeddings: 40960
+       qk_norm: QK_NORM_PER_HEAD
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 14,768,307,200 parameters (transformers, Qwen3ForCausalLM).
+    {"qwen3-14b", R"pb(
+       hf_architecture: "Qwen3ForCausalLM"
+       vocab_size: 151936
+       hidden_size: 5120
+       intermediate_size: 17408
+       num_layers: 40
+       num_heads: 40
+       num_kv_heads: 8
+       head_dim: 128
+       max_position_embeddings: 40960
+       qk_norm: QK_NORM_PER_HEAD
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 32,762,123,264 parameters (transformers, Qwen3ForCausalLM).
+    {"qwen3-32b", R"pb(
+       hf_architecture: "Qwen3ForCausalLM"
+       vocab_size: 151936
+       hidden_size: 5120
+       intermediate_size: 25600
+       num_layers: 64
+       num_heads: 64
+       num_kv_heads: 8
+       head_dim: 128
+       max_position_embeddings: 40960
+       qk_norm: QK_NORM_PER_HEAD
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 3,821,079,552 parameters (transformers, Phi3ForCausalLM): fused
+    // qkv_proj and gate_up_proj, a 2047-token window.
+    {"phi-3-mini", R"pb(
+       hf_architecture: "Phi3ForCausalLM"
+       vocab_size: 32064
+       hidden_size: 3072
+       intermediate_size: 8192
+       num_layers: 32
+       num_heads: 32
+       num_kv_heads: 32
+       rope_theta: 10000
+       rms_norm_eps: 1e-5
+       max_position_embeddings: 4096
+       sliding_window: 2047
+       fused_projections: true
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 1,484,916,736 parameters (transformers, Olmo2ForCausalLM).
+    {"olmo-2-1b", R"pb(
+       hf_architecture: "Olmo2ForCausalLM"
+       vocab_size: 100352
+       hidden_size: 2048
+       intermediate_size: 8192
+       num_layers: 16
+       num_heads: 16
+       num_kv_heads: 16
+       rope_theta: 500000
+       max_position_embeddings: 4096
+       qk_norm: QK_NORM_WHOLE
+       norm_placement: NORM_POST
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 7,298,617,344 parameters (transformers, Olmo2ForCausalLM).
+    {"olmo-2-7b", R"pb(
+       hf_architecture: "Olmo2ForCausalLM"
+       vocab_size: 100352
+       hidden_size: 4096
+       intermediate_size: 11008
+       num_layers: 32
+       num_heads: 32
+       num_kv_heads: 32
+       rope_theta: 500000
+       max_position_embeddings: 4096
+       qk_norm: QK_NORM_WHOLE
+       norm_placement: NORM_POST
+       tie_word_embeddings: false
+       qkv_bias: false
+     )pb"},
+    // 70,553,706,496 parameters; no biases, RoPE theta 500000 (Llama 3).
     {"llama-3-70b", R"pb(
        vocab_size: 128256
        hidden_size: 8192
@@ -159,6 +370,16 @@ absl::Status ValidateModelSpec(const ModelSpec& s) {
     return absl::InvalidArgumentError(
         "model spec: rope_theta, rms_norm_eps and init_std must be positive");
   }
+  if (s.sliding_window() < 0 || s.max_position_embeddings() < 0) {
+    return absl::InvalidArgumentError(
+        "model spec: sliding_window and max_position_embeddings must not be "
+        "negative");
+  }
+  const absl::Status rope = ValidateRope(s);
+  if (!rope.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model spec: ", rope.message()));
+  }
   return absl::OkStatus();
 }
 
@@ -206,6 +427,8 @@ int64_t ParameterCount(const ModelSpec& s) {
                   + q * h               // o
                   + 3 * h * f;          // gate, up, down
   if (s.qkv_bias()) layer += q + 2 * kv;
+  if (s.qk_norm() == ModelSpec::QK_NORM_PER_HEAD) layer += 2 * s.head_dim();
+  if (s.qk_norm() == ModelSpec::QK_NORM_WHOLE) layer += q + kv;
   int64_t total = s.num_layers() * layer + h + s.vocab_size() * h;
   if (!s.tie_word_embeddings()) total += s.vocab_size() * h;
   return total;

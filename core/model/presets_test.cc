@@ -23,9 +23,25 @@ TEST(PresetsTest, ParameterCountsMatchPublishedFigures) {
     const char* name;
     int64_t count;
   } kExpected[] = {
-      {"qwen2.5-0.5b", 494032768},  {"qwen2.5-1.5b", 1543714304},
-      {"qwen2.5-3b", 3085938688},   {"qwen2.5-7b", 7615616512},
-      {"qwen2.5-72b", 72706203648}, {"llama-3-70b", 70553706496},
+      {"qwen2.5-0.5b", 494032768},
+      {"qwen2.5-1.5b", 1543714304},
+      {"qwen2.5-3b", 3085938688},
+      {"qwen2.5-7b", 7615616512},
+      {"qwen2.5-72b", 72706203648},
+      {"llama-3-70b", 70553706496},
+      // transformers' num_parameters() of each family's config.
+      {"llama-3.2-1b", 1235814400},
+      {"llama-3.2-3b", 3212749824},
+      {"llama-3.1-8b", 8030261248},
+      {"qwen3-0.6b", 596049920},
+      {"qwen3-1.7b", 1720574976},
+      {"qwen3-4b", 4022468096},
+      {"qwen3-8b", 8190735360},
+      {"qwen3-14b", 14768307200},
+      {"qwen3-32b", 32762123264},
+      {"phi-3-mini", 3821079552},
+      {"olmo-2-1b", 1484916736},
+      {"olmo-2-7b", 7298617344},
   };
   for (const auto& e : kExpected) {
     ASSERT_OK_AND_ASSIGN(ModelSpec spec, LoadModelSpec(e.name));

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/kernels/op_args.h"
+#include "core/model/rope.h"
 #include "core/util/check.h"
 #include "core/util/random.h"
 #include "core/util/status_macros.h"
@@ -44,13 +45,19 @@ class ArenaLayout {
 // Where each activation lives in the arena.
 struct Transformer::Saved {
   struct LayerSlots {
+    // With NORM_POST, h1 and h2 hold the outputs of o_proj and down_proj
+    // (the inputs of the norms after them). With q/k norms, q_raw and k_raw
+    // are the projections before them.
     TensorRef h1, rstd1, q, k, v, att, lse, mid, h2, rstd2, gate, up, m;
+    TensorRef q_raw, k_raw, rstd_q, rstd_k;
   };
   std::vector<TensorRef> res;  // [L+1] residual stream, res[0] = embeddings
   std::vector<LayerSlots> layers;
   TensorRef hf, rstdf, logits, lse_ce;
   // Scratch, not kept between ops of different layers.
   TensorRef tmp, dres_a, dres_b, dmid, dh, datt, dq, dk, dv, dm, dgate, dup;
+  // With q/k norms: the gradients of q and k before them.
+  TensorRef dq_raw, dk_raw;
   // Chunked LM head only, over the layers' backward scratch from datt on
   // (free while the head runs): logits holds one chunk; the rows' loss terms
   // (double; fp32 pairs here) and, for a gradient not in fp32, the fp32 sum
@@ -163,12 +170,22 @@ class Transformer::HostCopies {
 namespace {
 
 // Parameter ids of layer l, recomputed from the construction order below.
+// With norm_placement NORM_POST, ln1 and ln2 are the norms after attention
+// and after the MLP; qn and kn are the q/k norms (-1 without).
 struct LayerIds {
-  int ln1, wq, bq, wk, bk, wv, bv, wo, ln2, wg, wu, wd;
+  int ln1, wq, bq, wk, bk, wv, bv, qn, kn, wo, ln2, wg, wu, wd;
 };
 
+bool HasQkNorm(const ModelSpec& s) {
+  return s.qk_norm() != ModelSpec::QK_NORM_NONE;
+}
+
+bool PostNorm(const ModelSpec& s) {
+  return s.norm_placement() == ModelSpec::NORM_POST;
+}
+
 LayerIds IdsOf(const ModelSpec& s, int64_t l) {
-  const int per_layer = s.qkv_bias() ? 12 : 9;
+  const int per_layer = 9 + (s.qkv_bias() ? 3 : 0) + (HasQkNorm(s) ? 2 : 0);
   int id = 1 + static_cast<int>(l) * per_layer;
   LayerIds ids;
   ids.ln1 = id++;
@@ -178,6 +195,8 @@ LayerIds IdsOf(const ModelSpec& s, int64_t l) {
   ids.bk = s.qkv_bias() ? id++ : -1;
   ids.wv = id++;
   ids.bv = s.qkv_bias() ? id++ : -1;
+  ids.qn = HasQkNorm(s) ? id++ : -1;
+  ids.kn = HasQkNorm(s) ? id++ : -1;
   ids.wo = id++;
   ids.ln2 = id++;
   ids.wg = id++;
@@ -249,6 +268,21 @@ absl::Status CheckShape(const ModelSpec& spec, int64_t batch, int64_t seq,
         absl::StrCat("micro-batch must be at least 1 sequence of 1 token, got ",
                      batch, " x ", seq));
   }
+  if (spec.sliding_window() > 0 && seq > spec.sliding_window()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec.name(), " attends within a sliding window of ",
+        spec.sliding_window(),
+        " tokens (config.json's sliding_window), and "
+        "zero3 trains such a model on sequences no longer than it, where it "
+        "is full causal attention; got sequences of ",
+        seq, ": use --seq ", spec.sliding_window(), " or less"));
+  }
+  if (tp_size > 1 && spec.qk_norm() != ModelSpec::QK_NORM_NONE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor parallelism is not supported for ", spec.name(),
+        ": its q/k norms would need their statistics and gradients reduced "
+        "over the tensor-parallel group; use a degree of 1"));
+  }
   return absl::OkStatus();
 }
 
@@ -289,6 +323,7 @@ void BuildModelParams(const ModelSpec& s, int tp,
   const int64_t h = s.hidden_size(), f = s.intermediate_size() / tp;
   const int64_t q = s.num_heads() / tp * s.head_dim();
   const int64_t kv = s.num_kv_heads() / tp * s.head_dim();
+  const bool post = PostNorm(s);
   params->clear();
   modules->clear();
   auto add = [&](std::string name, int64_t rows, int64_t cols, Init init,
@@ -311,15 +346,22 @@ void BuildModelParams(const ModelSpec& s, int tp,
     const int m = static_cast<int>(l) + 1;
     (*modules)[m].name = absl::StrCat("layers.", l);
     const std::string p = absl::StrCat("layers.", l, ".");
-    add(p + "input_layernorm", 1, h, Init::kOnes, m);
+    add(p + (post ? "post_attention_layernorm" : "input_layernorm"), 1, h,
+        Init::kOnes, m);
     add(p + "q_proj.weight", q, h, Init::kNormal, m);
     if (s.qkv_bias()) add(p + "q_proj.bias", 1, q, Init::kZeros, m);
     add(p + "k_proj.weight", kv, h, Init::kNormal, m);
     if (s.qkv_bias()) add(p + "k_proj.bias", 1, kv, Init::kZeros, m);
     add(p + "v_proj.weight", kv, h, Init::kNormal, m);
     if (s.qkv_bias()) add(p + "v_proj.bias", 1, kv, Init::kZeros, m);
+    if (HasQkNorm(s)) {
+      const bool whole = s.qk_norm() == ModelSpec::QK_NORM_WHOLE;
+      add(p + "q_norm.weight", 1, whole ? q : s.head_dim(), Init::kOnes, m);
+      add(p + "k_norm.weight", 1, whole ? kv : s.head_dim(), Init::kOnes, m);
+    }
     add(p + "o_proj.weight", h, q, Init::kNormal, m);
-    add(p + "post_attention_layernorm", 1, h, Init::kOnes, m);
+    add(p + (post ? "post_feedforward_layernorm" : "post_attention_layernorm"),
+        1, h, Init::kOnes, m);
     add(p + "gate_proj.weight", f, h, Init::kNormal, m);
     add(p + "up_proj.weight", f, h, Init::kNormal, m);
     add(p + "down_proj.weight", h, f, Init::kNormal, m);
@@ -393,11 +435,18 @@ absl::Status Transformer::Allocate() {
   // Recomputed layers alias the first one's slots (reserved once, copied
   // after): all of them, or with mlp_only the MLP's (attention's, up to mid,
   // the MLP's input, stay per layer).
+  const bool per_head = s.qk_norm() == ModelSpec::QK_NORM_PER_HEAD;
   auto attention = [&](Saved::LayerSlots& l) {
     act(&l.h1, t * h);
     f32(&l.rstd1, t);
     act(&l.q, t * q);
     act(&l.k, t * kv);
+    if (HasQkNorm(s)) {
+      act(&l.q_raw, t * q);
+      act(&l.k_raw, t * kv);
+      f32(&l.rstd_q, per_head ? t * heads() : t);
+      f32(&l.rstd_k, per_head ? t * kv_heads() : t);
+    }
     act(&l.v, t * kv);
     act(&l.att, t * q);
     f32(&l.lse, lse);
@@ -433,6 +482,10 @@ absl::Status Transformer::Allocate() {
   act(&sv.datt, t * q);
   act(&sv.dq, t * q);
   act(&sv.dk, t * kv);
+  if (HasQkNorm(s)) {
+    act(&sv.dq_raw, t * q);
+    act(&sv.dk_raw, t * kv);
+  }
   act(&sv.dv, t * kv);
   for (TensorRef* r : {&sv.dm, &sv.dgate, &sv.dup}) act(r, t * f);
   if (chunk > 0) {
@@ -538,6 +591,7 @@ class Ops {
 struct Transformer::OpArgs {
   k::EmbeddingArgs embedding;
   k::RmsNormArgs norm;
+  k::RmsNormArgs q_norm, k_norm;  // with q/k norms
   k::RotaryArgs rotary_q, rotary_k;
   k::AttentionArgs attention;
   k::SwigluArgs swiglu;
@@ -557,8 +611,19 @@ void Transformer::BuildOpArgs() {
   a->rotary_q.seq = seq_;
   a->rotary_q.heads = heads();
   a->rotary_q.head_dim = s.head_dim();
-  a->rotary_q.theta = static_cast<float>(s.rope_theta());
+  SetRotaryFrequencies(s, ComputeRope(s, seq_), &a->rotary_q);
   a->rotary_k = a->rotary_q;
+  a->q_norm = a->norm;
+  a->k_norm = a->norm;
+  if (s.qk_norm() == ModelSpec::QK_NORM_PER_HEAD) {
+    a->q_norm.rows = tokens() * heads();
+    a->q_norm.dim = s.head_dim();
+    a->k_norm.rows = tokens() * kv_heads();
+    a->k_norm.dim = s.head_dim();
+  } else {
+    a->q_norm.dim = heads() * s.head_dim();
+    a->k_norm.dim = kv_heads() * s.head_dim();
+  }
   a->rotary_k.heads = kv_heads();
   a->attention.batch = batch_;
   a->attention.seq = seq_;
@@ -633,8 +698,15 @@ class Transformer::Steps {
   ops::RmsNormForward NormForward(const TensorRef& x, const TensorRef& weight,
                                   const TensorRef& y,
                                   const TensorRef& rstd) const {
+    return NormForward(args_.norm, x, weight, y, rstd);
+  }
+  static ops::RmsNormForward NormForward(const k::RmsNormArgs& args,
+                                         const TensorRef& x,
+                                         const TensorRef& weight,
+                                         const TensorRef& y,
+                                         const TensorRef& rstd) {
     ops::RmsNormForward n;
-    n.args = args_.norm;
+    n.args = args;
     n.x = x;
     n.weight = weight;
     n.y = y;
@@ -644,7 +716,26 @@ class Transformer::Steps {
   // Zeroes the weight's gradient, then enqueues the norm's backward.
   absl::Status NormBackward(Ops& o, int param, const TensorRef& x,
                             const TensorRef& rstd, const TensorRef& dy,
-                            const TensorRef& dx, absl::string_view what);
+                            const TensorRef& dx, absl::string_view what) {
+    return NormBackward(o, args_.norm, param, x, rstd, dy, dx, what);
+  }
+  absl::Status NormBackward(Ops& o, const k::RmsNormArgs& args, int param,
+                            const TensorRef& x, const TensorRef& rstd,
+                            const TensorRef& dy, const TensorRef& dx,
+                            absl::string_view what);
+  // q and k, projected (into q_raw and k_raw with q/k norms), normalized
+  // where the model does, before RoPE.
+  absl::Status QkvForward(int64_t l, Ops& o, const TensorRef& in);
+  // The gradients of q and k through their norms, where the model has them;
+  // returns where the gradients of the projections' outputs are.
+  absl::Status QkNormBackward(int64_t l, Ops& o);
+  // The gradients of q and k at the projections' outputs.
+  const TensorRef& DqProj() const {
+    return HasQkNorm(s_) ? sv_.dq_raw : sv_.dq;
+  }
+  const TensorRef& DkProj() const {
+    return HasQkNorm(s_) ? sv_.dk_raw : sv_.dk;
+  }
 
   Transformer& m_;
   const ModelSpec& s_;
@@ -657,12 +748,13 @@ class Transformer::Steps {
 };
 
 absl::Status Transformer::Steps::NormBackward(
-    Ops& o, int param, const TensorRef& x, const TensorRef& rstd,
-    const TensorRef& dy, const TensorRef& dx, absl::string_view what) {
+    Ops& o, const k::RmsNormArgs& args, int param, const TensorRef& x,
+    const TensorRef& rstd, const TensorRef& dy, const TensorRef& dx,
+    absl::string_view what) {
   ZR_ASSIGN_OR_RETURN(TensorRef g, pp_.Grad(param));
   ZR_RETURN_IF_ERROR(o.Zero(g, absl::StrCat(what, " zero")));
   ops::RmsNormBackward n;
-  n.args = args_.norm;
+  n.args = args;
   n.x = x;
   n.weight = pp_.Param(param);
   n.rstd = rstd;
@@ -703,25 +795,48 @@ absl::Status Transformer::Steps::LayerForward(int64_t l, Pass pass) {
   return pp_.EndModule(module, pass);
 }
 
+// q, k and v from `in`: projections (+ bias), then the q/k norms where the
+// model has them, whose outputs RoPE rotates in place.
+absl::Status Transformer::Steps::QkvForward(int64_t l, Ops& o,
+                                            const TensorRef& in) {
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  const bool qk_norm = HasQkNorm(s_);
+  const TensorRef& q = qk_norm ? a.q_raw : a.q;
+  const TensorRef& k = qk_norm ? a.k_raw : a.k;
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, q_), in,
+                              pp_.Param(id.wq), q, "q_proj fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, kv_), in,
+                              pp_.Param(id.wk), k, "k_proj fwd"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, kv_), in,
+                              pp_.Param(id.wv), a.v, "v_proj fwd"));
+  if (s_.qkv_bias()) {
+    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bq), q, "q bias fwd"));
+    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bk), k, "k bias fwd"));
+    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bv), a.v, "v bias fwd"));
+  }
+  if (!qk_norm) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(
+      o.Run(NormForward(args_.q_norm, a.q_raw, pp_.Param(id.qn), a.q, a.rstd_q),
+            "q_norm fwd"));
+  return o.Run(
+      NormForward(args_.k_norm, a.k_raw, pp_.Param(id.kn), a.k, a.rstd_k),
+      "k_norm fwd");
+}
+
 // mid = res[l] + o_proj(attn(rope(q), rope(k), v)), q/k/v = proj(h1)
-// (+ bias), h1 = norm(res[l]).
+// (+ bias), h1 = norm(res[l]); with NORM_POST, mid = res[l] +
+// norm(o_proj(attn(...))) with q/k/v = proj(res[l]), o_proj's output in h1.
 absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
-  ZR_RETURN_IF_ERROR(
-      o.Run(NormForward(sv_.res[l], pp_.Param(id.ln1), a.h1, a.rstd1),
-            "input_layernorm fwd"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, q_), a.h1,
-                              pp_.Param(id.wq), a.q, "q_proj fwd"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, kv_), a.h1,
-                              pp_.Param(id.wk), a.k, "k_proj fwd"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, kv_), a.h1,
-                              pp_.Param(id.wv), a.v, "v_proj fwd"));
-  if (s_.qkv_bias()) {
-    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bq), a.q, "q bias fwd"));
-    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bk), a.k, "k bias fwd"));
-    ZR_RETURN_IF_ERROR(o.BiasAdd(t_, pp_.Param(id.bv), a.v, "v bias fwd"));
+  const bool post = PostNorm(s_);
+  if (!post) {
+    ZR_RETURN_IF_ERROR(
+        o.Run(NormForward(sv_.res[l], pp_.Param(id.ln1), a.h1, a.rstd1),
+              "input_layernorm fwd"));
   }
+  ZR_RETURN_IF_ERROR(QkvForward(l, o, post ? sv_.res[l] : a.h1));
   ops::RotaryForward rq;
   rq.args = args_.rotary_q;
   rq.x = rq.y = a.q;
@@ -738,23 +853,36 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   at.out = a.att;
   at.lse = a.lse;
   ZR_RETURN_IF_ERROR(o.Run(at, "attention fwd"));
+  const TensorRef& out = post ? a.h1 : sv_.tmp;
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, q_, h_), a.att,
-                              pp_.Param(id.wo), sv_.tmp, "o_proj fwd"));
-  ZR_RETURN_IF_ERROR(m_.AllReduceTp(stream_, sv_.tmp,
-                                    absl::StrCat("L", l, " tp attention out")));
+                              pp_.Param(id.wo), out, "o_proj fwd"));
+  ZR_RETURN_IF_ERROR(
+      m_.AllReduceTp(stream_, out, absl::StrCat("L", l, " tp attention out")));
+  if (post) {
+    ZR_RETURN_IF_ERROR(
+        o.Run(NormForward(a.h1, pp_.Param(id.ln1), sv_.tmp, a.rstd1),
+              "post_attention_layernorm fwd"));
+  }
   return o.Add(sv_.res[l], sv_.tmp, a.mid, "residual 1 fwd");
 }
 
-// res[l+1] = mid + down(swiglu(gate(h2), up(h2))), h2 = norm(mid).
+// res[l+1] = mid + down(swiglu(gate(h2), up(h2))), h2 = norm(mid); with
+// NORM_POST, res[l+1] = mid + norm(down(swiglu(gate(mid), up(mid)))), the
+// down projection's output in h2.
 absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o,
                                             bool write_output) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
-  ZR_RETURN_IF_ERROR(o.Run(NormForward(a.mid, pp_.Param(id.ln2), a.h2, a.rstd2),
-                           "post_attention_layernorm fwd"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), a.h2,
+  const bool post = PostNorm(s_);
+  if (!post) {
+    ZR_RETURN_IF_ERROR(
+        o.Run(NormForward(a.mid, pp_.Param(id.ln2), a.h2, a.rstd2),
+              "post_attention_layernorm fwd"));
+  }
+  const TensorRef& in = post ? a.mid : a.h2;
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), in,
                               pp_.Param(id.wg), a.gate, "gate_proj fwd"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), a.h2,
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), in,
                               pp_.Param(id.wu), a.up, "up_proj fwd"));
   ops::SwigluForward sw;
   sw.args = args_.swiglu;
@@ -762,10 +890,17 @@ absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o,
   sw.up = a.up;
   sw.h = a.m;
   ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu fwd"));
+  const TensorRef& out = post ? a.h2 : sv_.tmp;
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, f_, h_), a.m,
-                              pp_.Param(id.wd), sv_.tmp, "down_proj fwd"));
+                              pp_.Param(id.wd), out, "down_proj fwd"));
   ZR_RETURN_IF_ERROR(
-      m_.AllReduceTp(stream_, sv_.tmp, absl::StrCat("L", l, " tp mlp out")));
+      m_.AllReduceTp(stream_, out, absl::StrCat("L", l, " tp mlp out")));
+  // A recompute needs the norm's statistics even when it stops short.
+  if (post) {
+    ZR_RETURN_IF_ERROR(
+        o.Run(NormForward(a.h2, pp_.Param(id.ln2), sv_.tmp, a.rstd2),
+              "post_feedforward_layernorm fwd"));
+  }
   if (!write_output) return absl::OkStatus();
   return o.Add(a.mid, sv_.tmp, sv_.res[l + 1], "residual 2 fwd");
 }
@@ -941,21 +1076,30 @@ absl::Status Transformer::Steps::LayerBackward(int64_t l, const TensorRef& dres,
   std::vector<int> ready = {id.ln1, id.wq, id.wk, id.wv, id.wo,
                             id.ln2, id.wg, id.wu, id.wd};
   if (s_.qkv_bias()) ready.insert(ready.end(), {id.bq, id.bk, id.bv});
+  if (HasQkNorm(s_)) ready.insert(ready.end(), {id.qn, id.kn});
   std::sort(ready.begin(), ready.end());
   ZR_RETURN_IF_ERROR(pp_.GradsReady(ready));
   return pp_.EndModule(module, Pass::kBackward);
 }
 
-// The MLP's backward (see MlpForward) and the second residual.
+// The MLP's backward (see MlpForward) and the second residual. With
+// NORM_POST, dmid first holds the gradient of down_proj's output.
 absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
                                              const TensorRef& dres) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
+  const bool post = PostNorm(s_);
+  if (post) {
+    ZR_RETURN_IF_ERROR(NormBackward(o, id.ln2, a.h2, a.rstd2, dres, sv_.dmid,
+                                    "post_feedforward_layernorm bwd"));
+  }
+  const TensorRef& d_out = post ? sv_.dmid : dres;
+  const TensorRef& in = post ? a.mid : a.h2;
   ZR_ASSIGN_OR_RETURN(TensorRef g_wd, pp_.Grad(id.wd));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, f_, h_), dres,
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, f_, h_), d_out,
                               pp_.Param(id.wd), sv_.dm, "down_proj bwd input"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, f_, h_, 0.0f),
-                              dres, a.m, g_wd, "down_proj bwd weight"));
+                              d_out, a.m, g_wd, "down_proj bwd weight"));
   ops::SwigluBackward sw;
   sw.args = args_.swiglu;
   sw.gate = a.gate;
@@ -967,9 +1111,9 @@ absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
   ZR_ASSIGN_OR_RETURN(TensorRef g_wg, pp_.Grad(id.wg));
   ZR_ASSIGN_OR_RETURN(TensorRef g_wu, pp_.Grad(id.wu));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, f_, 0.0f),
-                              sv_.dgate, a.h2, g_wg, "gate_proj bwd weight"));
+                              sv_.dgate, in, g_wg, "gate_proj bwd weight"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, f_, 0.0f),
-                              sv_.dup, a.h2, g_wu, "up_proj bwd weight"));
+                              sv_.dup, in, g_wu, "up_proj bwd weight"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, f_, 0.0f),
                               sv_.dgate, pp_.Param(id.wg), sv_.dh,
                               "gate_proj bwd input"));
@@ -978,21 +1122,30 @@ absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
                               "up_proj bwd input"));
   ZR_RETURN_IF_ERROR(m_.AllReduceTp(
       stream_, sv_.dh, absl::StrCat("L", l, " tp mlp input grad")));
+  if (post) return o.Add(sv_.dh, dres, sv_.dmid, "residual 2 bwd");
   ZR_RETURN_IF_ERROR(NormBackward(o, id.ln2, a.mid, a.rstd2, sv_.dh, sv_.dmid,
                                   "post_attention_layernorm bwd"));
   return o.Add(sv_.dmid, dres, sv_.dmid, "residual 2 bwd");
 }
 
-// From the gradient of mid (sv_.dmid) through o_proj, attention and the
-// rotary embedding to the gradients of q, k and v (sv_.dq, dk, dv).
+// From the gradient of mid (sv_.dmid) through o_proj (with NORM_POST, the
+// norm after it first, its gradient in sv_.dh), attention and the rotary
+// embedding to the gradients of q, k and v (sv_.dq, dk, dv), and through the
+// q/k norms where the model has them.
 absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
+  const bool post = PostNorm(s_);
+  if (post) {
+    ZR_RETURN_IF_ERROR(NormBackward(o, id.ln1, a.h1, a.rstd1, sv_.dmid, sv_.dh,
+                                    "post_attention_layernorm bwd"));
+  }
+  const TensorRef& d_out = post ? sv_.dh : sv_.dmid;
   ZR_ASSIGN_OR_RETURN(TensorRef g_wo, pp_.Grad(id.wo));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, q_, h_), sv_.dmid,
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, q_, h_), d_out,
                               pp_.Param(id.wo), sv_.datt, "o_proj bwd input"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, q_, h_, 0.0f),
-                              sv_.dmid, a.att, g_wo, "o_proj bwd weight"));
+                              d_out, a.att, g_wo, "o_proj bwd weight"));
   ops::AttentionBackward ab;
   ab.args = args_.attention;
   ab.q = a.q;
@@ -1012,43 +1165,57 @@ absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   ops::RotaryBackward rk;
   rk.args = args_.rotary_k;
   rk.dy = rk.dx = sv_.dk;
-  return o.Run(rk, "rotary k bwd");
+  ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k bwd"));
+  return QkNormBackward(l, o);
+}
+
+absl::Status Transformer::Steps::QkNormBackward(int64_t l, Ops& o) {
+  if (!HasQkNorm(s_)) return absl::OkStatus();
+  const LayerIds id = IdsOf(s_, l);
+  Saved::LayerSlots& a = sv_.layers[l];
+  ZR_RETURN_IF_ERROR(NormBackward(o, args_.q_norm, id.qn, a.q_raw, a.rstd_q,
+                                  sv_.dq, sv_.dq_raw, "q_norm bwd"));
+  return NormBackward(o, args_.k_norm, id.kn, a.k_raw, a.rstd_k, sv_.dk,
+                      sv_.dk_raw, "k_norm bwd");
 }
 
 // From the gradients of q, k and v through their projections and the input
-// norm to `dnext`, plus the first residual.
+// norm (none with NORM_POST) to `dnext`, plus the first residual.
 absl::Status Transformer::Steps::QkvBackward(int64_t l, Ops& o,
                                              const TensorRef& dnext) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
+  const bool post = PostNorm(s_);
+  const TensorRef& dq = DqProj();
+  const TensorRef& dk = DkProj();
+  const TensorRef& in = post ? sv_.res[l] : a.h1;
   if (s_.qkv_bias()) {
     ZR_ASSIGN_OR_RETURN(TensorRef g_bq, pp_.Grad(id.bq));
     ZR_ASSIGN_OR_RETURN(TensorRef g_bk, pp_.Grad(id.bk));
     ZR_ASSIGN_OR_RETURN(TensorRef g_bv, pp_.Grad(id.bv));
-    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, sv_.dq, g_bq, "q bias bwd"));
-    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, sv_.dk, g_bk, "k bias bwd"));
+    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, dq, g_bq, "q bias bwd"));
+    ZR_RETURN_IF_ERROR(o.BiasBackward(t_, dk, g_bk, "k bias bwd"));
     ZR_RETURN_IF_ERROR(o.BiasBackward(t_, sv_.dv, g_bv, "v bias bwd"));
   }
   ZR_ASSIGN_OR_RETURN(TensorRef g_wq, pp_.Grad(id.wq));
   ZR_ASSIGN_OR_RETURN(TensorRef g_wk, pp_.Grad(id.wk));
   ZR_ASSIGN_OR_RETURN(TensorRef g_wv, pp_.Grad(id.wv));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, q_, 0.0f),
-                              sv_.dq, a.h1, g_wq, "q_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, q_, 0.0f), dq,
+                              in, g_wq, "q_proj bwd weight"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, kv_, 0.0f),
-                              sv_.dk, a.h1, g_wk, "k_proj bwd weight"));
+                              dk, in, g_wk, "k_proj bwd weight"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, kv_, 0.0f),
-                              sv_.dv, a.h1, g_wv, "v_proj bwd weight"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, q_, 0.0f),
-                              sv_.dq, pp_.Param(id.wq), sv_.dh,
-                              "q_proj bwd input"));
-  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, kv_, 1.0f),
-                              sv_.dk, pp_.Param(id.wk), sv_.dh,
-                              "k_proj bwd input"));
+                              sv_.dv, in, g_wv, "v_proj bwd weight"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, q_, 0.0f), dq,
+                              pp_.Param(id.wq), sv_.dh, "q_proj bwd input"));
+  ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, kv_, 1.0f), dk,
+                              pp_.Param(id.wk), sv_.dh, "k_proj bwd input"));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, h_, kv_, 1.0f),
                               sv_.dv, pp_.Param(id.wv), sv_.dh,
                               "v_proj bwd input"));
   ZR_RETURN_IF_ERROR(m_.AllReduceTp(
       stream_, sv_.dh, absl::StrCat("L", l, " tp attention input grad")));
+  if (post) return o.Add(sv_.dh, sv_.dmid, dnext, "residual 1 bwd");
   ZR_RETURN_IF_ERROR(NormBackward(o, id.ln1, sv_.res[l], a.rstd1, sv_.dh, dnext,
                                   "input_layernorm bwd"));
   return o.Add(dnext, sv_.dmid, dnext, "residual 1 bwd");

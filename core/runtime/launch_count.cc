@@ -51,7 +51,12 @@ int LaunchesOf(const KernelCall& call) {
           return a.rows > 0 && a.dim > 0 ? 3 : 0;
         } else if constexpr (std::is_same_v<T, ops::RotaryForward> ||
                              std::is_same_v<T, ops::RotaryBackward>) {
-          return a.batch * a.seq * (a.head_dim / 2) > 0 && a.heads > 0 ? 1 : 0;
+          // The rotation, and a copy of the dimensions a partial one
+          // passes through.
+          if (a.batch * a.seq * (a.RotaryDim() / 2) <= 0 || a.heads <= 0) {
+            return 0;
+          }
+          return a.RotaryDim() < a.head_dim ? 2 : 1;
         } else if constexpr (std::is_same_v<T, ops::AttentionForward>) {
           return a.batch > 0 && a.seq > 0 ? 1 : 0;
         } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {

@@ -274,43 +274,57 @@ absl::Status RmsNormBackwardCase(KernelTest& t, DType dt) {
 // ---------------------------------------------------------------------------
 // Rotary
 
-k::RotaryArgs RotaryShape() {
-  k::RotaryArgs args;
-  args.batch = 2;
-  args.seq = 5;
-  args.heads = 3;
-  args.head_dim = 8;
-  return args;
+// The plain rotation, and a scaled partial one (a table of frequencies,
+// an attention scaling, 4 of 8 dimensions rotated, the rest passed through).
+std::vector<k::RotaryArgs> RotaryShapes() {
+  k::RotaryArgs plain;
+  plain.batch = 2;
+  plain.seq = 5;
+  plain.heads = 3;
+  plain.head_dim = 8;
+  k::RotaryArgs scaled = plain;
+  scaled.rotary_dim = 4;
+  scaled.attention_scaling = 1.25f;
+  scaled.has_inv_freq = true;
+  scaled.inv_freq[0] = 0.75f;
+  scaled.inv_freq[1] = 0.0625f;
+  return {plain, scaled};
 }
 
 absl::Status RotaryForwardCase(KernelTest& t, DType dt) {
-  const k::RotaryArgs args = RotaryShape();
-  const std::vector<float> x =
-      t.Random(args.batch * args.seq * args.heads * args.head_dim, dt);
-  std::vector<float> y(x.size());
-  k::RotaryForward<float>(args, x.data(), y.data());
+  for (const k::RotaryArgs& args : RotaryShapes()) {
+    const std::string what = args.has_inv_freq ? " (scaled, partial)" : "";
+    const std::vector<float> x =
+        t.Random(args.batch * args.seq * args.heads * args.head_dim, dt);
+    std::vector<float> y(x.size());
+    k::RotaryForward<float>(args, x.data(), y.data());
 
-  ops::RotaryForward op;
-  op.args = args;
-  ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x"));
-  ZR_ASSIGN_OR_RETURN(op.y, t.Out(y.size(), dt, "y"));
-  ZR_RETURN_IF_ERROR(t.Launch(op, "rotary_fwd"));
-  return t.Check("y", op.y, y);
+    ops::RotaryForward op;
+    op.args = args;
+    ZR_ASSIGN_OR_RETURN(op.x, t.In(x, dt, "x" + what));
+    ZR_ASSIGN_OR_RETURN(op.y, t.Out(y.size(), dt, "y" + what));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "rotary_fwd" + what));
+    ZR_RETURN_IF_ERROR(t.Check("y" + what, op.y, y));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RotaryBackwardCase(KernelTest& t, DType dt) {
-  const k::RotaryArgs args = RotaryShape();
-  const std::vector<float> dy =
-      t.Random(args.batch * args.seq * args.heads * args.head_dim, dt);
-  std::vector<float> dx(dy.size());
-  k::RotaryBackward<float>(args, dy.data(), dx.data());
+  for (const k::RotaryArgs& args : RotaryShapes()) {
+    const std::string what = args.has_inv_freq ? " (scaled, partial)" : "";
+    const std::vector<float> dy =
+        t.Random(args.batch * args.seq * args.heads * args.head_dim, dt);
+    std::vector<float> dx(dy.size());
+    k::RotaryBackward<float>(args, dy.data(), dx.data());
 
-  ops::RotaryBackward op;
-  op.args = args;
-  ZR_ASSIGN_OR_RETURN(op.dy, t.In(dy, dt, "dy"));
-  ZR_ASSIGN_OR_RETURN(op.dx, t.Out(dx.size(), dt, "dx"));
-  ZR_RETURN_IF_ERROR(t.Launch(op, "rotary_bwd"));
-  return t.Check("dx", op.dx, dx);
+    ops::RotaryBackward op;
+    op.args = args;
+    ZR_ASSIGN_OR_RETURN(op.dy, t.In(dy, dt, "dy" + what));
+    ZR_ASSIGN_OR_RETURN(op.dx, t.Out(dx.size(), dt, "dx" + what));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "rotary_bwd" + what));
+    ZR_RETURN_IF_ERROR(t.Check("dx" + what, op.dx, dx));
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------

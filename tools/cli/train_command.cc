@@ -751,17 +751,31 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   return absl::OkStatus();
 }
 
+namespace {
+
+// 1235814400 as "1,235,814,400".
+std::string WithThousands(int64_t n) {
+  std::string digits = absl::StrCat(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+}  // namespace
+
 void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                const Inputs& in, std::ostream& out) const {
   const zero::ZeroOptions& o = in.options;
-  const double params = static_cast<double>(model::ParameterCount(in.spec));
   if (launcher.leader()) {
     out << absl::StrFormat(
-        "zero3 train: model %s (%.3g M parameters), %d ranks, %s on %s, "
+        "zero3 train: model %s (%s parameters), %d ranks, %s on %s, "
         "micro-batch %d x %d tokens, accumulation %d, %s, optimizer %s\n",
-        in.spec.name(), params / 1e6, launcher.world_size(), "ZeRO-3",
-        launcher.description(), o.micro_batch, o.seq, o.accumulation,
-        kernels::DTypeName(o.dtype),
+        in.spec.name(), WithThousands(model::ParameterCount(in.spec)),
+        launcher.world_size(), "ZeRO-3", launcher.description(), o.micro_batch,
+        o.seq, o.accumulation, kernels::DTypeName(o.dtype),
         o.offload_optimizer
             ? absl::StrCat("on the host (",
                            o.optimizer_pin_memory ? "pinned" : "pageable", ", ",

@@ -2,7 +2,8 @@
 """Makes the PyTorch/transformers oracle files zero3's tests compare against.
 
 For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, a byte-token
-Qwen2, Llama with an explicit head_dim) it saves a Hugging Face checkpoint
+Qwen2, Llama with an explicit head_dim; llama3 and yarn RoPE scaling, Qwen3,
+OLMo 2 and Phi-3 with longrope and partial rotation) it saves a Hugging Face checkpoint
 made by transformers (config.json and model.safetensors, fp32) and
 golden.json with, for fixed token windows:
   - forward: the loss of the first batch at the saved weights and the logits
@@ -15,7 +16,7 @@ Loss: mean cross-entropy over all tokens of the batch; a window holds seq + 1
 tokens, the first seq are the inputs and the last seq the targets.
 
 Runs on the CPU in fp32 (deterministic). Needs torch and transformers:
-    python3 tools/oracle/make_golden.py --out testing/testdata/hf
+    python3 tools/oracle/make_golden.py --out testing/testdata/hf [NAME...]
 """
 
 import argparse
@@ -51,6 +52,36 @@ def models():
         "llama": transformers.LlamaConfig(
             **dict(common, head_dim=16), tie_word_embeddings=False,
             attention_bias=False, mlp_bias=False),
+        # The families and RoPE types past Qwen2 and Llama, each with its
+        # distinctive features on. Scaled RoPE with a pretrained context
+        # (8) below the sequence length (16), so the scaling is active.
+        "llama3_rope": transformers.LlamaConfig(
+            **dict(common, head_dim=16), tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="llama3", rope_theta=10000.0,
+                                 factor=8.0, low_freq_factor=1.0,
+                                 high_freq_factor=4.0,
+                                 original_max_position_embeddings=8)),
+        "qwen2_yarn": transformers.Qwen2Config(
+            **common, tie_word_embeddings=True, use_sliding_window=False,
+            rope_parameters=dict(rope_type="yarn", rope_theta=10000.0,
+                                 factor=4.0,
+                                 original_max_position_embeddings=8)),
+        # Per-head q/k RMSNorm, head_dim (16) independent of hidden / heads.
+        "qwen3": transformers.Qwen3Config(
+            **dict(common, head_dim=16), tie_word_embeddings=True,
+            use_sliding_window=False, attention_bias=False),
+        # Norms after attention and after the MLP, q/k RMSNorm over the whole
+        # projections.
+        "olmo2": transformers.Olmo2Config(
+            **common, tie_word_embeddings=False, attention_bias=False),
+        # Fused qkv_proj and gate_up_proj, half of each head rotated, longrope
+        # past its pretrained context.
+        "phi3": transformers.Phi3Config(
+            **dict(common, rope_theta=10000.0), tie_word_embeddings=False,
+            partial_rotary_factor=0.5, original_max_position_embeddings=8,
+            rope_scaling=dict(type="longrope", short_factor=[1.0, 1.5],
+                              long_factor=[2.0, 4.0]),
+            pad_token_id=0, bos_token_id=1, eos_token_id=2),
     }
 
 
@@ -90,6 +121,8 @@ def train(name, config, data, clip):
 
 def main():
     for name, config in models().items():
+        if ARGS.names and name not in ARGS.names:
+            continue
         data = windows(config.vocab_size, seed=1234)
         model, path, losses = train(name, config, data, clip=0.0)
         _, _, clipped = train(name, config, data, clip=1.0)
@@ -124,6 +157,8 @@ def main():
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("names", nargs="*",
+                        help="the models to make (default: all)")
     ARGS = parser.parse_args()
     torch.use_deterministic_algorithms(True)
     main()

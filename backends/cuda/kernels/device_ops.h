@@ -139,9 +139,22 @@ cudaError_t LaunchRmsNormBackward(const Env& env, int64_t rows, int64_t dim,
 // Rotary (rotary.cu). inverse = false: the forward rotation; true: its
 // transpose (the backward pass). y may alias x.
 
+// The frequencies of kernels::RotaryArgs (same meaning; launch.cc checks
+// the table's size against kernels::kMaxRotaryPairs): the first rotary_dim
+// dimensions of each head rotate, cos and sin scaled by attention_scaling,
+// pair i at inv_freq[i] when has_inv_freq, else at theta^(-2i/rotary_dim).
+struct RotaryFrequencies {
+  int64_t rotary_dim = 0;
+  float theta = 10000.0f;
+  float attention_scaling = 1.0f;
+  bool has_inv_freq = false;
+  float inv_freq[256] = {};
+};
+
 cudaError_t LaunchRotary(const Env& env, int64_t batch, int64_t seq,
-                         int64_t heads, int64_t head_dim, float theta,
-                         bool inverse, Tensor x, Tensor y);
+                         int64_t heads, int64_t head_dim,
+                         const RotaryFrequencies& freq, bool inverse, Tensor x,
+                         Tensor y);
 
 // ---------------------------------------------------------------------------
 // Embedding (embedding.cu)

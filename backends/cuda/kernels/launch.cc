@@ -2,11 +2,13 @@
 
 #include "backends/cuda/kernels/launch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -49,6 +51,19 @@ DT ToDT(k::DType dtype) {
 
 internal::Tensor Dev(const TensorRef& t) {
   return internal::Tensor{t.slice.data(), ToDT(t.dtype)};
+}
+
+internal::RotaryFrequencies RotaryFrequenciesOf(const k::RotaryArgs& a) {
+  static_assert(sizeof(internal::RotaryFrequencies::inv_freq) ==
+                    sizeof(k::RotaryArgs::inv_freq),
+                "the launcher's table mirrors RotaryArgs'");
+  internal::RotaryFrequencies f;
+  f.rotary_dim = a.RotaryDim();
+  f.theta = a.theta;
+  f.attention_scaling = a.attention_scaling;
+  f.has_inv_freq = a.has_inv_freq;
+  std::copy(std::begin(a.inv_freq), std::end(a.inv_freq), f.inv_freq);
+  return f;
 }
 
 internal::AttentionShape ShapeOf(const k::AttentionArgs& a) {
@@ -260,6 +275,13 @@ absl::Status Validate(const KernelCall& call) {
           if (!c.ok()) return;
           if (a.head_dim % 2 != 0) c.Fail("rotary head_dim must be even");
           if (!(a.theta > 0.0f)) c.Fail("theta must be positive");
+          if (a.rotary_dim < 0 || a.rotary_dim > a.head_dim ||
+              a.rotary_dim % 2 != 0) {
+            c.Fail("rotary_dim must be even and at most head_dim");
+          }
+          if (a.has_inv_freq && a.RotaryDim() / 2 > kernels::kMaxRotaryPairs) {
+            c.Fail("too many rotary pairs for the frequency table");
+          }
           const int64_t n = a.batch * a.seq * a.heads * a.head_dim;
           if constexpr (std::is_same_v<T, ops::RotaryForward>) {
             c.Need(o.x, n, "x");
@@ -469,10 +491,12 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
               Dev(o.dy), Dev(o.dx), Dev(o.d_weight));
         } else if constexpr (std::is_same_v<T, ops::RotaryForward>) {
           err = internal::LaunchRotary(env, a.batch, a.seq, a.heads, a.head_dim,
-                                       a.theta, false, Dev(o.x), Dev(o.y));
+                                       RotaryFrequenciesOf(a), false, Dev(o.x),
+                                       Dev(o.y));
         } else if constexpr (std::is_same_v<T, ops::RotaryBackward>) {
           err = internal::LaunchRotary(env, a.batch, a.seq, a.heads, a.head_dim,
-                                       a.theta, true, Dev(o.dy), Dev(o.dx));
+                                       RotaryFrequenciesOf(a), true, Dev(o.dy),
+                                       Dev(o.dx));
         } else if constexpr (std::is_same_v<T, ops::AttentionForward>) {
           const internal::AttentionShape shape = ShapeOf(a);
           if (UseFlash(ctx, a, {o.q, o.k, o.v, o.out})) {
