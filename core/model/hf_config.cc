@@ -514,6 +514,11 @@ config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
   if (spec.sliding_window() > 0) {
     c.Set("sliding_window", JsonValue::Int(spec.sliding_window()));
   }
+  // transformers' Phi3Config defaults pad_token_id to 32000, which a smaller
+  // vocabulary's embedding cannot hold.
+  if (arch == "Phi3ForCausalLM" && spec.vocab_size() <= 32000) {
+    c.Set("pad_token_id", JsonValue::Null());
+  }
   // Phi-3's config keeps the pretrained context at the top, where
   // transformers looks first.
   if (arch == "Phi3ForCausalLM" &&
