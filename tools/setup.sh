@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that zero3's build and tests need.
+# Installs the Debian 12 packages that zero3's build and tests need, and the
+# Python environment of tools/data/prepare (transformers, tokenizers and
+# jinja2 from PyPI at the versions of tools/data/requirements.txt, no torch)
+# at $ZERO3_PYENV, default ~/.cache/zero3/pyenv.
 #
 # Idempotent: installs only what is missing and prints nothing when nothing is
 # to do. Runs as root, or through sudo when run by another user. The CUDA
@@ -16,7 +19,31 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   zlib1g-dev           # protobuf's static archive needs it
   gnuplot-nox          # zero3 whatif --plot
+  python3 python3-venv # tools/data/prepare's environment
 )
+
+# The Python environment, made or completed when its packages do not import.
+setup_pyenv() {
+  local root env req
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  env="${ZERO3_PYENV:-$HOME/.cache/zero3/pyenv}"
+  req="$root/tools/data/requirements.txt"
+  if [ -x "$env/bin/python" ] && "$env/bin/python" -c \
+      'import transformers, tokenizers, jinja2' >/dev/null 2>&1 &&
+      cmp -s "$req" "$env/requirements.txt"; then
+    return 0
+  fi
+  echo "tools/setup.sh: installing tools/data's Python packages into $env" >&2
+  mkdir -p "$(dirname "$env")"
+  if ! { [ -x "$env/bin/python" ] || python3 -m venv "$env"; } >>/tmp/zero3-setup.log 2>&1 ||
+     ! "$env/bin/python" -m pip install -q --disable-pip-version-check \
+         -r "$req" >>/tmp/zero3-setup.log 2>&1; then
+    echo "tools/setup.sh: making $env failed; see /tmp/zero3-setup.log:" >&2
+    tail -20 /tmp/zero3-setup.log >&2
+    exit 1
+  fi
+  cp "$req" "$env/requirements.txt"
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -24,7 +51,10 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  setup_pyenv
+  exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   SUDO=()
@@ -56,4 +86,5 @@ if ! "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
     exit 1
   fi
 fi
+setup_pyenv
 echo "tools/setup.sh: done" >&2

@@ -824,6 +824,11 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
        1,
        {"zero_optimization.stage3_prefetch_bucket_sise (line 1, column 24): "
         "unknown key; did you mean \"stage3_prefetch_bucket_size\"?"}},
+      {"a key holding a newline, shown escaped on one line",
+       R"({"gradient_clipp\ng": 1.0})",
+       1,
+       {"gradient_clipp\\x0ag (line 1, column 2): unknown key; did you mean "
+        "\"gradient_clipping\"?"}},
       {"misspelled section",
        R"({"zero_optimisation": {}})",
        1,
