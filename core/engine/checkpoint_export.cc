@@ -61,12 +61,6 @@ std::string Encode(const std::vector<float>& values, kernels::DType dtype) {
   return out;
 }
 
-int64_t Numel(const model::HfTensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  return n;
-}
-
 // Tensors in order, a new shard whenever the next would take the current
 // one past `max_bytes` (as transformers' save_pretrained splits).
 std::vector<std::vector<int>> PlanShards(
@@ -75,7 +69,7 @@ std::vector<std::vector<int>> PlanShards(
   std::vector<std::vector<int>> shards(1);
   int64_t bytes = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    const int64_t b = Numel(tensors[i]) * element_size;
+    const int64_t b = tensors[i].numel() * element_size;
     if (!shards.back().empty() && bytes + b > max_bytes) {
       shards.emplace_back();
       bytes = 0;
@@ -170,7 +164,7 @@ absl::Status ExportHfDirectory(const std::string& step_dir,
                                   absl::StrCat(out_dir, "/", name)));
     for (int i : shards[k]) {
       weight_map.Set(hf[i].name, config::JsonValue::String(name));
-      total += Numel(hf[i]) * kernels::DTypeSize(dtype);
+      total += hf[i].numel() * kernels::DTypeSize(dtype);
     }
   }
   if (shards.size() > 1) {

@@ -69,6 +69,11 @@ struct HfTensor {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<int> params;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
 };
 
 // The tensors of a model of `spec` with parameters `params` (ModelParams),

@@ -20,13 +20,31 @@ namespace {
 
 using config::JsonValue;
 
-constexpr const char* kArchitectures[] = {
-    "Qwen2ForCausalLM", "LlamaForCausalLM", "MistralForCausalLM",
-    "Qwen3ForCausalLM", "Olmo2ForCausalLM", "Phi3ForCausalLM"};
+// The architectures zero3 reads, with transformers' model_type of each.
+constexpr std::pair<const char*, const char*> kArchitectures[] = {
+    {"Qwen2ForCausalLM", "qwen2"}, {"Qwen3ForCausalLM", "qwen3"},
+    {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"},
+    {"Olmo2ForCausalLM", "olmo2"}, {"Phi3ForCausalLM", "phi3"}};
 
-constexpr const char* kArchitectureList =
-    "Qwen2ForCausalLM, Qwen3ForCausalLM, LlamaForCausalLM, "
-    "MistralForCausalLM, Olmo2ForCausalLM and Phi3ForCausalLM";
+// "Qwen2ForCausalLM, ... and Phi3ForCausalLM".
+std::string ArchitectureList() {
+  std::string out;
+  const size_t n = std::size(kArchitectures);
+  for (size_t i = 0; i < n; ++i) {
+    absl::StrAppend(&out,
+                    i == 0       ? ""
+                    : i + 1 == n ? " and "
+                                 : ", ",
+                    kArchitectures[i].first);
+  }
+  return out;
+}
+
+// transformers' rope_type names.
+constexpr std::pair<const char*, RopeScaling::Type> kRopeTypes[] = {
+    {"default", RopeScaling::DEFAULT},   {"linear", RopeScaling::LINEAR},
+    {"dynamic", RopeScaling::DYNAMIC},   {"yarn", RopeScaling::YARN},
+    {"longrope", RopeScaling::LONGROPE}, {"llama3", RopeScaling::LLAMA3}};
 
 // Reads keys of one config.json, naming it in every error.
 class Reader {
@@ -54,6 +72,11 @@ class Reader {
   absl::StatusOr<int64_t> Int(absl::string_view key) const {
     const JsonValue* v = Get(key);
     if (v == nullptr) return Error(key, nullptr, "missing; it is required");
+    return Int(v, key);
+  }
+
+  // `v` (named `key` in errors), a positive integer.
+  absl::StatusOr<int64_t> Int(const JsonValue* v, absl::string_view key) const {
     absl::optional<int64_t> n =
         v->is_number() ? v->AsExactInt64() : absl::nullopt;
     if (!n.has_value() || *n <= 0) {
@@ -95,17 +118,17 @@ absl::StatusOr<std::string> Architecture(const Reader& r) {
   if (v == nullptr) {
     return r.Error(
         "architectures", nullptr,
-        absl::StrCat("missing; zero3 needs one of ", kArchitectureList));
+        absl::StrCat("missing; zero3 needs one of ", ArchitectureList()));
   }
   if (!v->is_array() || v->array().size() != 1 || !v->array()[0].is_string()) {
     return r.Error("architectures", v, "expected a list of one name");
   }
   const std::string& name = v->array()[0].string_value();
-  for (const char* a : kArchitectures) {
-    if (name == a) return name;
+  for (const auto& a : kArchitectures) {
+    if (name == a.first) return name;
   }
   return r.Error("architectures", v,
-                 absl::StrCat("zero3 trains ", kArchitectureList));
+                 absl::StrCat("zero3 trains ", ArchitectureList()));
 }
 
 // RoPE's settings: transformers 5's rope_parameters, else 4.x's
@@ -164,24 +187,22 @@ absl::Status ReadRope(const Reader& r, bool phi3, ModelSpec* spec) {
 
   std::string type = "default";
   std::string type_key;
+  const JsonValue* type_value = nullptr;
   for (const char* name : {"rope_type", "type"}) {
-    const JsonValue* t = field(name);
-    if (t == nullptr) continue;
-    if (!t->is_string()) return r.Error(k + "." + name, t, "expected a string");
-    type = t->string_value();
+    type_value = field(name);
+    if (type_value == nullptr) continue;
     type_key = k + "." + name;
+    if (!type_value->is_string()) {
+      return r.Error(type_key, type_value, "expected a string");
+    }
+    type = type_value->string_value();
     break;
   }
-  static const std::pair<const char*, RopeScaling::Type> kTypes[] = {
-      {"default", RopeScaling::DEFAULT},   {"linear", RopeScaling::LINEAR},
-      {"dynamic", RopeScaling::DYNAMIC},   {"yarn", RopeScaling::YARN},
-      {"longrope", RopeScaling::LONGROPE}, {"llama3", RopeScaling::LLAMA3}};
   const auto* found =
-      std::find_if(std::begin(kTypes), std::end(kTypes),
+      std::find_if(std::begin(kRopeTypes), std::end(kRopeTypes),
                    [&](const auto& t) { return type == t.first; });
-  if (found == std::end(kTypes)) {
-    return r.Error(type_key,
-                   field(type_key == k + ".type" ? "type" : "rope_type"),
+  if (found == std::end(kRopeTypes)) {
+    return r.Error(type_key, type_value,
                    "zero3 computes RoPE types default, linear, dynamic, yarn, "
                    "longrope and llama3");
   }
@@ -224,14 +245,12 @@ absl::Status ReadRope(const Reader& r, bool phi3, ModelSpec* spec) {
     original_key = k + ".original_max_position_embeddings";
   }
   if (original != nullptr) {
-    absl::optional<int64_t> n =
-        original->is_number() ? original->AsExactInt64() : absl::nullopt;
-    if (!n.has_value() || *n <= 0) {
-      return r.Error(original_key, original, "expected a positive integer");
-    }
-    rs->set_original_max_position_embeddings(*n);
+    ZR_ASSIGN_OR_RETURN(const int64_t n, r.Int(original, original_key));
+    rs->set_original_max_position_embeddings(n);
   }
-  for (const char* name : {"short_factor", "long_factor"}) {
+  for (auto [name, out] :
+       {std::make_pair("short_factor", rs->mutable_short_factor()),
+        std::make_pair("long_factor", rs->mutable_long_factor())}) {
     const JsonValue* v = field(name);
     if (v == nullptr) continue;
     if (!v->is_array()) return r.Error(k + "." + name, v, "expected a list");
@@ -239,9 +258,7 @@ absl::Status ReadRope(const Reader& r, bool phi3, ModelSpec* spec) {
       if (!e.is_number() || !(e.number_value() > 0)) {
         return r.Error(k + "." + name, v, "expected positive numbers");
       }
-      (std::string(name) == "short_factor"
-           ? rs->add_short_factor(e.number_value())
-           : rs->add_long_factor(e.number_value()));
+      out->Add(e.number_value());
     }
   }
   return absl::OkStatus();
@@ -411,30 +428,17 @@ absl::StatusOr<ModelSpec> LoadModelSpecOrHfConfig(
 
 namespace {
 
-// transformers' model_type of each architecture zero3 reads.
+// transformers' model_type of `arch`, one of kArchitectures.
 const char* ModelType(absl::string_view arch) {
-  if (arch == "Qwen2ForCausalLM") return "qwen2";
-  if (arch == "Qwen3ForCausalLM") return "qwen3";
-  if (arch == "MistralForCausalLM") return "mistral";
-  if (arch == "Olmo2ForCausalLM") return "olmo2";
-  if (arch == "Phi3ForCausalLM") return "phi3";
+  for (const auto& a : kArchitectures) {
+    if (arch == a.first) return a.second;
+  }
   return "llama";
 }
 
 const char* RopeTypeName(RopeScaling::Type type) {
-  switch (type) {
-    case RopeScaling::LINEAR:
-      return "linear";
-    case RopeScaling::DYNAMIC:
-      return "dynamic";
-    case RopeScaling::YARN:
-      return "yarn";
-    case RopeScaling::LONGROPE:
-      return "longrope";
-    case RopeScaling::LLAMA3:
-      return "llama3";
-    case RopeScaling::DEFAULT:
-      break;
+  for (const auto& t : kRopeTypes) {
+    if (type == t.second) return t.first;
   }
   return "default";
 }

@@ -277,7 +277,7 @@ absl::Status CheckShape(const ModelSpec& spec, int64_t batch, int64_t seq,
         "is full causal attention; got sequences of ",
         seq, ": use --seq ", spec.sliding_window(), " or less"));
   }
-  if (tp_size > 1 && spec.qk_norm() != ModelSpec::QK_NORM_NONE) {
+  if (tp_size > 1 && HasQkNorm(spec)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensor parallelism is not supported for ", spec.name(),
         ": its q/k norms would need their statistics and gradients reduced "
@@ -726,8 +726,8 @@ class Transformer::Steps {
   // q and k, projected (into q_raw and k_raw with q/k norms), normalized
   // where the model does, before RoPE.
   absl::Status QkvForward(int64_t l, Ops& o, const TensorRef& in);
-  // The gradients of q and k through their norms, where the model has them;
-  // returns where the gradients of the projections' outputs are.
+  // The gradients of q and k through their norms, where the model has them,
+  // into dq_raw and dk_raw (DqProj and DkProj name where they are).
   absl::Status QkNormBackward(int64_t l, Ops& o);
   // The gradients of q and k at the projections' outputs.
   const TensorRef& DqProj() const {
