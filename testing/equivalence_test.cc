@@ -14,6 +14,7 @@
 
 #include "testing/equivalence.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -25,9 +26,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/model/presets.h"
+#include "core/util/check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/testing/test_profile.h"
+#include "testing/internal/masked_examples.h"
 #include "testing/status_matchers.h"
 
 namespace zero3 {
@@ -51,7 +54,20 @@ struct Case {
   std::function<void(sim::HardwareProfile&)> machine;
   // Some committed speculation left pieces to the next forward.
   bool expect_carried = false;
+  // Fine-tuning examples (prompt unpredicted, padding, truncation) instead
+  // of synthetic tokens.
+  bool masked = false;
 };
+
+// The case's data: synthetic tokens, or masked examples.
+std::unique_ptr<model::BatchSource> CaseData(const Case& c,
+                                             const model::ModelSpec& spec,
+                                             const zero::ZeroOptions& o) {
+  if (!c.masked) return model::SyntheticBatches(spec.vocab_size(), 7);
+  auto examples = MaskedExamples(c.name, 61, spec.vocab_size(), o.seq, 7);
+  ZR_CHECK(examples.ok()) << examples.status();
+  return *std::move(examples);
+}
 
 zero::ZeroOptions Base() {
   zero::ZeroOptions o;
@@ -112,7 +128,7 @@ void Check(const Case& c) {
   }
   zero::ZeroOptions options = Base();
   if (c.configure) c.configure(options);
-  auto data = model::SyntheticBatches(spec.vocab_size(), 7);
+  auto data = CaseData(c, spec, options);
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
   sim.profile.mutable_gpu()->set_memory_gib(64);
@@ -734,7 +750,68 @@ std::vector<Case> Cases() {
                            o.gradient_clipping = 1.6;
                          }),
                    "tiny", true, nullptr, true});
+  // Fine-tuning examples: the loss over the predicted targets of the whole
+  // global batch, across ranks, micro-batches and offload modes.
+  const auto masked = [](std::string name, int world,
+                         std::function<void(zero::ZeroOptions&)> configure) {
+    Case c{std::move(name), world, std::move(configure)};
+    c.masked = true;
+    return c;
+  };
+  cases.push_back(masked("masked_w2_accumulation2", 2,
+                         [](zero::ZeroOptions& o) { o.accumulation = 2; }));
+  cases.push_back(masked("masked_offload_w3", 3, offload));
+  cases.push_back(masked("masked_bf16_w2", 2, [](zero::ZeroOptions& o) {
+    o.dtype = runtime::DType::kBF16;
+    o.accumulation = 3;
+  }));
   return cases;
+}
+
+// The loss is the mean over the global batch's predicted targets, not a
+// mean of micro-batch means: one rank with the whole batch in one
+// micro-batch and two ranks with two micro-batches of two examples each
+// see the same losses and gradient norms (to float summation order: 1e-6),
+// though their micro-batches predict different numbers of targets. (Not
+// the parameters: AdamW's first steps divide gradients near zero by their
+// own size, which turns summation-order differences into 1e-5 of a step.)
+TEST(MaskedLossTest, TheSplitOfTheGlobalBatchDoesNotMatter) {
+  ASSERT_OK_AND_ASSIGN(model::ModelSpec spec, model::LoadModelSpec("tiny"));
+  zero::ZeroOptions whole = Base();
+  whole.micro_batch = 8;
+  zero::ZeroOptions split = Base();
+  split.micro_batch = 2;
+  split.accumulation = 2;
+  ASSERT_OK_AND_ASSIGN(
+      auto data, MaskedExamples("split", 40, spec.vocab_size(), whole.seq, 3));
+  sim::SimOptions sim;
+  sim.profile = sim::TestProfile();
+  ASSERT_OK_AND_ASSIGN(RunResult one, RunZero(spec, whole, 1, 2, *data, sim));
+  ASSERT_OK_AND_ASSIGN(RunResult two, RunZero(spec, split, 2, 2, *data, sim));
+  for (int s = 0; s < 2; ++s) {
+    const engine::StepStats& a = one.rank0[s];
+    const engine::StepStats& b = two.rank0[s];
+    EXPECT_NEAR(two.losses[s], one.losses[s], 1e-6 * one.losses[s])
+        << "step " << s;
+    EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-6 * a.grad_norm) << "step " << s;
+    EXPECT_EQ(b.predicted_tokens, a.predicted_tokens) << "step " << s;
+  }
+  // The micro-batches do differ in predicted targets (else a mean of means
+  // would pass too).
+  std::vector<int32_t> tokens, targets;
+  std::vector<int64_t> counts;
+  const model::BatchShape shape{split.micro_batch, split.seq, 2, 2};
+  for (int micro = 0; micro < 2; ++micro) {
+    for (int rank = 0; rank < 2; ++rank) {
+      ASSERT_OK(data->Fill(shape, 0, micro, rank, &tokens, &targets));
+      counts.push_back(std::count_if(targets.begin(), targets.end(),
+                                     [](int32_t t) { return t >= 0; }));
+    }
+  }
+  EXPECT_NE(*std::min_element(counts.begin(), counts.end()),
+            *std::max_element(counts.begin(), counts.end()));
+  EXPECT_EQ(two.rank0.front().predicted_tokens,
+            counts[0] + counts[1] + counts[2] + counts[3]);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, EquivalenceTest, ::testing::ValuesIn(Cases()),

@@ -184,6 +184,10 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   const bool delayed = zero::DelayedUpdateApplies(options_);
   std::vector<std::vector<float>> before;
   if (delayed) before = master_;
+  ZR_ASSIGN_OR_RETURN(const int64_t predicted,
+                      data_->PredictedTargets(shape, batch_step_));
+  const double loss_divisor =
+      model::MicroBatchLossDivisor(*data_, shape, predicted);
   for (int micro = 0; micro < a_steps; ++micro) {
     std::vector<std::vector<float>> rank_sum(num_params);
     for (int p = 0; p < num_params; ++p)
@@ -194,7 +198,7 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
       ZR_RETURN_IF_ERROR(model_->Forward(
           *stream_, *this, inputs_->tokens(), inputs_->targets(),
           TensorRef::Of(loss_, DType::kF32, 0, 1),
-          static_cast<float>(scaler_.scale() / a_steps)));
+          static_cast<float>(scaler_.scale() / a_steps), loss_divisor));
       ZR_RETURN_IF_ERROR(model_->Backward(*stream_, *this));
       ZR_RETURN_IF_ERROR(
           stream_->Copy(loss_host_.All(), loss_.All(), "ref loss D2H"));

@@ -54,8 +54,12 @@ namespace engine {
 
 struct StepStats {
   int64_t step = 0;
-  // Mean loss over this rank's micro-batches; NaN when the runtime computes
-  // no values.
+  // This rank's loss; NaN when the runtime computes no values. The mean
+  // over the data-parallel ranks is the global batch's loss: the mean over
+  // its predicted targets (data that masks targets: each rank's terms over
+  // the global batch's predicted targets, times the ranks), else the mean
+  // of the micro-batches' means, which is the same where every target is
+  // predicted.
   double loss = 0;
   // Host time of each phase, summed over micro-steps. FWD ends when the
   // host has read the micro-step's loss (so it includes the device's
@@ -99,6 +103,16 @@ struct StepStats {
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
   int64_t global_tokens = 0;
+  // Of global_tokens, those whose target is predicted (not masked or
+  // padding): the loss's divisor.
+  int64_t predicted_tokens = 0;
+};
+
+// An evaluation on held-out data (Engine::Evaluate).
+struct EvalStats {
+  double loss = 0;               // mean over the predicted targets
+  int64_t predicted_tokens = 0;  // of all its batches
+  int64_t batches = 0;           // global batches evaluated
 };
 
 // One rank's training state: what a checkpoint holds for it. The vectors
@@ -124,6 +138,14 @@ class Engine : private model::ParamProvider {
   ~Engine() override;
 
   absl::StatusOr<StepStats> Step();
+
+  // Forward passes over `batches` global batches of `data` (batch k is what
+  // BatchSource::Fill gives for step k in the training shape), with the
+  // parameters the next step trains, no backward and nothing updated: the
+  // mean loss over their predicted targets, the same on every rank. Every
+  // rank calls it between steps (a collective). Data mode only.
+  absl::StatusOr<EvalStats> Evaluate(const model::BatchSource& data,
+                                     int64_t batches);
 
   // This rank's fp32 master values of `param`: its partition without the
   // padding. Synchronizes; for tests and checkpoints (data mode only).
@@ -208,8 +230,15 @@ class Engine : private model::ParamProvider {
   // loss added to *loss_sum) and backward, which at the boundary speculates
   // where SpeculateThisStep() and ends with the host waiting for the
   // gradients' offload; adds the FWD and BWD times to `stats`.
+  // loss_divisor: Transformer::Forward's.
+  // Evaluate's forward passes: this rank's sum of loss terms into *sum and
+  // the predicted targets of all ranks into *predicted.
+  absl::Status EvaluateBatches(const model::BatchSource& data,
+                               const model::BatchShape& shape, int64_t batches,
+                               double* sum, int64_t* predicted);
   absl::Status MicroStep(int micro, const model::BatchShape& shape,
-                         double* loss_sum, StepStats* stats);
+                         double loss_divisor, double* loss_sum,
+                         StepStats* stats);
   // After the boundary backward: the global sum of squares of the (scaled)
   // gradients, from every rank's pair in the reducer's host buffer.
   absl::StatusOr<double> ReadNormSquared();

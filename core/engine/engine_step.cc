@@ -30,11 +30,16 @@ absl::StatusOr<StepStats> Engine::Step() {
   const model::BatchShape shape{options_.micro_batch, options_.seq, a,
                                 dp_size_};
   stats.global_tokens = stats.tokens * dp_size_;
+  ZR_ASSIGN_OR_RETURN(stats.predicted_tokens,
+                      data_->PredictedTargets(shape, step_));
+  const double loss_divisor =
+      model::MicroBatchLossDivisor(*data_, shape, stats.predicted_tokens);
   const int64_t step_start = rt_.NowNanos();
   double loss_sum = 0;
   coordinator_->StartStep();
   for (int micro = 0; micro < a; ++micro) {
-    ZR_RETURN_IF_ERROR(MicroStep(micro, shape, &loss_sum, &stats));
+    ZR_RETURN_IF_ERROR(
+        MicroStep(micro, shape, loss_divisor, &loss_sum, &stats));
   }
   stats.loss = rt_.computes_values() ? loss_sum / a
                                      : std::numeric_limits<double>::quiet_NaN();
@@ -71,7 +76,8 @@ absl::StatusOr<StepStats> Engine::Step() {
 }
 
 absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
-                               double* loss_sum, StepStats* stats) {
+                               double loss_divisor, double* loss_sum,
+                               StepStats* stats) {
   const int a = options_.accumulation;
   const int64_t t0 = rt_.NowNanos();
   ZR_RETURN_IF_ERROR(inputs_->Stage(*compute_, *data_, shape, step_, micro,
@@ -82,7 +88,8 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   const float grad_scale = static_cast<float>(scaler_.scale() / a);
   const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
   ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
-                                     inputs_->targets(), loss, grad_scale));
+                                     inputs_->targets(), loss, grad_scale,
+                                     loss_divisor));
   ZR_RETURN_IF_ERROR(
       compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
   ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));

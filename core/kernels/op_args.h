@@ -152,7 +152,10 @@ struct SwigluArgs {
 };
 
 // Softmax cross-entropy of logits [num_tokens, vocab_size] against int32
-// targets. Rows whose target is ignore_index do not count.
+// targets. Rows whose target is ignore_index do not count. The loss is the
+// sum of the counted rows' terms over a divisor: loss_divisor where it is
+// positive (the engine's share of a global batch's predicted targets), else
+// the batch's counted rows (its mean).
 //
 // The rows may be one chunk of a larger batch (an LM head computed a few
 // rows at a time): they are rows [row_offset, row_offset + num_tokens) of a
@@ -167,11 +170,16 @@ struct CrossEntropyArgs {
   // The backward pass multiplies the gradient of the mean loss by this: the
   // loss scale (fp16) and 1 / gradient_accumulation_steps go through it.
   float grad_scale = 1.0f;
+  double loss_divisor = 0.0;  // >= 0 and finite; 0: the counted rows
   int64_t batch_tokens = 0;
   int64_t row_offset = 0;
   // The rows of the batch: batch_tokens, or num_tokens when it is 0.
   int64_t BatchTokens() const {
     return batch_tokens > 0 ? batch_tokens : num_tokens;
+  }
+  // What the loss divides by, given the batch's counted rows.
+  double Divisor(int64_t counted) const {
+    return loss_divisor > 0 ? loss_divisor : static_cast<double>(counted);
   }
 };
 

@@ -148,6 +148,8 @@ void CheckCrossEntropyArgs(const CrossEntropyArgs& args) {
   CheckNonNegative(args.row_offset, "row_offset");
   ZR_CHECK_GT(args.vocab_size, int64_t{0});
   ZR_CHECK_LE(args.row_offset + args.num_tokens, args.BatchTokens());
+  ZR_CHECK(args.loss_divisor >= 0 && std::isfinite(args.loss_divisor))
+      << "loss_divisor " << args.loss_divisor;
 }
 
 // Number of counted rows of the batch; checks every target.
@@ -489,7 +491,7 @@ double CrossEntropyMean(const CrossEntropyArgs& args, const int32_t* targets,
   const int64_t count = CountTargets(args, targets);
   double total = 0;
   for (int64_t t = 0; t < args.BatchTokens(); ++t) total += row_loss[t];
-  return count == 0 ? 0.0 : total / static_cast<double>(count);
+  return count == 0 ? 0.0 : total / args.Divisor(count);
 }
 
 template <typename T>
@@ -512,7 +514,7 @@ void CrossEntropyBackward(const CrossEntropyArgs& args, const T* logits,
   const T factor = count == 0
                        ? T(0)
                        : static_cast<T>(static_cast<double>(args.grad_scale) /
-                                        static_cast<double>(count));
+                                        args.Divisor(count));
   for (int64_t t = 0; t < args.num_tokens; ++t) {
     const T* row = logits + t * V;
     T* d_row = d_logits + t * V;

@@ -816,6 +816,32 @@ TEST(CrossEntropyTest, BackwardMatchesFiniteDifferencesWithScale) {
   }
 }
 
+// A loss divisor replaces the count: the sum of the counted rows over it,
+// forward and (by finite differences) backward.
+TEST(CrossEntropyTest, LossDivisorDividesTheSumOfCountedRows) {
+  CrossEntropyArgs args = SmallCrossEntropy();
+  const auto logits =
+      RandomVector(args.num_tokens * args.vocab_size, 83, -3, 3);
+  const std::vector<int32_t> targets = {3, -1, 0, 10, -1, 7};
+  std::vector<double> lse(args.num_tokens);
+  const double mean =
+      CrossEntropyForward(args, logits.data(), targets.data(), lse.data());
+  args.loss_divisor = 10.0;  // e.g. this rank's share of a global batch
+  args.grad_scale = 2.0f;
+  auto local = logits;
+  auto forward = [&]() {
+    std::vector<double> l(args.num_tokens);
+    return args.grad_scale *
+           CrossEntropyForward(args, local.data(), targets.data(), l.data());
+  };
+  EXPECT_NEAR(forward() / args.grad_scale, mean * 4 / 10, 1e-14);
+  std::vector<double> d_logits(logits.size(), kNaN);
+  CrossEntropyBackward(args, local.data(), targets.data(), lse.data(),
+                       d_logits.data());
+  EXPECT_LT(MaxRelativeError(d_logits, NumericGradient(forward, &local)),
+            kGradTolerance);
+}
+
 TEST(CrossEntropyTest, AllIgnoredGivesZeroLossAndGradient) {
   CrossEntropyArgs args = SmallCrossEntropy();
   args.num_tokens = 2;

@@ -2,6 +2,7 @@
 
 #include "core/model/data.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -71,12 +72,20 @@ int64_t GlobalBatch(const BatchShape& shape) {
 
 }  // namespace
 
+absl::Status BatchSource::SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
+                                        int32_t* targets) const {
+  std::vector<int32_t> window(seq + 1);
+  ZR_RETURN_IF_ERROR(Sample(n, seq, window.data()));
+  std::copy(window.begin(), window.end() - 1, tokens);
+  std::copy(window.begin() + 1, window.end(), targets);
+  return absl::OkStatus();
+}
+
 absl::Status BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
                                int rank, std::vector<int32_t>* tokens,
                                std::vector<int32_t>* targets) const {
   tokens->resize(shape.batch * shape.seq);
   targets->resize(shape.batch * shape.seq);
-  std::vector<int32_t> window(shape.seq + 1);
   for (int64_t b = 0; b < shape.batch; ++b) {
     const int64_t n =
         start_ +
@@ -87,13 +96,27 @@ absl::Status BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
       return absl::FailedPreconditionError(absl::StrCat(
           "step ", step, " comes before the data position set for this run"));
     }
-    ZR_RETURN_IF_ERROR(Sample(n, shape.seq, window.data()));
-    for (int64_t i = 0; i < shape.seq; ++i) {
-      (*tokens)[b * shape.seq + i] = window[i];
-      (*targets)[b * shape.seq + i] = window[i + 1];
-    }
+    ZR_RETURN_IF_ERROR(SampleTargets(n, shape.seq,
+                                     tokens->data() + b * shape.seq,
+                                     targets->data() + b * shape.seq));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> BatchSource::PredictedTargets(const BatchShape& shape,
+                                                      int64_t step) const {
+  if (!masks_targets()) {
+    return GlobalBatch(shape) * shape.seq;
+  }
+  int64_t count = 0;
+  std::vector<int32_t> tokens, targets;
+  for (int micro = 0; micro < shape.accumulation; ++micro) {
+    for (int rank = 0; rank < shape.world; ++rank) {
+      ZR_RETURN_IF_ERROR(Fill(shape, step, micro, rank, &tokens, &targets));
+      for (int32_t t : targets) count += t != -1 ? 1 : 0;
+    }
+  }
+  return count;
 }
 
 DataPosition BatchSource::PositionAt(const BatchShape& shape,
@@ -122,6 +145,13 @@ absl::Status BatchSource::SetPosition(const BatchShape& shape, int64_t step,
   start_ =
       position.epoch * per_epoch + position.index - step * GlobalBatch(shape);
   return absl::OkStatus();
+}
+
+double MicroBatchLossDivisor(const BatchSource& data, const BatchShape& shape,
+                             int64_t predicted) {
+  if (!data.masks_targets()) return 0.0;
+  return static_cast<double>(std::max<int64_t>(predicted, 1)) /
+         (static_cast<double>(shape.world) * shape.accumulation);
 }
 
 std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed) {

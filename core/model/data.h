@@ -11,6 +11,8 @@
 // world * accumulation, the same set however it is split across ranks and
 // micro-batches. `start` is 0 unless SetPosition moved it (to resume).
 //
+// A target of -1 is not predicted (masked or padding; masks_targets()).
+//
 // Sources: seeded synthetic tokens, or a text file read as bytes (token =
 // byte value, vocabulary 256), from which each sample is a window at a
 // seeded random position; token files are in token_batches.h. Targets are
@@ -60,6 +62,10 @@ class BatchSource {
   virtual int64_t min_vocab() const = 0;
   // Samples in one epoch; 0 for a source without epochs.
   virtual int64_t samples_per_epoch() const { return 0; }
+  // True where some targets are not predicted (a loss mask, padding): the
+  // loss is then the mean over the global batch's predicted targets, which
+  // PredictedTargets counts. False: every target is predicted.
+  virtual bool masks_targets() const { return false; }
 
   // tokens and targets get batch * seq int32 values each. Fails where the
   // data does (a token file's id outside the vocabulary, naming the file
@@ -67,6 +73,11 @@ class BatchSource {
   absl::Status Fill(const BatchShape& shape, int64_t step, int micro, int rank,
                     std::vector<int32_t>* tokens,
                     std::vector<int32_t>* targets) const;
+
+  // The predicted targets (those not -1) of global batch `step`: all its
+  // micro-batches on all ranks. Fails where Fill would.
+  absl::StatusOr<int64_t> PredictedTargets(const BatchShape& shape,
+                                           int64_t step) const;
 
   // The position of global batch `step`'s first sample.
   DataPosition PositionAt(const BatchShape& shape, int64_t step) const;
@@ -80,11 +91,24 @@ class BatchSource {
  protected:
   // Writes seq + 1 consecutive tokens of sample `n` into `out`.
   virtual absl::Status Sample(int64_t n, int64_t seq, int32_t* out) const = 0;
+  // Writes sample `n`'s seq inputs and seq targets, a target of -1 not
+  // predicted. By default Sample's tokens, the targets shifted by one.
+  virtual absl::Status SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
+                                     int32_t* targets) const;
 
  private:
   // Sample number of global batch 0's first sample.
   int64_t start_ = 0;
 };
+
+// Transformer::Forward's loss_divisor for every micro-batch of a global
+// batch of `shape` with `predicted` predicted targets: 0 (each micro-batch's
+// own mean) where `data` predicts every target; else predicted / (world *
+// accumulation), so that averaging over ranks and micro-batches gives the
+// mean over the global batch's predicted targets, as transformers computes
+// it with num_items_in_batch.
+double MicroBatchLossDivisor(const BatchSource& data, const BatchShape& shape,
+                             int64_t predicted);
 
 std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed);
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/model/document_batches.h"
 #include "core/model/megatron_index.h"
 #include "core/model/token_batches.h"
 #include "core/model/token_stream.h"
@@ -56,18 +57,53 @@ absl::StatusOr<bool> LooksLikeText(const std::string& path) {
   return n > 0;
 }
 
+// One example per sample, or a stream, as `o.packing` and the mask say.
+absl::StatusOr<bool> UseDocuments(const std::string& prefix,
+                                  const DataFileOptions& o) {
+  const bool mask = Exists(LossMaskPath(prefix));
+  switch (o.packing) {
+    case DataPacking::kDefault:
+      return mask;
+    case DataPacking::kStream:
+      return false;
+    case DataPacking::kPad:
+      if (mask) return true;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--data-packing pad trains on the examples of a loss mask, and ",
+          LossMaskPath(prefix),
+          " does not exist: write the data with tools/data/prepare, or drop "
+          "--data-packing to train on every token as one stream"));
+  }
+  return false;
+}
+
+// A --data-dtype must agree with the index's.
+absl::Status CheckIndexDType(const std::string& prefix,
+                             const DataFileOptions& o) {
+  if (o.dtype.empty()) return absl::OkStatus();
+  ZR_ASSIGN_OR_RETURN(MegatronIndex index, ReadMegatronIndex(prefix + ".idx"));
+  ZR_ASSIGN_OR_RETURN(TokenDType dtype, ParseTokenDType(o.dtype));
+  if (dtype == index.dtype) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--data-dtype ", o.dtype, " disagrees with ", prefix,
+                   ".idx, which stores ", TokenDTypeName(index.dtype),
+                   " ids; drop --data-dtype (the index gives the dtype)"));
+}
+
 absl::StatusOr<std::unique_ptr<BatchSource>> OpenMegatron(
     const std::string& prefix, const DataFileOptions& o) {
-  ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenMegatronTokens(prefix));
-  if (!o.dtype.empty()) {
-    ZR_ASSIGN_OR_RETURN(TokenDType dtype, ParseTokenDType(o.dtype));
-    if (dtype != stream.dtype()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--data-dtype ", o.dtype, " disagrees with ", prefix,
-                       ".idx, which stores ", TokenDTypeName(stream.dtype()),
-                       " ids; drop --data-dtype (the index gives the dtype)"));
-    }
+  ZR_RETURN_IF_ERROR(CheckIndexDType(prefix, o));
+  ZR_ASSIGN_OR_RETURN(const bool documents, UseDocuments(prefix, o));
+  if (documents) {
+    DocumentOptions d;
+    d.vocab = o.vocab;
+    d.seq = o.seq;
+    d.seed = o.seed;
+    d.shuffle = o.shuffle;
+    d.truncate = o.truncate;
+    return DocumentBatches(prefix, d);
   }
+  ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenMegatronTokens(prefix));
   return TokenBatches(std::move(stream), o.vocab, o.seq, o.seed, o.shuffle);
 }
 
@@ -95,10 +131,25 @@ absl::StatusOr<std::unique_ptr<BatchSource>> OpenFlat(
 
 }  // namespace
 
+absl::StatusOr<DataPacking> ParseDataPacking(const std::string& name) {
+  if (name == "pad") return DataPacking::kPad;
+  if (name == "stream") return DataPacking::kStream;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--data-packing ", name,
+      " is not one of pad (one example per sample, padded; the default "
+      "where PREFIX.loss_mask.bin exists) or stream (the documents as one "
+      "stream of tokens, every token predicted)"));
+}
+
 absl::StatusOr<std::unique_ptr<BatchSource>> OpenDataFile(
     const std::string& path, const DataFileOptions& options) {
   const std::string prefix = MegatronPrefix(path);
   if (!prefix.empty()) return OpenMegatron(prefix, options);
+  if (options.packing == DataPacking::kPad) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-packing pad takes a Megatron prefix with a loss mask; ", path,
+        " is not one (write it with tools/data/prepare)"));
+  }
   if (absl::EndsWith(path, ".bin") || !options.dtype.empty()) {
     return OpenFlat(path, options);
   }

@@ -53,6 +53,8 @@ absl::Status CheckTables(const std::string& path, const uint8_t* p,
         path, absl::StrCat("sequence 0 starts at byte ", index->first_byte));
   }
   int64_t expected = index->first_byte;
+  index->sequence_starts.assign(1, 0);
+  index->sequence_starts.reserve(n + 1);
   for (int64_t i = 0; i < n; ++i) {
     const int32_t len = At<int32_t>(p, lengths + 4 * i);
     const int64_t ptr = At<int64_t>(p, pointers + 8 * i);
@@ -67,6 +69,7 @@ absl::Status CheckTables(const std::string& path, const uint8_t* p,
                              "); only contiguous files are supported"));
     }
     expected += len * bytes;
+    index->sequence_starts.push_back((expected - index->first_byte) / bytes);
   }
   index->tokens = (expected - index->first_byte) / bytes;
   int64_t previous = 0;
@@ -140,7 +143,8 @@ absl::StatusOr<MegatronIndex> ReadMegatronIndex(const std::string& idx_path) {
   return index;
 }
 
-absl::StatusOr<TokenStream> OpenMegatronTokens(const std::string& prefix) {
+absl::StatusOr<TokenStream> OpenMegatronTokens(const std::string& prefix,
+                                               MegatronIndex* index_out) {
   const std::string idx_path = prefix + ".idx";
   const std::string bin_path = prefix + ".bin";
   ZR_ASSIGN_OR_RETURN(MegatronIndex index, ReadMegatronIndex(idx_path));
@@ -162,8 +166,10 @@ absl::StatusOr<TokenStream> OpenMegatronTokens(const std::string& prefix) {
     return absl::InvalidArgumentError(
         absl::StrCat("Megatron dataset ", prefix, " holds no tokens"));
   }
-  return TokenStream(std::make_shared<const MappedFile>(std::move(*bin)),
+  TokenStream stream(std::make_shared<const MappedFile>(std::move(*bin)),
                      index.first_byte, index.tokens, index.dtype);
+  if (index_out != nullptr) *index_out = std::move(index);
+  return stream;
 }
 
 }  // namespace model

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/model/token_stream.h"
@@ -33,6 +34,9 @@ struct MegatronIndex {
   int64_t documents = 0;
   int64_t first_byte = 0;  // where sequence 0 starts in the .bin
   int64_t tokens = 0;      // in all sequences together
+  // Token offset of each sequence in the stream, and `tokens` last
+  // (sequences + 1 entries, rising).
+  std::vector<int64_t> sequence_starts;
 };
 
 // The dtype of Megatron's dtype `code`; a float or unknown code is an
@@ -49,7 +53,9 @@ absl::StatusOr<MegatronIndex> ReadMegatronIndex(const std::string& idx_path);
 
 // PREFIX.bin's documents as one stream, as PREFIX.idx describes them. A
 // missing .bin, or one shorter than the index says, is an error naming it.
-absl::StatusOr<TokenStream> OpenMegatronTokens(const std::string& prefix);
+// `index`, if given, receives what the .idx says.
+absl::StatusOr<TokenStream> OpenMegatronTokens(const std::string& prefix,
+                                               MegatronIndex* index = nullptr);
 
 }  // namespace model
 }  // namespace zero3

@@ -3,6 +3,7 @@
 #include "core/model/transformer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -595,7 +596,7 @@ struct Transformer::OpArgs {
   k::RotaryArgs rotary_q, rotary_k;
   k::AttentionArgs attention;
   k::SwigluArgs swiglu;
-  k::CrossEntropyArgs cross_entropy;  // grad_scale: set per pass
+  k::CrossEntropyArgs cross_entropy;  // grad_scale, loss_divisor: per pass
 };
 
 void Transformer::BuildOpArgs() {
@@ -677,6 +678,8 @@ class Transformer::Steps {
     int64_t first, rows;
   };
   std::vector<Chunk> Chunks() const;
+  // The model's cross-entropy args with this pass's scale and divisor.
+  k::CrossEntropyArgs LossArgs() const;
   k::CrossEntropyArgs ChunkArgs(const Chunk& c) const;
   // The chunk's logits, into the start of sv_.logits; returns them.
   absl::StatusOr<TensorRef> ChunkLogits(Ops& o, const Chunk& c,
@@ -921,8 +924,7 @@ absl::Status Transformer::Steps::HeadForward(const BufferSlice& targets,
                               sv_.hf, pp_.Param(lm_), sv_.logits,
                               "lm_head fwd"));
   ops::CrossEntropyForward ce;
-  ce.args = args_.cross_entropy;
-  ce.args.grad_scale = m_.grad_scale_;
+  ce.args = LossArgs();
   ce.logits = sv_.logits;
   ce.targets = targets;
   ce.lse = sv_.lse_ce;
@@ -943,8 +945,7 @@ absl::Status Transformer::Steps::HeadBackward(const TensorRef& dres) {
     return HeadBackwardTail(o, dres);
   }
   ops::CrossEntropyBackward ce;
-  ce.args = args_.cross_entropy;
-  ce.args.grad_scale = m_.grad_scale_;
+  ce.args = LossArgs();
   ce.logits = sv_.logits;
   ce.targets = m_.targets_;
   ce.lse = sv_.lse_ce;
@@ -984,9 +985,15 @@ std::vector<Transformer::Steps::Chunk> Transformer::Steps::Chunks() const {
   return chunks;
 }
 
-k::CrossEntropyArgs Transformer::Steps::ChunkArgs(const Chunk& c) const {
+k::CrossEntropyArgs Transformer::Steps::LossArgs() const {
   k::CrossEntropyArgs a = args_.cross_entropy;
   a.grad_scale = m_.grad_scale_;
+  a.loss_divisor = m_.loss_divisor_;
+  return a;
+}
+
+k::CrossEntropyArgs Transformer::Steps::ChunkArgs(const Chunk& c) const {
+  k::CrossEntropyArgs a = LossArgs();
   a.num_tokens = c.rows;
   a.batch_tokens = t_;
   a.row_offset = c.first;
@@ -1019,7 +1026,7 @@ absl::Status Transformer::Steps::ChunkedLoss(Ops& o, const BufferSlice& targets,
     ZR_RETURN_IF_ERROR(o.Run(ce, absl::StrCat("cross_entropy fwd chunk ", i)));
   }
   ops::CrossEntropyLoss l;
-  l.args = args_.cross_entropy;
+  l.args = LossArgs();
   l.targets = targets;
   l.row_loss = sv_.row_loss.slice;
   l.loss = loss;
@@ -1243,16 +1250,22 @@ absl::Status Transformer::Steps::EmbeddingBackward(const TensorRef& dres) {
 absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
                                   const BufferSlice& tokens,
                                   const BufferSlice& targets,
-                                  const TensorRef& loss, float grad_scale) {
+                                  const TensorRef& loss, float grad_scale,
+                                  double loss_divisor) {
   const int64_t t = this->tokens();
   if (tokens.bytes() < t * 4 || targets.bytes() < t * 4) {
     return absl::InvalidArgumentError(
         absl::StrCat("forward needs ", t, " int32 tokens and targets, got ",
                      tokens.bytes() / 4, " and ", targets.bytes() / 4));
   }
+  if (!(loss_divisor >= 0 && std::isfinite(loss_divisor))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "loss divisor ", loss_divisor, " is not a finite value >= 0"));
+  }
   tokens_ = tokens;
   targets_ = targets;
   grad_scale_ = grad_scale;
+  loss_divisor_ = loss_divisor;
   Steps steps(*this, stream, pp);
   // Kept input i (with to_host) is written by the step before its layer.
   const auto kept = [&](int64_t l) { return host_ ? host_->Ordinal(l) : -1; };

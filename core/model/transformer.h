@@ -197,13 +197,15 @@ class Transformer {
   TensorRef logits() const;
 
   // Enqueues the forward pass on `stream`. tokens and targets: int32 [B*S]
-  // device slices (a target of -1 is ignored). Writes the mean loss over
-  // counted targets to `loss` (one fp32 value on the device). grad_scale
+  // device slices (a target of -1 is ignored). Writes the loss to `loss`
+  // (one fp32 value on the device): the counted targets' terms summed over
+  // loss_divisor where it is positive, else their mean. grad_scale
   // multiplies the loss gradient in Backward (loss scale and 1/accumulation).
   absl::Status Forward(runtime::Stream& stream, ParamProvider& params,
                        const runtime::BufferSlice& tokens,
                        const runtime::BufferSlice& targets,
-                       const TensorRef& loss, float grad_scale);
+                       const TensorRef& loss, float grad_scale,
+                       double loss_divisor = 0.0);
 
   // Enqueues the backward pass of the last Forward on `stream`.
   absl::Status Backward(runtime::Stream& stream, ParamProvider& params);
@@ -255,6 +257,7 @@ class Transformer {
   // The last forward's inputs and loss-gradient scale, for Backward.
   runtime::BufferSlice tokens_, targets_;
   float grad_scale_ = 1.0f;
+  double loss_divisor_ = 0.0;
   bool forward_done_ = false;
 };
 

@@ -138,6 +138,10 @@ void ParamCoordinator::StartStep() {
 
 absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
   const Visit visit{module, pass};
+  if (evaluating_) {
+    for (int p : modules_[module].params) ZR_RETURN_IF_ERROR(Gather(p));
+    return MakeAvailable(module);
+  }
   if (trace_complete_) {
     if (position_ >= trace_.size() || !(trace_[position_] == visit)) {
       // The module order changed: record it again, without prefetching.
@@ -149,9 +153,14 @@ absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
     trace_.push_back(visit);
     position_ = trace_.size() - 1;
   }
-  const std::vector<int>& params = modules_[module].params;
-  for (int p : params) ZR_RETURN_IF_ERROR(Gather(p));
-  for (int p : params) {
+  for (int p : modules_[module].params) ZR_RETURN_IF_ERROR(Gather(p));
+  ZR_RETURN_IF_ERROR(MakeAvailable(module));
+  if (trace_complete_) ZR_RETURN_IF_ERROR(Prefetch());
+  return absl::OkStatus();
+}
+
+absl::Status ParamCoordinator::MakeAvailable(int module) {
+  for (int p : modules_[module].params) {
     ParamState& s = params_[p];
     if (s.state == State::kInflight) {
       if (ctx_.sync(Sync::kGatherBeforeCompute)) {
@@ -160,7 +169,6 @@ absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
       s.state = State::kAvailable;
     }
   }
-  if (trace_complete_) ZR_RETURN_IF_ERROR(Prefetch());
   return absl::OkStatus();
 }
 
@@ -197,10 +205,10 @@ bool ParamCoordinator::ReusedSoon(int p) const {
 absl::Status ParamCoordinator::EndModule(int module, model::Pass pass) {
   for (int p : modules_[module].params) {
     const ParamState& s = params_[p];
-    if (s.persistent || ReusedSoon(p)) continue;
+    if (s.persistent || (!evaluating_ && ReusedSoon(p))) continue;
     ZR_RETURN_IF_ERROR(Release(p));
   }
-  ++position_;
+  if (!evaluating_) ++position_;
   return absl::OkStatus();
 }
 

@@ -62,6 +62,11 @@ class ParamCoordinator {
 
   // At the start of each optimizer step's first forward.
   void StartStep();
+  // Between steps, forward passes that evaluate (no backward follows): their
+  // visits are neither recorded nor prefetched for, and each module's
+  // parameters but persistent ones are released after it; the recorded
+  // order is kept for the next step. false again before the next step.
+  void SetEvaluating(bool evaluating) { evaluating_ = evaluating; }
   // A range of the shard [begin, begin + elements) written by a copy that
   // records `written`.
   struct PendingWrite {
@@ -105,6 +110,8 @@ class ParamCoordinator {
                    const runtime::TensorRef& shard);
   absl::Status Init();
   absl::Status Gather(int p);
+  // The compute stream waits for `module`'s gathers still in flight.
+  absl::Status MakeAvailable(int module);
   // The gather stream waits for the pending writes overlapping the shard's
   // [begin, begin + elements), and forgets them.
   absl::Status WaitForWrites(int64_t begin, int64_t elements);
@@ -134,6 +141,7 @@ class ParamCoordinator {
   };
   std::vector<Visit> trace_;
   bool trace_complete_ = false;
+  bool evaluating_ = false;
   size_t position_ = 0;  // index of the current visit in trace_
   std::vector<int64_t> module_numel_;
 

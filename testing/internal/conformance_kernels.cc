@@ -513,9 +513,11 @@ absl::Status CrossEntropyBackwardCase(KernelTest& t, DType dt) {
 
 // The batch in two chunks of rows (4 and 2, the ignored row in the first):
 // each chunk's forward writes its rows' loss terms, CrossEntropyLoss their
-// mean, each chunk's backward counts the whole batch's targets.
+// sum over a loss divisor (a rank's share of a global batch's predicted
+// targets), each chunk's backward divides by it too.
 absl::Status CrossEntropyChunkedCase(KernelTest& t, DType dt) {
-  const k::CrossEntropyArgs args = CrossEntropyShape();
+  k::CrossEntropyArgs args = CrossEntropyShape();
+  args.loss_divisor = 7.5;
   const int64_t V = args.vocab_size;
   const std::vector<float> logits = t.Random(args.num_tokens * V, dt, -3, 3);
   std::vector<float> lse(args.num_tokens);

@@ -24,7 +24,6 @@
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/model/data.h"
-#include "core/model/data_file.h"
 #include "core/model/presets.h"
 #include "core/model/transformer.h"
 #include "core/runtime/launcher.h"
@@ -39,10 +38,10 @@
 #include "sim/simulator.h"
 #include "sim/trace.h"
 #include "testing/equivalence.h"
-#include "testing/testdata/text/corpus.h"
 #include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
+#include "tools/cli/internal/data_flags.h"
 #include "tools/cli/internal/interrupt.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/memory_plan.h"
@@ -145,11 +144,6 @@ class TrainCommand : public Command {
                  kRanksRange);
     flags.AddInt("steps", &steps_, "N", "optimizer steps", kStepsRange);
     flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
-    flags.AddString("data", &data_, "corpus|synthetic|FILE",
-                    "training data: the built-in corpus, seeded random "
-                    "tokens, a token file (.bin; a Megatron PREFIX with "
-                    ".bin and .idx) or a text file read as bytes "
-                    "(docs/data.md)");
     flags.AddInt("seed", &seed_, "N", "seed for initialization and data");
     flags.AddString("hardware", &hardware_, "NAME|FILE",
                     absl::StrCat("simulator hardware profile (",
@@ -190,15 +184,7 @@ class TrainCommand : public Command {
                  IntRange{0, 4096});
     flags.SetDefaultText("predict-host-cores",
                          "the CPUs this process may run on");
-    // Data.
-    flags.AddString("data-dtype", &data_dtype_, "uint16|uint32",
-                    "token ids' type in a flat --data file (default: uint16 "
-                    "when the model's vocabulary fits in 16 bits, else "
-                    "uint32); makes any --data file a token file");
-    flags.AddBool("data-in-order", &data_in_order_,
-                  "token files: take samples in file order every epoch "
-                  "instead of a seeded permutation (to compare step by step "
-                  "with another trainer)");
+    data_flags_.Define(flags);
     auto_flags_.Define(flags);
     flags.AddBool("gradient-checkpointing", &gradient_checkpointing_,
                   "recompute every decoder layer's forward in backward "
@@ -257,6 +243,9 @@ class TrainCommand : public Command {
     // The checkpoint's weights; null for the seeded initialization.
     std::shared_ptr<const model::ParamSource> weights;
     std::unique_ptr<model::BatchSource> data;
+    // --eval-data and how much of it an evaluation runs; null without.
+    std::unique_ptr<model::BatchSource> eval_data;
+    internal::EvalPlan eval;
     sim::HardwareProfile profile;
     // --resume's checkpoint, checked; nullopt without --resume.
     std::optional<internal::ResumePoint> resume;
@@ -273,6 +262,7 @@ class TrainCommand : public Command {
     int64_t pinned_host_bytes = 0;  // rank 0's, after the step
     runtime::MemoryStats device;    // rank 0's, after the step
     std::vector<std::vector<std::vector<float>>> shards;  // [rank][param]
+    std::optional<engine::EvalStats> eval;  // after the step, where due
   };
 
   // What the ranks this process runs leave behind (rank 0's figures where
@@ -319,6 +309,9 @@ class TrainCommand : public Command {
   absl::StatusOr<zero::ZeroOptions> LoadOptions(const model::ModelSpec& spec,
                                                 std::ostream& err,
                                                 config::Config* resolved) const;
+  // --eval-data, and how many batches an evaluation runs (at most the
+  // held-out data's samples).
+  absl::Status LoadEvalData(Inputs& in) const;
   absl::StatusOr<std::unique_ptr<model::BatchSource>> LoadData(
       const model::ModelSpec& spec) const;
   // The default data (the built-in corpus, 256 byte tokens) does not fit a
@@ -346,10 +339,14 @@ class TrainCommand : public Command {
                      const absl::StatusOr<engine::SavedCheckpoint>& saved,
                      runtime::Runtime& rt, std::ostream& out,
                      std::ostream& err) const;
+  // `eval`: the evaluation after the step, where one was due.
   absl::Status RecordStep(const runtime::Launcher& launcher,
                           engine::Engine& engine, runtime::Runtime& rt,
                           int64_t step, const engine::StepStats& stats,
+                          const std::optional<engine::EvalStats>& eval,
                           Results& results, std::ostream& out) const;
+  // The row's evaluation line, where it has one.
+  void PrintEval(const StepRow& row, int64_t step, std::ostream& out) const;
   // A completed row: its metrics and, every steps_per_print, its line.
   absl::Status PrintRow(const StepRow& row, int64_t step,
                         const engine::Engine& engine,
@@ -382,9 +379,7 @@ class TrainCommand : public Command {
   int64_t ranks_ = 2;
   int64_t steps_ = 100;
   int64_t seq_ = 64;
-  std::string data_ = "corpus";
-  std::string data_dtype_;
-  bool data_in_order_ = false;
+  internal::DataFlags data_flags_;
   int64_t seed_ = 0;
   std::string hardware_ = "h200_sxm";
   std::string mode_ = "data";
@@ -507,6 +502,7 @@ absl::Status TrainCommand::CheckFlags() {
     ZR_RETURN_IF_ERROR(
         internal::CheckOutputFile("--metrics", ResolveUserPath(metrics_)));
   }
+  ZR_RETURN_IF_ERROR(data_flags_.Check(data_mode));
   return checkpoints_.Check(data_mode, predict_ || profile_ops_);
 }
 
@@ -557,6 +553,7 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(in.spec, err, &in.config));
   ZR_ASSIGN_OR_RETURN(in.data, LoadData(in.spec));
   FitDefaultData(in, err);
+  ZR_RETURN_IF_ERROR(LoadEvalData(in));
   if (checkpoints_.resuming()) {
     ZR_ASSIGN_OR_RETURN(
         in.resume, checkpoints_.OpenResume(
@@ -647,32 +644,34 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
 
 absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
     const model::ModelSpec& spec) const {
-  const uint64_t seed = static_cast<uint64_t>(seed_);
-  const bool builtin = data_ == "synthetic" || data_ == "corpus";
-  if (builtin && (!data_dtype_.empty() || data_in_order_)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(data_dtype_.empty() ? "--data-in-order" : "--data-dtype",
-                     " applies to token files, not --data ", data_));
+  return data_flags_.Open(ResolveUserPath(data_flags_.data()),
+                          spec.vocab_size(), seq_,
+                          static_cast<uint64_t>(seed_));
+}
+
+absl::Status TrainCommand::LoadEvalData(Inputs& in) const {
+  if (!data_flags_.evaluating()) return absl::OkStatus();
+  ZR_ASSIGN_OR_RETURN(
+      in.eval_data,
+      data_flags_.OpenEval(ResolveUserPath(data_flags_.eval_data()),
+                           in.spec.vocab_size(), seq_));
+  in.eval = data_flags_.eval_plan();
+  // Batches beyond the held-out data's samples would repeat them.
+  const int64_t per_epoch = in.eval_data->samples_per_epoch();
+  const int64_t global_batch = in.options.micro_batch *
+                               in.options.accumulation * ranks_ /
+                               std::max<int64_t>(in.options.tensor_parallel, 1);
+  if (per_epoch > 0) {
+    in.eval.iters =
+        std::max<int64_t>(1, std::min(in.eval.iters, per_epoch / global_batch));
   }
-  if (data_ == "synthetic") {
-    return model::SyntheticBatches(spec.vocab_size(), seed);
-  }
-  if (data_ == "corpus") {
-    return model::TextBatchesFromBytes(
-        "built-in corpus",
-        std::string(testdata::kCorpus, testdata::kCorpusSize), seq_, seed);
-  }
-  model::DataFileOptions o;
-  o.dtype = data_dtype_;
-  o.vocab = spec.vocab_size();
-  o.seq = seq_;
-  o.seed = seed;
-  o.shuffle = !data_in_order_;
-  return model::OpenDataFile(ResolveUserPath(data_), o);
+  return absl::OkStatus();
 }
 
 void TrainCommand::FitDefaultData(Inputs& in, std::ostream& err) const {
-  if (data_ != "corpus" || in.data->min_vocab() <= in.spec.vocab_size()) return;
+  if (!data_flags_.corpus() || in.data->min_vocab() <= in.spec.vocab_size()) {
+    return;
+  }
   err << "notice: the built-in corpus needs a vocabulary of "
       << in.data->min_vocab() << " tokens; model " << in.spec.name() << " has "
       << in.spec.vocab_size()
@@ -742,6 +741,7 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   }
   o.events.has_loss = backend_ == "cuda" || mode_ == "data";
   o.events.fp16 = in.options.dtype == kernels::DType::kF16;
+  o.events.has_eval = data_flags_.evaluating();
   ZR_ASSIGN_OR_RETURN(internal::metrics::MetricsSinks sinks,
                       internal::metrics::MetricsSinks::Open(o));
   if (!sinks.empty()) {
@@ -793,8 +793,16 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
       out << "times: simulated (virtual time on " << in.profile.name()
           << ", not measured on this machine)\n";
     }
-    if (data_ != "corpus" && data_ != "synthetic") {
+    if (data_flags_.file()) {
       out << "data: " << in.data->description() << "\n";
+    }
+    if (in.eval_data != nullptr) {
+      out << "eval: " << in.eval_data->description() << "; " << in.eval.iters
+          << (in.eval.iters == 1 ? " batch" : " batches")
+          << (in.eval.interval < steps_
+                  ? absl::StrCat(" every ", in.eval.interval, " steps and")
+                  : std::string())
+          << " after the last step\n";
     }
     if (in.resume.has_value()) {
       out << "resuming from " << in.resume->step_dir << " (step "
@@ -875,6 +883,10 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
   stop_->Arm();
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
+    std::optional<engine::EvalStats> eval;
+    if (in.eval.Due(s + 1, steps_)) {
+      ZR_ASSIGN_OR_RETURN(eval, e->Evaluate(*in.eval_data, in.eval.iters));
+    }
     if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
       // Step 1 records the module order and warms the allocator; its
       // operations are dropped.
@@ -882,7 +894,8 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                           launcher.TakeOpTimings(rt));
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
-    ZR_RETURN_IF_ERROR(RecordStep(launcher, *e, rt, s, stats, results, out));
+    ZR_RETURN_IF_ERROR(
+        RecordStep(launcher, *e, rt, s, stats, eval, results, out));
     // A signal ends the run after this step or the next (StopOnSignal); the
     // step it ends on is the last, with its final checkpoint.
     bool stop = stop_->StopAfter(s + 1);
@@ -954,12 +967,11 @@ absl::Status TrainCommand::Saved(
   return absl::OkStatus();
 }
 
-absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
-                                      engine::Engine& engine,
-                                      runtime::Runtime& rt, int64_t step,
-                                      const engine::StepStats& stats,
-                                      Results& results,
-                                      std::ostream& out) const {
+absl::Status TrainCommand::RecordStep(
+    const runtime::Launcher& launcher, engine::Engine& engine,
+    runtime::Runtime& rt, int64_t step, const engine::StepStats& stats,
+    const std::optional<engine::EvalStats>& eval, Results& results,
+    std::ostream& out) const {
   StepRow& row = results.row(step);
   if (check_reference_) {
     const int local = rt.rank() - launcher.first_local_rank();
@@ -972,6 +984,7 @@ absl::Status TrainCommand::RecordStep(const runtime::Launcher& launcher,
   row.total_ns = std::max(row.total_ns, stats.total_ns);
   if (rt.rank() == 0) {
     row.rank0 = stats;
+    row.eval = eval;
     row.pinned_host_bytes = rt.pinned_memory().stats().bytes_in_use;
     row.device = rt.device().memory_stats();
   }
@@ -995,7 +1008,10 @@ absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
                                     std::ostream& out) const {
   const int ranks = row.ranks;
   ZR_RETURN_IF_ERROR(WriteMetrics(row, step, rt.computes_values()));
-  if ((step + 1) % steps_per_print_ != 0) return absl::OkStatus();
+  if ((step + 1) % steps_per_print_ != 0) {
+    PrintEval(row, step, out);
+    return absl::OkStatus();
+  }
   const engine::StepStats& r0 = row.rank0;
   const double tokens = static_cast<double>(r0.global_tokens);
   out << absl::StrFormat(
@@ -1016,7 +1032,20 @@ absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
                                             " pieces under the next forward)")
                              : std::string()));
   out.flush();
+  PrintEval(row, step, out);
   return absl::OkStatus();
+}
+
+void TrainCommand::PrintEval(const StepRow& row, int64_t step,
+                             std::ostream& out) const {
+  if (!row.eval.has_value()) return;
+  const engine::EvalStats& e = *row.eval;
+  out << absl::StrFormat(
+      "eval %*d/%d  eval_loss %.4f  eval_ppl %.4g  (%d batches, %d predicted "
+      "tokens)\n",
+      static_cast<int>(std::to_string(steps_).size()), step + 1, steps_, e.loss,
+      std::exp(e.loss), e.batches, e.predicted_tokens);
+  out.flush();
 }
 
 absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
@@ -1037,6 +1066,11 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
     m.speculation = engine::StepStats::SpeculationName(r0.speculation);
   }
   m.tokens = r0.global_tokens;
+  m.predicted_tokens = r0.predicted_tokens;
+  if (row.eval.has_value()) {
+    m.eval_loss = row.eval->loss;
+    m.eval_ppl = std::exp(row.eval->loss);
+  }
   const double seconds = row.total_ns / 1e9;
   m.tokens_per_s = seconds > 0 ? r0.global_tokens / seconds : 0;
   m.fwd_ms = r0.fwd_ns / 1e6;

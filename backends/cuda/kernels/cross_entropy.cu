@@ -101,7 +101,7 @@ __global__ void CrossEntropyForwardKernel(L logits, const int32_t* targets,
 __global__ void __launch_bounds__(kFinalThreads)
     CrossEntropyLossKernel(const double* row_loss, const int32_t* targets,
                            int64_t rows, int64_t vocab_size,
-                           int32_t ignore_index, Dyn loss) {
+                           int32_t ignore_index, double divisor, Dyn loss) {
   __shared__ double shared[32];
   double total = 0.0;
   double count = 0.0;
@@ -112,15 +112,17 @@ __global__ void __launch_bounds__(kFinalThreads)
   total = BlockSum(total, shared);
   count = BlockSum(count, shared);
   if (threadIdx.x == 0) {
-    loss.Store(0, count == 0.0 ? 0.0f : static_cast<float>(total / count));
+    const double by = divisor > 0.0 ? divisor : count;
+    loss.Store(0, count == 0.0 ? 0.0f : static_cast<float>(total / by));
   }
 }
 
-// factor[0] = grad_scale / count as float (0 when nothing counts).
+// factor[0] = grad_scale / (divisor, or the count where it is 0) as float
+// (0 when nothing counts).
 __global__ void __launch_bounds__(kFinalThreads)
     CrossEntropyFactorKernel(const int32_t* targets, int64_t rows,
                              int64_t vocab_size, int32_t ignore_index,
-                             float grad_scale, float* factor) {
+                             float grad_scale, double divisor, float* factor) {
   __shared__ double shared[32];
   double count = 0.0;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
@@ -128,10 +130,10 @@ __global__ void __launch_bounds__(kFinalThreads)
   }
   count = BlockSum(count, shared);
   if (threadIdx.x == 0) {
-    factor[0] =
-        count == 0.0
-            ? 0.0f
-            : static_cast<float>(static_cast<double>(grad_scale) / count);
+    const double by = divisor > 0.0 ? divisor : count;
+    factor[0] = count == 0.0
+                    ? 0.0f
+                    : static_cast<float>(static_cast<double>(grad_scale) / by);
   }
 }
 
@@ -178,9 +180,9 @@ int64_t CrossEntropyForwardScratchBytes(int64_t num_tokens) {
 
 cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
                                       int64_t vocab_size, int32_t ignore_index,
-                                      Tensor logits, const int32_t* targets,
-                                      Tensor lse, Tensor loss,
-                                      double* row_loss_out) {
+                                      double divisor, Tensor logits,
+                                      const int32_t* targets, Tensor lse,
+                                      Tensor loss, double* row_loss_out) {
   double* row_loss = row_loss_out;
   if (row_loss == nullptr) {
     ScratchCarver carver(env.scratch);
@@ -208,15 +210,16 @@ cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
   }
   if (row_loss_out != nullptr) return cudaSuccess;
   return LaunchCrossEntropyLoss(env, num_tokens, vocab_size, ignore_index,
-                                targets, row_loss, loss);
+                                divisor, targets, row_loss, loss);
 }
 
 cudaError_t LaunchCrossEntropyLoss(const Env& env, int64_t num_tokens,
                                    int64_t vocab_size, int32_t ignore_index,
-                                   const int32_t* targets,
+                                   double divisor, const int32_t* targets,
                                    const double* row_loss, Tensor loss) {
   CrossEntropyLossKernel<<<1, kFinalThreads, 0, env.stream>>>(
-      row_loss, targets, num_tokens, vocab_size, ignore_index, Dyn(loss));
+      row_loss, targets, num_tokens, vocab_size, ignore_index, divisor,
+      Dyn(loss));
   return cudaGetLastError();
 }
 
@@ -227,14 +230,15 @@ int64_t CrossEntropyBackwardScratchBytes() {
 cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
                                        int64_t batch_tokens, int64_t row_offset,
                                        int64_t vocab_size, int32_t ignore_index,
-                                       float grad_scale, Tensor logits,
+                                       float grad_scale, double divisor,
+                                       Tensor logits,
                                        const int32_t* batch_targets, Tensor lse,
                                        Tensor d_logits) {
   if (num_tokens <= 0 || vocab_size <= 0) return cudaSuccess;
   float* factor = static_cast<float*>(env.scratch);
   CrossEntropyFactorKernel<<<1, kFinalThreads, 0, env.stream>>>(
       batch_targets, batch_tokens, vocab_size, ignore_index, grad_scale,
-      factor);
+      divisor, factor);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   const int32_t* targets = batch_targets + row_offset;

@@ -178,13 +178,14 @@ cudaError_t LaunchEmbeddingBackward(const Env& env, int64_t num_tokens,
 int64_t CrossEntropyForwardScratchBytes(int64_t num_tokens);
 cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
                                       int64_t vocab_size, int32_t ignore_index,
-                                      Tensor logits, const int32_t* targets,
-                                      Tensor lse, Tensor loss,
-                                      double* row_loss);
-// The mean of a batch's row terms over its counted targets.
+                                      double divisor, Tensor logits,
+                                      const int32_t* targets, Tensor lse,
+                                      Tensor loss, double* row_loss);
+// The sum of a batch's row terms over `divisor`, or over its counted
+// targets where divisor is 0.
 cudaError_t LaunchCrossEntropyLoss(const Env& env, int64_t num_tokens,
                                    int64_t vocab_size, int32_t ignore_index,
-                                   const int32_t* targets,
+                                   double divisor, const int32_t* targets,
                                    const double* row_loss, Tensor loss);
 // Rows [row_offset, row_offset + num_tokens) of a batch of batch_tokens
 // targets; the factor counts the whole batch.
@@ -192,7 +193,8 @@ int64_t CrossEntropyBackwardScratchBytes();
 cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
                                        int64_t batch_tokens, int64_t row_offset,
                                        int64_t vocab_size, int32_t ignore_index,
-                                       float grad_scale, Tensor logits,
+                                       float grad_scale, double divisor,
+                                       Tensor logits,
                                        const int32_t* batch_targets, Tensor lse,
                                        Tensor d_logits);
 

@@ -133,6 +133,13 @@ class Checker {
   absl::Status status_;
 };
 
+void CheckLossDivisor(Checker& c, const k::CrossEntropyArgs& a) {
+  if (!(a.loss_divisor >= 0 && std::isfinite(a.loss_divisor))) {
+    c.Fail(absl::StrCat("loss_divisor must be finite and >= 0, got ",
+                        a.loss_divisor));
+  }
+}
+
 void CheckAttention(const k::AttentionArgs& a, Checker& c) {
   c.NonNegative(a.batch, "batch");
   c.NonNegative(a.seq, "seq");
@@ -328,6 +335,7 @@ absl::Status Validate(const KernelCall& call) {
           if (!c.ok()) return;
           c.NonNegative(a.batch_tokens, "batch_tokens");
           c.NonNegative(a.row_offset, "row_offset");
+          CheckLossDivisor(c, a);
           if (c.ok() && a.row_offset + a.num_tokens > a.BatchTokens()) {
             c.Fail(absl::StrCat("rows [", a.row_offset, ", ",
                                 a.row_offset + a.num_tokens,
@@ -349,6 +357,7 @@ absl::Status Validate(const KernelCall& call) {
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
           c.NonNegative(a.num_tokens, "num_tokens");
           c.Positive(a.vocab_size, "vocab_size");
+          CheckLossDivisor(c, a);
           if (!c.ok()) return;
           c.NeedIds(o.targets, a.num_tokens, "targets");
           c.NeedBytes(o.row_loss, a.num_tokens * 8, "row_loss");
@@ -540,19 +549,19 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
           const bool rows = o.row_loss.bytes() > 0;
           err = internal::LaunchCrossEntropyForward(
-              env, a.num_tokens, a.vocab_size, a.ignore_index, Dev(o.logits),
-              o.targets.template As<int32_t>() + a.row_offset, Dev(o.lse),
-              rows ? internal::Tensor{} : Dev(o.loss),
+              env, a.num_tokens, a.vocab_size, a.ignore_index, a.loss_divisor,
+              Dev(o.logits), o.targets.template As<int32_t>() + a.row_offset,
+              Dev(o.lse), rows ? internal::Tensor{} : Dev(o.loss),
               rows ? o.row_loss.template As<double>() : nullptr);
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
           err = internal::LaunchCrossEntropyLoss(
-              env, a.num_tokens, a.vocab_size, a.ignore_index,
+              env, a.num_tokens, a.vocab_size, a.ignore_index, a.loss_divisor,
               o.targets.template As<int32_t>(),
               o.row_loss.template As<double>(), Dev(o.loss));
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           err = internal::LaunchCrossEntropyBackward(
               env, a.num_tokens, a.BatchTokens(), a.row_offset, a.vocab_size,
-              a.ignore_index, a.grad_scale, Dev(o.logits),
+              a.ignore_index, a.grad_scale, a.loss_divisor, Dev(o.logits),
               o.targets.template As<int32_t>(), Dev(o.lse), Dev(o.d_logits));
         } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
           err =

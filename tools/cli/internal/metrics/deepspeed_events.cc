@@ -20,6 +20,8 @@ constexpr char kStep[] = "Train/Samples/elapsed_time_ms_step";
 constexpr char kGradNorm[] = "Train/Samples/grad_norm";
 constexpr char kTokensPerS[] = "Train/Samples/tokens_per_s";
 constexpr char kMfu[] = "Train/Samples/mfu";
+constexpr char kEvalLoss[] = "Train/Samples/eval_loss";
+constexpr char kEvalPpl[] = "Train/Samples/eval_ppl";
 
 }  // namespace
 
@@ -31,6 +33,9 @@ std::vector<std::string> DeepSpeedTags(const EventOptions& options) {
   for (const char* t : {kForward, kBackward, kStep}) tags.push_back(t);
   if (options.has_loss) tags.push_back(kGradNorm);
   for (const char* t : {kTokensPerS, kMfu}) tags.push_back(t);
+  if (options.has_eval) {
+    for (const char* t : {kEvalLoss, kEvalPpl}) tags.push_back(t);
+  }
   return tags;
 }
 
@@ -51,6 +56,10 @@ std::vector<ScalarEvent> DeepSpeedEvents(const StepMetrics& m,
   }
   events.push_back({kTokensPerS, m.tokens_per_s, x});
   events.push_back({kMfu, m.mfu, x});
+  if (options.has_eval && m.eval_loss.has_value()) {
+    events.push_back({kEvalLoss, *m.eval_loss, x});
+    events.push_back({kEvalPpl, m.eval_ppl.value_or(0), x});
+  }
   return events;
 }
 

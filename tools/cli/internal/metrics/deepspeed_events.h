@@ -27,8 +27,9 @@ struct ScalarEvent {
 
 // Which tags a run writes, known before its first step.
 struct EventOptions {
-  bool has_loss = true;  // the run computes values (not timing mode)
-  bool fp16 = false;     // DeepSpeed logs the loss scale with fp16 only
+  bool has_loss = true;   // the run computes values (not timing mode)
+  bool fp16 = false;      // DeepSpeed logs the loss scale with fp16 only
+  bool has_eval = false;  // the run evaluates (eval_loss, eval_ppl)
 };
 
 // Every tag the run writes, in the order of DeepSpeedEvents.

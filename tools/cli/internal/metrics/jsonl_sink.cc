@@ -46,6 +46,11 @@ std::string StepMetricsJson(const StepMetrics& m) {
                              : JsonValue::String(*m.speculation));
   }
   o.Set("tokens", JsonValue::Int(m.tokens));
+  o.Set("predicted_tokens", JsonValue::Int(m.predicted_tokens));
+  o.Set("eval_loss",
+        m.eval_loss.has_value() ? Number(*m.eval_loss) : JsonValue::Null());
+  o.Set("eval_ppl",
+        m.eval_ppl.has_value() ? Number(*m.eval_ppl) : JsonValue::Null());
   o.Set("tokens_per_s", Number(m.tokens_per_s));
   o.Set("fwd_ms", Number(m.fwd_ms));
   o.Set("bwd_ms", Number(m.bwd_ms));

@@ -22,25 +22,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::zero3::testing::StatusIs;
 
-constexpr const char* kKeys[] = {"step",
-                                 "samples",
-                                 "loss",
-                                 "lr",
-                                 "grad_norm",
-                                 "loss_scale",
-                                 "skipped",
-                                 "skip_reason",
-                                 "tokens",
-                                 "tokens_per_s",
-                                 "fwd_ms",
-                                 "bwd_ms",
-                                 "step_ms",
-                                 "total_ms",
-                                 "model_flops",
-                                 "mfu",
-                                 "pinned_host_bytes",
-                                 "device_bytes",
-                                 "device_peak_bytes"};
+constexpr const char* kKeys[] = {
+    "step",         "samples",          "loss",      "lr",
+    "grad_norm",    "loss_scale",       "skipped",   "skip_reason",
+    "tokens",       "predicted_tokens", "eval_loss", "eval_ppl",
+    "tokens_per_s", "fwd_ms",           "bwd_ms",    "step_ms",
+    "total_ms",     "model_flops",      "mfu",       "pinned_host_bytes",
+    "device_bytes", "device_peak_bytes"};
 
 double Get(const config::JsonValue& line, const char* key) {
   return line.Find(key)->number_value();
@@ -74,7 +62,14 @@ TEST(JsonlSinkTest, OneObjectPerStepReadsBack) {
     EXPECT_EQ(Get(line, "model_flops"), want.model_flops);
     EXPECT_EQ(Get(line, "device_peak_bytes"), want.device_peak_bytes);
     EXPECT_EQ(line.Find("skipped")->bool_value(), want.skipped);
+    EXPECT_EQ(Get(line, "predicted_tokens"), want.predicted_tokens);
+    // Evaluated after step 2 only: null before.
+    EXPECT_EQ(line.Find("eval_loss")->is_null(), !want.eval_loss.has_value());
   }
+  ASSERT_OK_AND_ASSIGN(config::JsonValue evaluated,
+                       config::ParseJson(lines[1]));
+  EXPECT_EQ(Get(evaluated, "eval_loss"), 2.0);
+  EXPECT_EQ(Get(evaluated, "eval_ppl"), std::exp(2.0));
   ASSERT_OK_AND_ASSIGN(config::JsonValue first, config::ParseJson(lines[0]));
   EXPECT_EQ(Get(first, "loss"), 4.5);
   EXPECT_EQ(Get(first, "grad_norm"), 0.25);

@@ -39,6 +39,11 @@ struct StepMetrics {
   // or "" when not run.
   std::optional<std::string> speculation;
   int64_t tokens = 0;  // trained on by all ranks in this step
+  // Of tokens, those whose target is predicted (the loss's divisor).
+  int64_t predicted_tokens = 0;
+  // The evaluation on held-out data after this step (--eval-data), absent
+  // on steps without one.
+  std::optional<double> eval_loss, eval_ppl;
   double tokens_per_s = 0;
   double fwd_ms = 0, bwd_ms = 0, step_ms = 0, total_ms = 0;
   double model_flops = 0;  // per step, all ranks (model_flops.h)

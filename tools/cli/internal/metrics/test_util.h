@@ -52,6 +52,11 @@ inline StepMetrics TestStep(int64_t step, bool with_loss) {
   m.skipped = step == 2;
   if (m.skipped) m.skip_reason = "gradient overflow";
   m.tokens = 1024;
+  m.predicted_tokens = 600 + step;
+  if (step == 2) {
+    m.eval_loss = 2.0;
+    m.eval_ppl = std::exp(2.0);
+  }
   m.tokens_per_s = 12600.5;
   m.fwd_ms = 1.5 * step;
   m.bwd_ms = 3.25;

@@ -1,0 +1,162 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/model/document_batches.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/model/megatron_index.h"
+#include "core/model/sample_order.h"
+#include "core/model/token_stream.h"
+#include "core/util/mapped_file.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace model {
+namespace {
+
+// What the open found in the files.
+struct DocumentCounts {
+  int64_t documents = 0;
+  int64_t tokens = 0;
+  int64_t predicted = 0;
+  int64_t truncated = 0;  // examples longer than seq + 1
+};
+
+class Documents : public BatchSource {
+ public:
+  Documents(std::string prefix, TokenStream stream, std::vector<int64_t> starts,
+            MappedFile mask, const DocumentOptions& o,
+            const DocumentCounts& counts)
+      : prefix_(std::move(prefix)),
+        stream_(std::move(stream)),
+        starts_(std::move(starts)),
+        mask_(std::move(mask)),
+        vocab_(o.vocab),
+        seq_(o.seq),
+        counts_(counts),
+        order_(counts.documents, o.seed, o.shuffle) {}
+
+  std::string description() const override {
+    return absl::StrCat(
+        "fine-tuning examples ", prefix_, " (", counts_.documents,
+        " examples, ", counts_.predicted, " of ", counts_.tokens,
+        " tokens predicted, one example per sample padded to ", seq_,
+        counts_.truncated > 0
+            ? absl::StrCat(", ", counts_.truncated, " truncated to ", seq_ + 1,
+                           " tokens")
+            : "",
+        order_.shuffled() ? "" : ", in file order", ")");
+  }
+  int64_t min_vocab() const override { return vocab_; }
+  int64_t samples_per_epoch() const override { return order_.samples(); }
+  bool masks_targets() const override { return true; }
+
+ protected:
+  absl::Status Sample(int64_t, int64_t, int32_t*) const override {
+    return absl::InternalError("fine-tuning examples are read with targets");
+  }
+
+  absl::Status SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
+                             int32_t* targets) const override {
+    if (seq != seq_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(description(), " was opened for sequences of ", seq_,
+                       " tokens, not ", seq));
+    }
+    const int64_t per_epoch = order_.samples();
+    const int64_t doc = order_.At(n / per_epoch, n % per_epoch);
+    const int64_t first = starts_[doc];
+    const int64_t length = std::min(starts_[doc + 1] - first, seq + 1);
+    std::vector<int32_t> ids(std::max<int64_t>(length, 1));
+    ZR_RETURN_IF_ERROR(stream_.Read(first, length, vocab_, ids.data()));
+    const uint8_t* predicted = mask_.data() + first;
+    for (int64_t i = 0; i < seq; ++i) {
+      const bool inside = i + 1 < length;
+      tokens[i] = i < length ? ids[i] : 0;
+      targets[i] = inside && predicted[i + 1] != 0 ? ids[i + 1] : -1;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string prefix_;
+  TokenStream stream_;
+  std::vector<int64_t> starts_;
+  MappedFile mask_;
+  int64_t vocab_;
+  int64_t seq_;
+  DocumentCounts counts_;
+  SampleOrder order_;
+};
+
+// Checks every mask byte; counts the predicted tokens.
+absl::StatusOr<int64_t> CountPredicted(const MappedFile& mask) {
+  int64_t predicted = 0;
+  for (int64_t i = 0; i < mask.size(); ++i) {
+    const uint8_t b = mask.data()[i];
+    if (b > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          mask.path(), ": byte ", i, " is ", static_cast<int>(b),
+          "; a loss mask holds 0 (not predicted) or 1 (predicted) per token "
+          "(rewrite it with tools/data/prepare)"));
+    }
+    predicted += b;
+  }
+  return predicted;
+}
+
+}  // namespace
+
+std::string LossMaskPath(const std::string& prefix) {
+  return prefix + ".loss_mask.bin";
+}
+
+absl::StatusOr<std::unique_ptr<BatchSource>> DocumentBatches(
+    const std::string& prefix, const DocumentOptions& o) {
+  if (o.seq < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sequences need at least 1 token, got --seq ", o.seq));
+  }
+  MegatronIndex index;
+  ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenMegatronTokens(prefix, &index));
+  const std::string mask_path = LossMaskPath(prefix);
+  ZR_ASSIGN_OR_RETURN(MappedFile mask, MappedFile::Open(mask_path));
+  if (mask.size() != index.tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        mask_path, " has ", mask.size(), " bytes; ", prefix, ".bin holds ",
+        index.tokens,
+        " tokens and its loss mask one byte per token (were they written "
+        "together by tools/data/prepare?)"));
+  }
+  DocumentCounts counts;
+  counts.documents = index.sequences;
+  counts.tokens = index.tokens;
+  ZR_ASSIGN_OR_RETURN(counts.predicted, CountPredicted(mask));
+  if (counts.documents < 1 || counts.predicted == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, " has ", counts.documents, " examples and predicts ",
+        counts.predicted, " tokens: nothing to train on (is ", mask_path,
+        " all zeros?)"));
+  }
+  for (int64_t d = 0; d < counts.documents; ++d) {
+    const int64_t length =
+        index.sequence_starts[d + 1] - index.sequence_starts[d];
+    if (length <= o.seq + 1) continue;
+    if (!o.truncate) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          prefix, ": example ", d, " has ", length, " tokens, more than --seq ",
+          o.seq, " + 1; raise --seq to ", length - 1,
+          " or drop --no-truncate to keep its first ", o.seq + 1, " tokens"));
+    }
+    ++counts.truncated;
+  }
+  return std::unique_ptr<BatchSource>(std::make_unique<Documents>(
+      prefix, std::move(stream), std::move(index.sequence_starts),
+      std::move(mask), o, counts));
+}
+
+}  // namespace model
+}  // namespace zero3
