@@ -12,7 +12,12 @@
 //   - the losses of 5 AdamW steps (lr 1e-3, betas 0.9/0.999, eps 1e-8,
 //     weight decay 0.01; without clipping and with gradient_clipping 1.0),
 //     within 1e-4 relative, with ZeRO-3 on 1 and on 2 ranks (the global
-//     batch of 2 windows split across them).
+//     batch of 2 windows split across them);
+//   - fine-tuning batches (masked_golden.json: prompt targets and padding
+//     not predicted): 5 AdamW steps whose loss is the mean over the global
+//     batch's predicted targets, PyTorch accumulating two micro-batches as
+//     transformers' Trainer does (num_items_in_batch), within 1e-4
+//     relative, on 1 rank (one micro-batch of 2, two of 1) and on 2.
 // Measured with transformers 5.17 / torch 2.11 goldens: every difference is
 // below 5e-7 relative (fp32 rounding; the tolerances leave room for other
 // summation orders, e.g. on GPUs).
@@ -51,9 +56,10 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
-config::JsonValue ReadGolden(const std::string& dir) {
+config::JsonValue ReadGolden(const std::string& dir,
+                             const char* file = "golden.json") {
   absl::StatusOr<config::JsonValue> g =
-      config::ParseJson(Slurp(absl::StrCat(dir, "/golden.json")));
+      config::ParseJson(Slurp(absl::StrCat(dir, "/", file)));
   ZR_CHECK(g.ok()) << g.status();
   return *g;
 }
@@ -158,6 +164,42 @@ INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleTest,
                                            "llama3_rope", "qwen2_yarn", "qwen3",
                                            "olmo2", "phi3", "qwen2_bytes",
                                            "llama"));
+
+// Fine-tuning batches: however the global batch is split into ranks and
+// micro-batches, the loss is transformers' num_items_in_batch mean.
+TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
+  const std::string dir = "testing/testdata/hf/qwen2_tied";
+  const config::JsonValue golden = ReadGolden(dir, "masked_golden.json");
+  const config::JsonValue& adamw = *golden.Find("adamw");
+  const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
+  const GoldenWindows windows(golden);
+  ASSERT_TRUE(windows.masks_targets());
+  const std::vector<config::JsonValue>& want = adamw.Find("losses")->array();
+  for (const auto& [world, accumulation] :
+       {std::pair<int, int>{1, 1}, {1, 2}, {2, 1}}) {
+    SCOPED_TRACE(
+        absl::StrCat(world, " ranks, ", accumulation, " micro-batches"));
+    zero::ZeroOptions o = OptionsFor(adamw, windows, world);
+    o.accumulation = accumulation;
+    o.micro_batch /= accumulation;
+    sim::SimOptions so;
+    so.profile = sim::TestProfile();
+    ASSERT_OK_AND_ASSIGN(RunResult run, RunZero(c->spec(), o, world,
+                                                static_cast<int>(want.size()),
+                                                windows, so, c.get()));
+    EXPECT_TRUE(run.races.empty());
+    for (size_t s = 0; s < want.size(); ++s) {
+      EXPECT_LE(RelativeError(run.losses[s], want[s].number_value()),
+                kStepTolerance)
+          << "step " << s + 1 << ": " << run.losses[s] << " vs "
+          << want[s].number_value();
+    }
+    EXPECT_LE(
+        RelativeError(run.losses[0],
+                      golden.Find("forward")->Find("loss")->number_value()),
+        kLossTolerance);
+  }
+}
 
 // The hub's classic config.json layout (top-level rope_theta, rope_scaling
 // null) gives the same model and the same loss.

@@ -109,6 +109,30 @@ GoldenWindows::GoldenWindows(const config::JsonValue& golden) {
       windows_.push_back(std::move(tokens));
     }
   }
+  const config::JsonValue* predicted = golden.Find("predicted");
+  if (predicted == nullptr) return;
+  for (const config::JsonValue& step : predicted->array()) {
+    for (const config::JsonValue& w : step.array()) {
+      std::vector<bool> flags;
+      for (const config::JsonValue& f : w.array()) {
+        flags.push_back(f.AsExactInt64().value() != 0);
+      }
+      ZR_CHECK_EQ(static_cast<int64_t>(flags.size()), seq_);
+      predicted_.push_back(std::move(flags));
+    }
+  }
+  ZR_CHECK_EQ(predicted_.size(), windows_.size());
+}
+
+absl::Status GoldenWindows::SampleTargets(int64_t n, int64_t seq,
+                                          int32_t* tokens,
+                                          int32_t* targets) const {
+  ZR_RETURN_IF_ERROR(BatchSource::SampleTargets(n, seq, tokens, targets));
+  if (predicted_.empty()) return absl::OkStatus();
+  for (int64_t i = 0; i < seq; ++i) {
+    if (!predicted_[n][i]) targets[i] = -1;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status GoldenWindows::Sample(int64_t n, int64_t seq, int32_t* out) const {

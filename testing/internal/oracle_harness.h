@@ -24,21 +24,27 @@ namespace testing {
 
 // golden.json's "windows": [steps][batch][seq + 1] tokens. Sample n is
 // window n % batch of step n / batch, so a global batch of `batch` windows
-// per step is the same whatever the number of ranks it is split over.
+// per step is the same whatever the number of ranks it is split over. With
+// "predicted" ([steps][batch][seq] of 0 or 1; masked_golden.json), target i
+// of a window is predicted where its flag is 1, else -1.
 class GoldenWindows : public model::BatchSource {
  public:
   explicit GoldenWindows(const config::JsonValue& golden);
   std::string description() const override { return "golden windows"; }
   int64_t min_vocab() const override { return min_vocab_; }
+  bool masks_targets() const override { return !predicted_.empty(); }
   int64_t seq() const { return seq_; }
   int64_t batch() const { return batch_; }
 
  protected:
   absl::Status Sample(int64_t n, int64_t seq, int32_t* out) const override;
+  absl::Status SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
+                             int32_t* targets) const override;
 
  private:
   int64_t seq_ = 0, batch_ = 0, min_vocab_ = 0;
   std::vector<std::vector<int32_t>> windows_;  // [step * batch + b]
+  std::vector<std::vector<bool>> predicted_;   // likewise; empty: all
 };
 
 // fp32 ZeRO-3 options for a golden "adamw" or "adamw_clipped" object: its

@@ -15,6 +15,11 @@ golden.json with, for fixed token windows:
 Loss: mean cross-entropy over all tokens of the batch; a window holds seq + 1
 tokens, the first seq are the inputs and the last seq the targets.
 
+With --masked, masked_golden.json beside a saved checkpoint: fine-tuning
+batches (prompt targets and padding not predicted) and 5 AdamW steps whose
+loss is the mean over the global batch's predicted targets, accumulated over
+two micro-batches as transformers' Trainer does with num_items_in_batch.
+
 Runs on the CPU in fp32 (deterministic). Needs torch and transformers:
     python3 tools/oracle/make_golden.py --out testing/testdata/hf [NAME...]
 """
@@ -119,7 +124,83 @@ def train(name, config, data, clip):
     return model, path, losses
 
 
+def masked_windows(vocab, seed):
+    """Fine-tuning batches as zero3 pads them: per sample a prompt whose
+    targets are not predicted, an answer whose targets are, and padding
+    (token 0, not predicted) after the example's end. Returns the windows
+    and the predicted flags [STEPS][BATCH][SEQ] of their targets."""
+    g = torch.Generator().manual_seed(seed)
+    data = torch.randint(1, vocab, (STEPS, BATCH, SEQ + 1), generator=g)
+    predicted = torch.zeros(STEPS, BATCH, SEQ, dtype=torch.long)
+    for step in range(STEPS):
+        for b in range(BATCH):
+            length = int(torch.randint(4, SEQ + 2, (1,), generator=g))
+            prompt = int(torch.randint(1, length - 1, (1,), generator=g))
+            data[step, b, length:] = 0
+            # Target i is token i + 1: predicted from the answer's first
+            # token to the example's last.
+            predicted[step, b, prompt - 1:length - 1] = 1
+    return data, predicted
+
+
+def masked_loss(model, batch, predicted, items):
+    """One micro-batch's share of the global batch's loss, as transformers'
+    Trainer computes it with num_items_in_batch: the sum over its predicted
+    targets over the global batch's predicted targets."""
+    logits = model(input_ids=batch[:, :-1]).logits
+    labels = batch[:, 1:].masked_fill(predicted == 0, -100)
+    return torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+        ignore_index=-100, reduction="sum") / items
+
+
+def masked(name):
+    """masked_golden.json for the saved checkpoint `name`: the first batch's
+    loss, and 5 AdamW steps with each global batch in two micro-batches of
+    one sample (accumulated as the Trainer does)."""
+    path = os.path.join(ARGS.out, name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        path, dtype=torch.float32)
+    data, predicted = masked_windows(model.config.vocab_size, seed=4321)
+    with torch.no_grad():
+        first = masked_loss(model, data[0], predicted[0],
+                            int(predicted[0].sum())).item()
+    opt = torch.optim.AdamW(model.parameters(), lr=ADAMW["lr"],
+                            betas=tuple(ADAMW["betas"]), eps=ADAMW["eps"],
+                            weight_decay=ADAMW["weight_decay"])
+    losses = []
+    for step in range(STEPS):
+        opt.zero_grad()
+        items = int(predicted[step].sum())
+        total = 0.0
+        for b in range(BATCH):
+            loss = masked_loss(model, data[step, b:b + 1],
+                               predicted[step, b:b + 1], items)
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        losses.append(total)
+    golden = {
+        "model": name,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "seq": SEQ,
+        "batch": BATCH,
+        "windows": data.tolist(),
+        "predicted": predicted.tolist(),
+        "forward": {"loss": first},
+        "adamw": dict(ADAMW, micro_batches=BATCH, losses=losses),
+    }
+    with open(os.path.join(path, "masked_golden.json"), "w") as f:
+        json.dump(golden, f, indent=1)
+    print(name, "masked loss", first, "steps", losses)
+
+
 def main():
+    if ARGS.masked:
+        for name in ARGS.names or ["qwen2_tied"]:
+            masked(name)
+        return
     for name, config in models().items():
         if ARGS.names and name not in ARGS.names:
             continue
@@ -159,6 +240,11 @@ if __name__ == "__main__":
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("names", nargs="*",
                         help="the models to make (default: all)")
+    parser.add_argument("--masked", action="store_true",
+                        help="instead, masked_golden.json (fine-tuning "
+                        "batches: prompt and padding not predicted, two "
+                        "micro-batches per step) for saved checkpoints "
+                        "(default: qwen2_tied)")
     ARGS = parser.parse_args()
     torch.use_deterministic_algorithms(True)
     main()
