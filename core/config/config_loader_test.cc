@@ -477,6 +477,23 @@ TEST(ConfigLoaderTest, ValidConfigs) {
         "zero_optimization.zero_quantized_weights: ZeRO++",
         "bf16.check_grad_overflow: ", "optimizer.params.torch_adam: ",
         "optimizer.params.amsgrad: false is what zero3 does"}},
+      {"values DeepSpeed takes as something else",
+       R"({"gradient_clipping": -1,
+           "optimizer": {"type": "AdamW",
+                         "params": {"lr": 1e-3, "weight_decay": -0.01}},
+           "activation_checkpointing": {"number_checkpoints": null},
+           "scheduler": {"type": "WarmupLR",
+                         "params": {"warmup_num_steps": 0}}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.gradient_clipping(), -1);
+         EXPECT_EQ(c.optimizer().params().weight_decay(), -0.01);
+         EXPECT_FALSE(c.activation_checkpointing().has_number_checkpoints());
+         EXPECT_EQ(c.scheduler().params().warmup_num_steps(), 0);
+       },
+       {"gradient_clipping: -1 turns clipping off",
+        "optimizer.params.weight_decay: -0.01 means no weight decay",
+        "scheduler.params.warmup_num_steps: 0 acts as 2"}},
       {"nvme falls back to cpu",
        R"({"zero_optimization": {"offload_optimizer": {"device": "nvme",
            "nvme_path": "/local_nvme", "buffer_count": 8},
@@ -666,22 +683,21 @@ TEST(ConfigLoaderTest, InvalidConfigs) {
        1,
        {"optimizer.params.betas (line 1, column 36): needs exactly two"}},
       {"eps zero and negative lr",
-       R"({"optimizer": {"params": {"eps": 0, "lr": -1e-3,
-           "weight_decay": -0.1}}})",
+       R"({"optimizer": {"params": {"eps": 0, "lr": -1e-3}}})",
        1,
        {"optimizer.params.lr (line 1, column 43): must be >= 0, found -0.001",
-        "optimizer.params.eps (line 1, column 34): must be > 0",
-        "optimizer.params.weight_decay (line 2, column 28): must be >= 0"}},
+        "optimizer.params.eps (line 1, column 34): must be > 0"}},
       {"ratio outside [0, 1]",
        R"({"zero_optimization": {"offload_optimizer": {"ratio": 1.5}}})",
        1,
        {"zero_optimization.offload_optimizer.ratio (line 1, column 55): must "
         "be in [0, 1], found 1.5"}},
-      {"negative clipping",
-       R"({"gradient_clipping": -1})",
+      {"hysteresis 0 never lowers the scale",
+       R"({"fp16": {"enabled": true, "hysteresis": 0}})",
        1,
-       {"gradient_clipping (line 1, column 23): must be >= 0 (0 disables "
-        "clipping), found -1.0"}},
+       {"fp16.hysteresis (line 1, column 42): must be >= 1 with dynamic loss "
+        "scaling, found 0 (DeepSpeed takes 0 but then never lowers the scale "
+        "after an overflow"}},
       {"dynamic loss scaling needs a window",
        R"({"fp16": {"enabled": true, "loss_scale_window": 0}})",
        1,

@@ -208,7 +208,7 @@ TEST(DeepSpeedRulesTest, ValuesThatMustNotBecomeDefaults) {
                         "empty array"));
   EXPECT_THAT(Error(R"({"gradient_clipping": 1e-400})"),
               HasSubstr("1e-400 is too small for a double and would read as "
-                        "0 (0 disables clipping)"));
+                        "0 (the value 0); write 0 if that is what you mean"));
   EXPECT_THAT(Error(R"({"fp16": {"enabled": true, "loss_scale": 1e-400}})"),
               HasSubstr("would read as 0 (0 selects dynamic loss scaling"));
   EXPECT_THAT(Error(R"({"fp16": {"enabled": true, "loss_scale": 1e308}})"),

@@ -33,7 +33,6 @@ TEST(CheckFieldBoundsTest, DefaultsAreInBounds) {
 
 TEST(CheckFieldBoundsTest, ReportsEachKindOfBound) {
   Config config;
-  config.set_gradient_clipping(-1);
   config.mutable_fp16()->set_initial_scale_power(128);
   config.mutable_optimizer()->mutable_params()->set_eps(0);
   config.mutable_zero_optimization()->set_reduce_bucket_size(-2);
@@ -42,7 +41,6 @@ TEST(CheckFieldBoundsTest, ReportsEachKindOfBound) {
   EXPECT_THAT(
       Errors(config),
       ElementsAre(
-          "gradient_clipping: must be >= 0 (0 disables clipping), found -1.0",
           "fp16.initial_scale_power: must be in [0, 127] (the initial scale "
           "2^initial_scale_power must be a finite fp32 number), found 128",
           "optimizer.params.eps: must be > 0 (it keeps the update's "
@@ -55,9 +53,9 @@ TEST(CheckFieldBoundsTest, ReportsEachKindOfBound) {
 
 TEST(CheckFieldBoundsTest, SkipsPoisonedPaths) {
   Config config;
-  config.set_gradient_clipping(-1);
+  config.mutable_optimizer()->mutable_params()->set_eps(0);
   Diagnostics diag;
-  diag.Poison("gradient_clipping");
+  diag.Poison("optimizer.params.eps");
   CheckFieldBounds(config, &diag, [](const std::string&) {});
   EXPECT_FALSE(diag.has_errors());
 }

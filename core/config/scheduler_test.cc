@@ -100,9 +100,9 @@ TEST(SchedulerTest, Errors) {
        "must be \"log\" or \"linear\", found \"Linear\"; did you mean "
        "\"linear\"?"},
       {R"({"scheduler": {"type": "WarmupLR",
-                         "params": {"warmup_num_steps": 0}}})",
-       "scheduler.params.warmup_num_steps (line 2, column 57): must be >= 1 "
-       "(DeepSpeed requires a positive number of warmup steps), found 0"},
+                         "params": {"warmup_num_steps": -1}}})",
+       "scheduler.params.warmup_num_steps (line 2, column 57): must be >= 0, "
+       "found -1"},
       {R"({"scheduler": {"type": "WarmupCosineLR",
                          "params": {"total_num_steps": 10,
                                     "cos_min_ratio": 1.5}}})",

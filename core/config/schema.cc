@@ -191,7 +191,9 @@ bool IsBatchKey(absl::string_view path) {
 }
 
 bool NullMeansAbsent(absl::string_view path) {
+  // DeepSpeed's documentation writes number_checkpoints null.
   return IsBatchKey(path) || path == "zero_optimization.overlap_comm" ||
+         path == "activation_checkpointing.number_checkpoints" ||
          absl::EndsWith(path, ".nvme_path");
 }
 

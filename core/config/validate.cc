@@ -53,7 +53,28 @@ void CheckDynamicLossScaling(const Fp16& fp16, Diagnostics* diag) {
                            fp16.min_loss_scale()));
   diag->Check(fp16.hysteresis() >= 1, "fp16.hysteresis",
               absl::StrCat("must be >= 1 with dynamic loss scaling, found ",
-                           fp16.hysteresis()));
+                           fp16.hysteresis(),
+                           " (DeepSpeed takes 0 but then never lowers the "
+                           "scale after an overflow, skipping every step; "
+                           "1 lowers it at the first)"));
+}
+
+// Values DeepSpeed takes that act as something else: said once, kept.
+void NoteNegativeClipping(const Config& config, Diagnostics* diag) {
+  if (config.gradient_clipping() >= 0) return;
+  diag->Notice("gradient_clipping",
+               absl::StrCat(config.gradient_clipping(),
+                            " turns clipping off, as 0 does (DeepSpeed clips "
+                            "only above 0)"));
+}
+
+void NoteNegativeWeightDecay(const AdamParams& params, Diagnostics* diag) {
+  if (params.weight_decay() >= 0) return;
+  diag->Notice("optimizer.params.weight_decay",
+               absl::StrCat(params.weight_decay(),
+                            " means no weight decay: DeepSpeed's CPU Adam "
+                            "applies only a positive one, and zero3 does the "
+                            "same (torch.optim.AdamW refuses it)"));
 }
 
 void CheckOptimizerType(const Optimizer& optimizer, Diagnostics* diag) {
@@ -196,6 +217,12 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
                            " needs the step where its decay ends, as in "
                            "DeepSpeed; give a number, or \"auto\" for "
                            "zero3 train's --steps"));
+  if (p.has_warmup_num_steps() && p.warmup_num_steps() == 0) {
+    diag->Notice("scheduler.params.warmup_num_steps",
+                 "0 acts as 2, as in DeepSpeed: the first step runs at the "
+                 "warmup's start (warmup_min_lr, or 0 for WarmupCosineLR), "
+                 "the second at the full rate");
+  }
   const std::string& warmup = p.warmup_type();
   if (warmup != "log" && warmup != "linear") {
     diag->Check(
@@ -235,6 +262,9 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
       {"optimizer.type", [&] { CheckOptimizerType(config.optimizer(), diag); }},
       {"optimizer.params",
        [&] { CheckBetas(config.optimizer().params(), diag); }},
+      {"optimizer.params.weight_decay",
+       [&] { NoteNegativeWeightDecay(config.optimizer().params(), diag); }},
+      {"gradient_clipping", [&] { NoteNegativeClipping(config, diag); }},
       {"zero_optimization.stage", [&] { CheckStage(zero, diag); }},
       {"zero_optimization.offload_optimizer.device",
        [&] {

@@ -41,7 +41,7 @@ struct LrSchedule {
   // WarmupLR, WarmupDecayLR: the lr ramps from min to max.
   double warmup_min_lr = 0;
   double warmup_max_lr = 1e-3;
-  // At least 1; values below 2 act as 2, as in DeepSpeed.
+  // At least 0; values below 2 act as 2, as in DeepSpeed.
   int64_t warmup_num_steps = 1000;
   // WarmupDecayLR, WarmupCosineLR: the step where the decay ends.
   int64_t total_num_steps = 1;

@@ -66,6 +66,10 @@ TEST(LrScheduleTest, WarmupLinearMatchesDeepSpeed) {
 TEST(LrScheduleTest, WarmupOfOneStepActsAsTwo) {
   LrSchedule s = Make(LrScheduleType::kWarmupLR, WarmupType::kLinear, 1);
   ExpectTrace(s, 1e-3, {0.0, 0.0, 0.0005, 0.001, 0.001});
+  // And of none (the Hugging Face Trainer's 0), as DeepSpeed before it
+  // refused 0: max(2, 0).
+  s = Make(LrScheduleType::kWarmupLR, WarmupType::kLinear, 0);
+  ExpectTrace(s, 1e-3, {0.0, 0.0, 0.0005, 0.001, 0.001});
 }
 
 TEST(LrScheduleTest, WarmupDecayMatchesDeepSpeed) {
