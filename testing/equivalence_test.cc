@@ -393,6 +393,22 @@ std::vector<Case> Cases() {
          o.lr_schedule.warmup_num_steps = 3;
          o.lr_schedule.total_num_steps = 5;
        }});
+  // OneCycle moves Adam's beta1 (and sets beta2 0.99) with the lr.
+  cases.push_back({"one_cycle_momentum_offload", 2, [=](zero::ZeroOptions& o) {
+                     offload(o);
+                     o.lr_schedule.type = zero::LrScheduleType::kOneCycle;
+                     o.lr_schedule.cycle_min_lr = 1e-3;
+                     o.lr_schedule.cycle_max_lr = 2e-2;
+                     o.lr_schedule.first_step_size = 2;
+                     o.lr_schedule.second_step_size = 2;
+                   }});
+  cases.push_back({"lr_range_test_staircase", 2, [](zero::ZeroOptions& o) {
+                     o.lr_schedule.type = zero::LrScheduleType::kLRRangeTest;
+                     o.lr_schedule.range_min_lr = 1e-3;
+                     o.lr_schedule.range_step_size = 2;
+                     o.lr_schedule.range_step_rate = 3.0;
+                     o.lr_schedule.range_staircase = true;
+                   }});
   // Overflow-skipped steps do not advance the schedule.
   cases.push_back({"f16_warmup_offload", 2, [=](zero::ZeroOptions& o) {
                      offload(o);
@@ -766,6 +782,33 @@ std::vector<Case> Cases() {
     o.accumulation = 3;
   }));
   return cases;
+}
+
+// OneCycle's first step runs with the betas DeepSpeed sets when it builds
+// the schedule, (cycle_min_mom, 0.99), at cycle_min_lr: the same bits as a
+// constant schedule with those values, and not those of the optimizer's own
+// betas.
+TEST(OneCycleTest, FirstStepUsesTheCyclesBetas) {
+  ASSERT_OK_AND_ASSIGN(model::ModelSpec spec, model::LoadModelSpec("tiny"));
+  zero::ZeroOptions cycle = Base();
+  cycle.lr_schedule.type = zero::LrScheduleType::kOneCycle;
+  cycle.lr_schedule.cycle_min_lr = 1e-2;
+  cycle.lr_schedule.cycle_max_lr = 1e-1;
+  zero::ZeroOptions plain = Base();
+  plain.lr = 1e-2f;
+  plain.beta1 = 0.8f;
+  plain.beta2 = 0.99f;
+  zero::ZeroOptions own = plain;
+  own.beta1 = 0.9f;
+  own.beta2 = 0.999f;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 7);
+  sim::SimOptions sim;
+  sim.profile = sim::TestProfile();
+  ASSERT_OK_AND_ASSIGN(RunResult a, RunZero(spec, cycle, 2, 1, *data, sim));
+  ASSERT_OK_AND_ASSIGN(RunResult b, RunZero(spec, plain, 2, 1, *data, sim));
+  ASSERT_OK_AND_ASSIGN(RunResult c, RunZero(spec, own, 2, 1, *data, sim));
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_NE(a.params, c.params);
 }
 
 // The loss is the mean over the global batch's predicted targets, not a

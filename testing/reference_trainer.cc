@@ -279,8 +279,10 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     args.n = static_cast<int64_t>(g.size());
     args.step = step_;
     args.lr = static_cast<float>(result.lr);
-    args.beta1 = options_.beta1;
-    args.beta2 = options_.beta2;
+    args.beta1 = static_cast<float>(
+        options_.lr_schedule.Beta1At(options_.beta1, step_ - 1));
+    args.beta2 = static_cast<float>(
+        options_.lr_schedule.Beta2At(options_.beta2, step_ - 1));
     args.eps = options_.eps;
     args.weight_decay = decays_[p];
     args.bias_correction = options_.bias_correction;

@@ -23,7 +23,7 @@
 namespace zero3 {
 namespace config {
 
-// "WarmupLR", "WarmupDecayLR", "WarmupCosineLR".
+// "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest".
 const std::vector<std::string>& SchedulerTypes();
 
 // The SchedulerParams fields `type` takes, in the constructor's order;

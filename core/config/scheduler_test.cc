@@ -85,10 +85,25 @@ TEST(SchedulerTest, Errors) {
       {R"({"scheduler": {"params": {"warmup_num_steps": 10}}})",
        "scheduler.type: missing: the scheduler section needs a type"},
       {R"({"scheduler": {"type": "WarmupLr"}})",
-       "\"WarmupLr\" is not implemented: zero3 implements \"WarmupLR\", "
-       "\"WarmupDecayLR\" or \"WarmupCosineLR\"; did you mean \"WarmupLR\"?"},
+       "\"WarmupLr\" is not one of DeepSpeed's schedules: \"WarmupLR\", "
+       "\"WarmupDecayLR\", \"WarmupCosineLR\", \"OneCycle\", \"LRRangeTest\"; "
+       "did you mean \"WarmupLR\"?"},
       {R"({"scheduler": {"type": "OneCycle"}})",
-       "\"OneCycle\": DeepSpeed's schedule is not implemented"},
+       "scheduler.params.cycle_min_lr: missing: OneCycle needs cycle_min_lr "
+       "and cycle_max_lr"},
+      {R"({"scheduler": {"type": "OneCycle",
+                         "params": {"cycle_min_lr": 1e-4, "cycle_max_lr": 1e-3,
+                                    "decay_step_size": 10,
+                                    "decay_mom_rate": 0.1}}})",
+       "scheduler.params.decay_mom_rate (line 4, column 55): must be 0 with "
+       "cycle_momentum"},
+      {R"({"scheduler": {"type": "OneCycle",
+                         "params": {"cycle_min_lr": 1e-4, "cycle_max_lr": 1e-3,
+                                    "warmup_num_steps": 10}}})",
+       "OneCycle takes no warmup_num_steps"},
+      {R"({"scheduler": {"type": "LRRangeTest",
+                         "params": {"lr_range_test_step_size": 0}}})",
+       "must be >= 1 (DeepSpeed requires a positive step size)"},
       {R"({"scheduler": {"type": "WarmupLR",
                          "params": {"cos_min_ratio": 0.1}}})",
        "scheduler.params.cos_min_ratio (line 2, column 54): WarmupLR takes no "
@@ -123,11 +138,36 @@ TEST(SchedulerTest, Errors) {
 
 TEST(SchedulerTest, TypesAndTheirParameters) {
   for (const std::string& type : SchedulerTypes()) {
-    EXPECT_THAT(SchedulerParamNames(type), Contains("warmup_num_steps"));
+    EXPECT_THAT(SchedulerParamNames(type), Contains("last_batch_iteration"));
   }
   EXPECT_THAT(SchedulerParamNames("WarmupCosineLR"),
               AllOf(Contains("cos_min_ratio"), Not(Contains("warmup_max_lr"))));
-  EXPECT_TRUE(SchedulerParamNames("OneCycle").empty());
+  EXPECT_THAT(SchedulerParamNames("OneCycle"),
+              AllOf(Contains("cycle_momentum"), Not(Contains("warmup_type"))));
+  EXPECT_TRUE(SchedulerParamNames("CyclicLR").empty());
+}
+
+// DeepSpeed's constructor defaults, the second half's size and stairs from
+// the first's.
+TEST(SchedulerTest, OneCycleAndRangeTestDefaults) {
+  ASSERT_OK_AND_ASSIGN(LoadedConfig one, Load(R"({"scheduler": {
+      "type": "OneCycle", "params": {"cycle_min_lr": 1e-4, "cycle_max_lr": 1e-3,
+      "cycle_first_step_size": 50, "cycle_first_stair_count": 5}}})"));
+  const SchedulerParams& p = one.config.scheduler().params();
+  EXPECT_EQ(p.cycle_second_step_size(), 50);
+  EXPECT_EQ(p.cycle_second_stair_count(), 5);
+  EXPECT_TRUE(p.has_cycle_momentum());
+  EXPECT_TRUE(p.cycle_momentum());
+  EXPECT_EQ(p.cycle_min_mom(), 0.8);
+  EXPECT_EQ(p.decay_step_size(), 0);
+  EXPECT_FALSE(p.has_warmup_num_steps());
+  ASSERT_OK_AND_ASSIGN(LoadedConfig range,
+                       Load(R"({"scheduler": {"type": "LRRangeTest"}})"));
+  const SchedulerParams& r = range.config.scheduler().params();
+  EXPECT_EQ(r.lr_range_test_min_lr(), 0.001);
+  EXPECT_EQ(r.lr_range_test_step_size(), 2000);
+  EXPECT_TRUE(r.has_lr_range_test_staircase());
+  EXPECT_FALSE(r.has_cycle_min_lr());
 }
 
 }  // namespace

@@ -166,15 +166,40 @@ void CheckChoice(const std::string& value,
                            DidYouMean(value, choices)));
 }
 
+// OneCycle's bounds (DeepSpeed's constructor needs both lrs), and momentum
+// that must stay a valid Adam beta1.
+void CheckOneCycle(const SchedulerParams& p, Diagnostics* diag) {
+  for (const auto& [given, key] :
+       {std::pair<bool, const char*>{p.has_cycle_min_lr(), "cycle_min_lr"},
+        {p.has_cycle_max_lr(), "cycle_max_lr"}}) {
+    diag->Check(given, absl::StrCat("scheduler.params.", key),
+                "missing: OneCycle needs cycle_min_lr and cycle_max_lr, as "
+                "DeepSpeed's constructor does");
+  }
+  if (!p.cycle_momentum()) return;
+  diag->Check(p.cycle_min_mom() < 1 && p.cycle_max_mom() < 1,
+              "scheduler.params.cycle_max_mom",
+              "cycle_min_mom and cycle_max_mom become Adam's beta1, which "
+              "must be below 1");
+  diag->Check(p.decay_mom_rate() == 0 || p.decay_step_size() == 0,
+              "scheduler.params.decay_mom_rate",
+              absl::StrCat("must be 0 with cycle_momentum: after the cycle "
+                           "DeepSpeed multiplies beta1 by (1 + ",
+                           p.decay_mom_rate(),
+                           " * steps / decay_step_size), which passes 1 and "
+                           "makes Adam diverge; set cycle_momentum false or "
+                           "decay_mom_rate 0"));
+}
+
 // The scheduler's type, its parameters against the type, and the values
 // DeepSpeed checks or warns about.
 void CheckScheduler(const Config& config, Diagnostics* diag) {
   if (!config.has_scheduler()) return;
   const Scheduler& sched = config.scheduler();
   const std::vector<std::string>& types = SchedulerTypes();
-  const std::string list =
-      "\"WarmupLR\", \"WarmupDecayLR\" or "
-      "\"WarmupCosineLR\"";
+  std::vector<std::string> quoted;
+  for (const std::string& t : types) quoted.push_back(Quote(t));
+  const std::string list = absl::StrJoin(quoted, ", ");
   if (!sched.has_type()) {
     diag->Check(
         false, "scheduler.type",
@@ -185,12 +210,9 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
   }
   const std::vector<std::string> names = SchedulerParamNames(sched.type());
   if (names.empty()) {
-    const bool deepspeed =
-        sched.type() == "OneCycle" || sched.type() == "LRRangeTest";
     diag->Check(false, "scheduler.type",
                 absl::StrCat(Quote(sched.type()),
-                             deepspeed ? ": DeepSpeed's schedule is" : " is",
-                             " not implemented: zero3 implements ", list,
+                             " is not one of DeepSpeed's schedules: ", list,
                              DidYouMean(sched.type(), types)));
     return;
   }
@@ -217,6 +239,7 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
                            " needs the step where its decay ends, as in "
                            "DeepSpeed; give a number, or \"auto\" for "
                            "zero3 train's --steps"));
+  if (sched.type() == "OneCycle") CheckOneCycle(p, diag);
   if (p.has_warmup_num_steps() && p.warmup_num_steps() == 0) {
     diag->Notice("scheduler.params.warmup_num_steps",
                  "0 acts as 2, as in DeepSpeed: the first step runs at the "

@@ -17,8 +17,26 @@ zero::LrSchedule ScheduleFromConfig(const config::Scheduler& s) {
   const std::string& type = s.type();
   out.type = type == "WarmupCosineLR"  ? zero::LrScheduleType::kWarmupCosineLR
              : type == "WarmupDecayLR" ? zero::LrScheduleType::kWarmupDecayLR
+             : type == "OneCycle"      ? zero::LrScheduleType::kOneCycle
+             : type == "LRRangeTest"   ? zero::LrScheduleType::kLRRangeTest
                                        : zero::LrScheduleType::kWarmupLR;
   const config::SchedulerParams& p = s.params();
+  out.range_min_lr = p.lr_range_test_min_lr();
+  out.range_step_size = p.lr_range_test_step_size();
+  out.range_step_rate = p.lr_range_test_step_rate();
+  out.range_staircase = p.lr_range_test_staircase();
+  out.cycle_min_lr = p.cycle_min_lr();
+  out.cycle_max_lr = p.cycle_max_lr();
+  out.decay_lr_rate = p.decay_lr_rate();
+  out.first_step_size = p.cycle_first_step_size();
+  out.second_step_size = p.cycle_second_step_size();
+  out.first_stair_count = p.cycle_first_stair_count();
+  out.second_stair_count = p.cycle_second_stair_count();
+  out.decay_step_size = p.decay_step_size();
+  out.cycle_momentum = p.cycle_momentum();
+  out.cycle_min_mom = p.cycle_min_mom();
+  out.cycle_max_mom = p.cycle_max_mom();
+  out.decay_mom_rate = p.decay_mom_rate();
   out.warmup_type = p.warmup_type() == "linear" ? zero::WarmupType::kLinear
                                                 : zero::WarmupType::kLog;
   out.warmup_min_lr = p.warmup_min_lr();

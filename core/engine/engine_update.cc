@@ -134,8 +134,11 @@ kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,
   kernels::AdamWArgs args;
   args.step = step;
   args.lr = static_cast<float>(lr);
-  args.beta1 = options_.beta1;
-  args.beta2 = options_.beta2;
+  // OneCycle moves the betas with the lr; step counts from 1.
+  args.beta1 = static_cast<float>(
+      options_.lr_schedule.Beta1At(options_.beta1, step - 1));
+  args.beta2 = static_cast<float>(
+      options_.lr_schedule.Beta2At(options_.beta2, step - 1));
   args.eps = options_.eps;
   args.weight_decay = options_.weight_decay;
   args.bias_correction = options_.bias_correction;

@@ -22,11 +22,70 @@ double WarmupGamma(WarmupType type, int64_t it, int64_t w) {
 
 }  // namespace
 
+double LrSchedule::CycleScale(int64_t iteration) const {
+  const double total = static_cast<double>(first_step_size + second_step_size);
+  const double step_ratio = static_cast<double>(first_step_size) / total;
+  const int64_t batch_iteration = iteration + 1;
+  const double cycle =
+      std::floor(1 + static_cast<double>(batch_iteration) / total);
+  const double x = 1.0 + static_cast<double>(batch_iteration) / total - cycle;
+  double scale;
+  int64_t stairs;
+  if (x <= step_ratio) {
+    scale = x / step_ratio;
+    stairs = first_stair_count;
+  } else {
+    scale = (x - 1) / (step_ratio - 1);
+    stairs = second_stair_count;
+  }
+  if (stairs > 0) {
+    const double in_cycle =
+        std::fmod(static_cast<double>(batch_iteration), total);
+    const double position =
+        in_cycle <= static_cast<double>(first_step_size)
+            ? in_cycle * static_cast<double>(stairs) / first_step_size
+            : (total - in_cycle) * static_cast<double>(stairs) /
+                  second_step_size;
+    scale = std::floor(position) / static_cast<double>(stairs);
+  }
+  return scale;
+}
+
+double LrSchedule::OneCycleLr(int64_t it) const {
+  const int64_t total = first_step_size + second_step_size;
+  if (it < total) {
+    return cycle_min_lr + (cycle_max_lr - cycle_min_lr) * CycleScale(it);
+  }
+  if (decay_step_size == 0 || decay_lr_rate == 0) return cycle_min_lr;
+  const double interval = static_cast<double>(it - total + 1) /
+                          static_cast<double>(decay_step_size);
+  return cycle_min_lr / (1 + decay_lr_rate * interval);
+}
+
+double LrSchedule::OneCycleMomentum(int64_t it) const {
+  const int64_t total = first_step_size + second_step_size;
+  if (it < total) {
+    return cycle_max_mom - (cycle_max_mom - cycle_min_mom) * CycleScale(it);
+  }
+  if (decay_step_size == 0 || decay_mom_rate == 0) return cycle_max_mom;
+  const double interval = static_cast<double>(it - total + 1) /
+                          static_cast<double>(decay_step_size);
+  return cycle_max_mom * (1 + decay_mom_rate * interval);
+}
+
 double LrSchedule::ValueAt(double optimizer_lr, int64_t it) const {
   const int64_t w = std::max<int64_t>(2, warmup_num_steps);
   switch (type) {
     case LrScheduleType::kConstant:
       return optimizer_lr;
+    case LrScheduleType::kOneCycle:
+      return it < 0 ? cycle_min_lr : OneCycleLr(it);
+    case LrScheduleType::kLRRangeTest: {
+      const double quotient =
+          static_cast<double>(it + 1) / static_cast<double>(range_step_size);
+      const double interval = range_staircase ? std::floor(quotient) : quotient;
+      return range_min_lr * (1 + range_step_rate * interval);
+    }
     case LrScheduleType::kWarmupLR:
     case LrScheduleType::kWarmupDecayLR: {
       if (it < 0) return warmup_min_lr;
@@ -71,6 +130,24 @@ double LrSchedule::LrAt(double optimizer_lr, int64_t applied) const {
   return ValueAt(optimizer_lr, last_batch_iteration + applied);
 }
 
+double LrSchedule::Beta1At(double optimizer_beta1, int64_t applied) const {
+  if (type != LrScheduleType::kOneCycle || !cycle_momentum) {
+    return optimizer_beta1;
+  }
+  if (applied == 0) {
+    return last_batch_iteration == -1 ? cycle_min_mom : optimizer_beta1;
+  }
+  return OneCycleMomentum(last_batch_iteration + applied);
+}
+
+double LrSchedule::Beta2At(double optimizer_beta2, int64_t applied) const {
+  if (type != LrScheduleType::kOneCycle || !cycle_momentum) {
+    return optimizer_beta2;
+  }
+  if (applied == 0 && last_batch_iteration != -1) return optimizer_beta2;
+  return 0.99;
+}
+
 const char* LrScheduleName(LrScheduleType type) {
   switch (type) {
     case LrScheduleType::kConstant:
@@ -81,6 +158,10 @@ const char* LrScheduleName(LrScheduleType type) {
       return "WarmupDecayLR";
     case LrScheduleType::kWarmupCosineLR:
       return "WarmupCosineLR";
+    case LrScheduleType::kOneCycle:
+      return "OneCycle";
+    case LrScheduleType::kLRRangeTest:
+      return "LRRangeTest";
   }
   return "?";
 }

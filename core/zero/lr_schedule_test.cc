@@ -115,6 +115,75 @@ TEST(LrScheduleTest, WarmupCosineMatchesDeepSpeed) {
        2.0000000000000002e-07, 2.0000000000000002e-07, 2.0000000000000002e-07});
 }
 
+TEST(LrScheduleTest, LRRangeTestMatchesDeepSpeed) {
+  // LRRangeTest(min_lr 1e-4, step_size 3, step_rate 2.0).
+  LrSchedule s;
+  s.type = LrScheduleType::kLRRangeTest;
+  s.range_min_lr = 1e-4;
+  s.range_step_size = 3;
+  s.range_step_rate = 2.0;
+  ExpectTrace(
+      s, 1e-3,
+      {0.0001, 0.00016666666666666666, 0.0002333333333333333,
+       0.00030000000000000003, 0.00036666666666666667, 0.0004333333333333334,
+       0.0005, 0.0005666666666666667, 0.0006333333333333333});
+  s.range_staircase = true;
+  ExpectTrace(
+      s, 1e-3,
+      {0.0001, 0.0001, 0.0001, 0.00030000000000000003, 0.00030000000000000003,
+       0.00030000000000000003, 0.0005, 0.0005, 0.0005});
+}
+
+TEST(LrScheduleTest, OneCycleMatchesDeepSpeedWithItsMomentum) {
+  // OneCycle(cycle_min_lr 1e-4, cycle_max_lr 1e-3, first 4, second 2,
+  // decay_lr_rate 0.5, decay_step_size 2, decay_mom_rate 0.1) on AdamW
+  // with betas (0.9, 0.999).
+  LrSchedule s;
+  s.type = LrScheduleType::kOneCycle;
+  s.cycle_min_lr = 1e-4;
+  s.cycle_max_lr = 1e-3;
+  s.first_step_size = 4;
+  s.second_step_size = 2;
+  s.decay_lr_rate = 0.5;
+  s.decay_step_size = 2;
+  s.decay_mom_rate = 0.1;
+  ExpectTrace(s, 1e-3,
+              {0.0001, 0.0003250000000000001, 0.0005499999999999999,
+               0.0007750000000000001, 0.0009999999999999998,
+               0.0005499999999999996, 0.0001, 8e-05, 6.666666666666667e-05,
+               5.714285714285715e-05, 5e-05, 4.4444444444444447e-05, 4e-05});
+  const std::vector<double> beta1 = {0.8,
+                                     0.875,
+                                     0.8500000000000001,
+                                     0.8250000000000001,
+                                     0.8,
+                                     0.8500000000000001,
+                                     0.9,
+                                     0.9450000000000001,
+                                     0.9900000000000001};
+  for (size_t i = 0; i < beta1.size(); ++i) {
+    EXPECT_DOUBLE_EQ(s.Beta1At(0.9, static_cast<int64_t>(i)), beta1[i]) << i;
+    EXPECT_EQ(s.Beta2At(0.999, static_cast<int64_t>(i)), 0.99) << i;
+  }
+}
+
+TEST(LrScheduleTest, OneCycleStairsMatchDeepSpeed) {
+  // OneCycle(1e-4, 1e-3, first 4, first_stair_count 2, no momentum): the
+  // second half takes the first's size and stairs.
+  LrSchedule s;
+  s.type = LrScheduleType::kOneCycle;
+  s.cycle_min_lr = 1e-4;
+  s.cycle_max_lr = 1e-3;
+  s.first_step_size = s.second_step_size = 4;
+  s.first_stair_count = s.second_stair_count = 2;
+  s.cycle_momentum = false;
+  ExpectTrace(s, 1e-3,
+              {0.0001, 0.0001, 0.00055, 0.00055, 0.001, 0.00055, 0.00055,
+               0.0001, 0.0001, 0.0001, 0.0001});
+  EXPECT_EQ(s.Beta1At(0.9, 3), 0.9);
+  EXPECT_EQ(s.Beta2At(0.999, 3), 0.999);
+}
+
 TEST(LrScheduleTest, ResumedScheduleStartsAtTheOptimizerLr) {
   LrSchedule s = Make(LrScheduleType::kWarmupLR, WarmupType::kLinear, 10);
   s.warmup_max_lr = 1e-3;
