@@ -125,20 +125,19 @@ TEST_P(OracleTest, ForwardLossLogitsAndGradientNorms) {
   }
 }
 
-// Five AdamW steps through ZeRO-3 on `world` ranks against PyTorch's.
-void CheckSteps(const std::string& dir, const char* key, int world) {
-  SCOPED_TRACE(absl::StrCat(dir, " ", key, " on ", world, " ranks"));
-  const config::JsonValue golden = ReadGolden(dir);
-  const config::JsonValue& adamw = *golden.Find(key);
-  const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
-  const GoldenWindows windows(golden);
-  const zero::ZeroOptions o = OptionsFor(adamw, windows, world);
+// The golden AdamW steps (`adamw`, with its "losses") through ZeRO-3 on
+// `world` ranks with options `o`; step 1's loss is also the golden forward
+// loss at the saved weights.
+void ExpectGoldenSteps(const model::HfCheckpoint& c,
+                       const GoldenWindows& windows, const zero::ZeroOptions& o,
+                       int world, const config::JsonValue& golden,
+                       const config::JsonValue& adamw) {
   const std::vector<config::JsonValue>& want = adamw.Find("losses")->array();
   sim::SimOptions so;
   so.profile = sim::TestProfile();
   ASSERT_OK_AND_ASSIGN(
-      RunResult run, RunZero(c->spec(), o, world, static_cast<int>(want.size()),
-                             windows, so, c.get()));
+      RunResult run, RunZero(c.spec(), o, world, static_cast<int>(want.size()),
+                             windows, so, &c));
   EXPECT_TRUE(run.races.empty());
   for (size_t s = 0; s < want.size(); ++s) {
     EXPECT_LE(RelativeError(run.losses[s], want[s].number_value()),
@@ -146,10 +145,20 @@ void CheckSteps(const std::string& dir, const char* key, int world) {
         << "step " << s + 1 << ": " << run.losses[s] << " vs "
         << want[s].number_value();
   }
-  // Step 1's loss is the forward loss at the saved weights.
   EXPECT_LE(RelativeError(run.losses[0],
                           golden.Find("forward")->Find("loss")->number_value()),
             kLossTolerance);
+}
+
+// Five AdamW steps through ZeRO-3 on `world` ranks against PyTorch's.
+void CheckSteps(const std::string& dir, const char* key, int world) {
+  SCOPED_TRACE(absl::StrCat(dir, " ", key, " on ", world, " ranks"));
+  const config::JsonValue golden = ReadGolden(dir);
+  const config::JsonValue& adamw = *golden.Find(key);
+  const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
+  const GoldenWindows windows(golden);
+  ExpectGoldenSteps(*c, windows, OptionsFor(adamw, windows, world), world,
+                    golden, adamw);
 }
 
 TEST_P(OracleTest, AdamWStepsOnOneAndTwoRanks) {
@@ -174,7 +183,6 @@ TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
   const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
   const GoldenWindows windows(golden);
   ASSERT_TRUE(windows.masks_targets());
-  const std::vector<config::JsonValue>& want = adamw.Find("losses")->array();
   for (const auto& [world, accumulation] :
        {std::pair<int, int>{1, 1}, {1, 2}, {2, 1}}) {
     SCOPED_TRACE(
@@ -182,22 +190,7 @@ TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
     zero::ZeroOptions o = OptionsFor(adamw, windows, world);
     o.accumulation = accumulation;
     o.micro_batch /= accumulation;
-    sim::SimOptions so;
-    so.profile = sim::TestProfile();
-    ASSERT_OK_AND_ASSIGN(RunResult run, RunZero(c->spec(), o, world,
-                                                static_cast<int>(want.size()),
-                                                windows, so, c.get()));
-    EXPECT_TRUE(run.races.empty());
-    for (size_t s = 0; s < want.size(); ++s) {
-      EXPECT_LE(RelativeError(run.losses[s], want[s].number_value()),
-                kStepTolerance)
-          << "step " << s + 1 << ": " << run.losses[s] << " vs "
-          << want[s].number_value();
-    }
-    EXPECT_LE(
-        RelativeError(run.losses[0],
-                      golden.Find("forward")->Find("loss")->number_value()),
-        kLossTolerance);
+    ExpectGoldenSteps(*c, windows, o, world, golden, adamw);
   }
 }
 

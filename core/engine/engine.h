@@ -110,7 +110,7 @@ struct StepStats {
 
 // An evaluation on held-out data (Engine::Evaluate).
 struct EvalStats {
-  double loss = 0;               // mean over the predicted targets
+  double loss = 0;  // mean over the predicted targets; NaN where none
   int64_t predicted_tokens = 0;  // of all its batches
   int64_t batches = 0;           // global batches evaluated
 };

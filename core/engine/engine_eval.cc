@@ -3,6 +3,8 @@
 // engine_eval.cc: Engine::Evaluate, forward passes on held-out data between
 // steps.
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "core/engine/engine.h"
 #include "core/util/status_macros.h"
@@ -39,7 +41,7 @@ absl::StatusOr<EvalStats> Engine::Evaluate(const model::BatchSource& data,
   // Tensor-parallel ranks compute the same terms of the same tokens.
   const int tensor_parallel = rt_.world_size() / dp_size_;
   stats.loss = stats.predicted_tokens == 0
-                   ? 0.0
+                   ? std::numeric_limits<double>::quiet_NaN()
                    : static_cast<double>(total[0]) / tensor_parallel /
                          static_cast<double>(stats.predicted_tokens);
   return stats;

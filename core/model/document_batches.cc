@@ -23,6 +23,10 @@ struct DocumentCounts {
   int64_t tokens = 0;
   int64_t predicted = 0;
   int64_t truncated = 0;  // examples longer than seq + 1
+  // Predicted tokens left as targets after truncation, and the examples
+  // whose every predicted token truncation cut off.
+  int64_t kept = 0;
+  int64_t emptied = 0;
 };
 
 class Documents : public BatchSource {
@@ -45,8 +49,12 @@ class Documents : public BatchSource {
         " examples, ", counts_.predicted, " of ", counts_.tokens,
         " tokens predicted, one example per sample padded to ", seq_,
         counts_.truncated > 0
-            ? absl::StrCat(", ", counts_.truncated, " truncated to ", seq_ + 1,
-                           " tokens")
+            ? absl::StrCat(
+                  ", ", counts_.truncated, " truncated to ", seq_ + 1,
+                  " tokens, keeping ", counts_.kept, " predicted tokens",
+                  counts_.emptied > 0 ? absl::StrCat("; ", counts_.emptied,
+                                                     " lose all of theirs")
+                                      : "")
             : "",
         order_.shuffled() ? "" : ", in file order", ")");
   }
@@ -141,9 +149,20 @@ absl::StatusOr<std::unique_ptr<BatchSource>> DocumentBatches(
         counts.predicted, " tokens: nothing to train on (is ", mask_path,
         " all zeros?)"));
   }
+  int64_t longest = 0;
   for (int64_t d = 0; d < counts.documents; ++d) {
-    const int64_t length =
-        index.sequence_starts[d + 1] - index.sequence_starts[d];
+    const int64_t first = index.sequence_starts[d];
+    const int64_t length = index.sequence_starts[d + 1] - first;
+    longest = std::max(longest, length);
+    // Targets are tokens 1 .. min(length, seq + 1) - 1 of the example.
+    const uint8_t* m = mask.data() + first;
+    int64_t all = 0, kept = 0;
+    for (int64_t j = 1; j < length; ++j) {
+      all += m[j];
+      if (j <= o.seq) kept += m[j];
+    }
+    counts.kept += kept;
+    if (all > 0 && kept == 0) ++counts.emptied;
     if (length <= o.seq + 1) continue;
     if (!o.truncate) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -152,6 +171,13 @@ absl::StatusOr<std::unique_ptr<BatchSource>> DocumentBatches(
           " or drop --no-truncate to keep its first ", o.seq + 1, " tokens"));
     }
     ++counts.truncated;
+  }
+  if (counts.kept == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, ": with --seq ", o.seq,
+        " truncation cuts off every predicted token (the examples are up to ",
+        longest, " tokens, their answers at the end); raise --seq to ",
+        longest - 1));
   }
   return std::unique_ptr<BatchSource>(std::make_unique<Documents>(
       prefix, std::move(stream), std::move(index.sequence_starts),

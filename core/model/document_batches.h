@@ -43,8 +43,9 @@ struct DocumentOptions {
 // The examples of `prefix` (its .bin, .idx and loss mask). Errors name the
 // file and the fix: a mask whose size is not the .bin's token count, a mask
 // that predicts nothing, no examples, or (without truncation) an example
-// longer than seq + 1 tokens, or a mask byte other than 0 and 1 (naming its
-// offset). The whole mask is read once here.
+// longer than seq + 1 tokens, truncation to seq + 1 tokens that leaves no
+// predicted token, or a mask byte other than 0 and 1 (naming its offset).
+// The whole mask is read once here.
 absl::StatusOr<std::unique_ptr<BatchSource>> DocumentBatches(
     const std::string& prefix, const DocumentOptions& options);
 

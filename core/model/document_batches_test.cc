@@ -84,7 +84,8 @@ TEST(DocumentBatchesTest, PredictedTargetsCountTheWholeGlobalBatch) {
 TEST(DocumentBatchesTest, LongExamplesAreTruncatedOrRefused) {
   const std::string prefix = WriteExamples("long");
   ASSERT_OK_AND_ASSIGN(auto source, DocumentBatches(prefix, Options(3)));
-  EXPECT_THAT(source->description(), HasSubstr("1 truncated to 4 tokens"));
+  EXPECT_THAT(source->description(),
+              HasSubstr("1 truncated to 4 tokens, keeping 6 predicted tokens"));
   std::vector<int32_t> tokens, targets;
   ASSERT_OK(source->Fill({1, 3, 1, 1}, 1, 0, 0, &tokens, &targets));
   EXPECT_THAT(tokens, ElementsAre(20, 21, 22));
@@ -95,6 +96,22 @@ TEST(DocumentBatchesTest, LongExamplesAreTruncatedOrRefused) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("example 1 has 6 tokens"),
                              HasSubstr("raise --seq to 5"))));
+}
+
+// Answers come last: a --seq that cuts every one off trains on nothing, and
+// one that cuts some off says how many examples it emptied.
+TEST(DocumentBatchesTest, TruncationThatDropsAnswersIsReported) {
+  const std::string prefix =
+      WriteExamples("late_answers", std::string("\0\0\1\1", 4) +
+                                        std::string("\0\0\1\1\1\1", 6) +
+                                        std::string("\0\0\0\1", 4));
+  EXPECT_THAT(DocumentBatches(prefix, Options(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("cuts off every predicted token"),
+                             HasSubstr("raise --seq to 5"))));
+  ASSERT_OK_AND_ASSIGN(auto source, DocumentBatches(prefix, Options(2)));
+  EXPECT_THAT(source->description(),
+              HasSubstr("keeping 2 predicted tokens; 1 lose all of theirs"));
 }
 
 TEST(DocumentBatchesTest, BadMasksAreErrorsNamingTheFile) {

@@ -124,6 +124,19 @@ def train(name, config, data, clip):
     return model, path, losses
 
 
+def golden_header(name, data):
+    """What every golden file starts with: the model, the versions that made
+    it, the batch shape and its token windows."""
+    return {
+        "model": name,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "seq": SEQ,
+        "batch": BATCH,
+        "windows": data.tolist(),
+    }
+
+
 def masked_windows(vocab, seed):
     """Fine-tuning batches as zero3 pads them: per sample a prompt whose
     targets are not predicted, an answer whose targets are, and padding
@@ -180,17 +193,11 @@ def masked(name):
             total += loss.item()
         opt.step()
         losses.append(total)
-    golden = {
-        "model": name,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "seq": SEQ,
-        "batch": BATCH,
-        "windows": data.tolist(),
-        "predicted": predicted.tolist(),
-        "forward": {"loss": first},
-        "adamw": dict(ADAMW, micro_batches=BATCH, losses=losses),
-    }
+    golden = dict(
+        golden_header(name, data),
+        predicted=predicted.tolist(),
+        forward={"loss": first},
+        adamw=dict(ADAMW, micro_batches=BATCH, losses=losses))
     with open(os.path.join(path, "masked_golden.json"), "w") as f:
         json.dump(golden, f, indent=1)
     print(name, "masked loss", first, "steps", losses)
@@ -212,12 +219,7 @@ def main():
         loss, logits = loss_of(model, data[0])
         loss.backward()
         golden = {
-            "model": name,
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "seq": SEQ,
-            "batch": BATCH,
-            "windows": data.tolist(),
+            **golden_header(name, data),
             "forward": {
                 "loss": loss.item(),
                 "logits": [{"sample": b, "position": p,
