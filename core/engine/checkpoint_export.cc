@@ -11,10 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
+#include "core/io/staged_directory.h"
 #include "core/model/hf_checkpoint.h"
 #include "core/model/hf_config.h"
 #include "core/model/transformer.h"
@@ -116,14 +118,25 @@ absl::Status WriteText(const std::string& path, const config::JsonValue& json) {
 
 }  // namespace
 
+bool IsExportedModelFile(const std::string& name) {
+  return name == "config.json" || name == "model.safetensors" ||
+         name == "model.safetensors.index.json" ||
+         (absl::StartsWith(name, "model-") && absl::StrContains(name, "-of-") &&
+          absl::EndsWith(name, ".safetensors"));
+}
+
 absl::Status ExportHfDirectory(const std::string& step_dir,
                                const CheckpointManifest& m,
-                               const std::string& out_dir, kernels::DType dtype,
+                               const std::string& final_dir,
+                               kernels::DType dtype, bool overwrite,
                                int64_t max_shard_bytes) {
   if (dtype != kernels::DType::kF32 && dtype != kernels::DType::kBF16) {
     return absl::InvalidArgumentError(
         "the export's dtype must be fp32 or bf16");
   }
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<io::StagedDirectory> staged,
+                      io::StagedDirectory::Create(final_dir, overwrite));
+  const std::string& out_dir = staged->staging();
   const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
   if (params.size() != m.params.size()) {
     return absl::InvalidArgumentError(
@@ -145,10 +158,6 @@ absl::Status ExportHfDirectory(const std::string& step_dir,
         std::unique_ptr<io::SafetensorsFile> file,
         io::SafetensorsFile::Open(absl::StrCat(step_dir, "/", f.name)));
     files.push_back(std::move(file));
-  }
-  if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create directory ", out_dir, ": ", std::strerror(errno)));
   }
   const std::vector<model::HfTensor> hf = model::HfTensorsOf(m.spec, params);
   const std::vector<std::vector<int>> shards =
@@ -176,10 +185,11 @@ absl::Status ExportHfDirectory(const std::string& step_dir,
     ZR_RETURN_IF_ERROR(
         WriteText(out_dir + "/model.safetensors.index.json", index));
   }
-  return WriteText(
+  ZR_RETURN_IF_ERROR(WriteText(
       out_dir + "/config.json",
       model::HfConfigFromModelSpec(
-          m.spec, dtype == kernels::DType::kF32 ? "float32" : "bfloat16"));
+          m.spec, dtype == kernels::DType::kF32 ? "float32" : "bfloat16")));
+  return staged->Publish(IsExportedModelFile);
 }
 
 }  // namespace engine

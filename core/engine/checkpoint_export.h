@@ -29,7 +29,12 @@ inline constexpr int64_t kMaxHfShardBytes = 5'000'000'000;
 
 // Exports the checkpoint in `step_dir` (its manifest `manifest`; every
 // shard's size and checksum is checked first) to `out_dir`, created if
-// missing (its parent must exist). `dtype` is kF32 or kBF16 (rounded to
+// missing (its parent must exist). A non-empty `out_dir` is an error unless
+// `overwrite`, which replaces the model files there (config.json and the
+// weights, removing an earlier export's shards and index that the new one
+// does not write) and keeps the rest (a tokenizer, say). The files are
+// written beside `out_dir` first and moved in at the end, so a failure
+// leaves `out_dir` as it was. `dtype` is kF32 or kBF16 (rounded to
 // nearest even). Above `max_shard_bytes` the weights go to
 // model-0000k-of-0000n.safetensors files with model.safetensors.index.json,
 // as transformers writes them; each file is gathered and written in turn,
@@ -38,7 +43,12 @@ inline constexpr int64_t kMaxHfShardBytes = 5'000'000'000;
 absl::Status ExportHfDirectory(const std::string& step_dir,
                                const CheckpointManifest& manifest,
                                const std::string& out_dir, kernels::DType dtype,
+                               bool overwrite = false,
                                int64_t max_shard_bytes = kMaxHfShardBytes);
+
+// Whether `name` is a file ExportHfDirectory writes: config.json,
+// model.safetensors, model-*-of-*.safetensors, model.safetensors.index.json.
+bool IsExportedModelFile(const std::string& name);
 
 }  // namespace engine
 }  // namespace zero3

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,9 @@ namespace zero3 {
 namespace engine {
 namespace {
 
+using ::testing::HasSubstr;
 using ::zero3::testing::IsOk;
+using ::zero3::testing::StatusIs;
 
 constexpr int kWorld = 2;
 
@@ -134,7 +137,7 @@ TEST(CheckpointExportTest, LargeExportsAreShardedWithAnIndex) {
   const std::string step_dir = SaveTwoSteps("export_sharded", &full);
   const std::string out = FreshTestDir("hf_sharded");
   ASSERT_THAT(ExportHfDirectory(step_dir, ReadManifest(step_dir).value(), out,
-                                kernels::DType::kF32, 40'000),
+                                kernels::DType::kF32, false, 40'000),
               IsOk());
   std::error_code ec;
   EXPECT_FALSE(std::filesystem::exists(out + "/model.safetensors", ec));
@@ -157,6 +160,31 @@ TEST(CheckpointExportTest, LargeExportsAreShardedWithAnIndex) {
     EXPECT_EQ(std::memcmp(v.data(), full[p].data(), v.size() * 4), 0)
         << params[p].name;
   }
+}
+
+// A non-empty directory is replaced only when asked, and then an earlier
+// export's shards go while the user's other files stay.
+TEST(CheckpointExportTest, OverwriteReplacesOnlyTheModelFiles) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_overwrite", &full);
+  const CheckpointManifest m = ReadManifest(step_dir).value();
+  const std::string out = FreshTestDir("hf_overwrite");
+  ASSERT_THAT(
+      ExportHfDirectory(step_dir, m, out, kernels::DType::kF32, false, 40'000),
+      IsOk());
+  std::ofstream(out + "/tokenizer.json") << "{}";
+  EXPECT_THAT(
+      ExportHfDirectory(step_dir, m, out, kernels::DType::kF32),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--overwrite")));
+  ASSERT_THAT(ExportHfDirectory(step_dir, m, out, kernels::DType::kF32, true),
+              IsOk());
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         "config.json", "model.safetensors", "tokenizer.json"));
+  EXPECT_TRUE(model::HfCheckpoint::Open(out).ok());
 }
 
 // Training from the export, on the batch the checkpoint would train next,

@@ -4,9 +4,11 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -31,6 +33,29 @@ std::string DirectoryOf(const std::string& path) {
 }
 
 }  // namespace
+
+mode_t ProcessUmask() {
+  static const mode_t mask = [] {
+    FILE* f = std::fopen("/proc/self/status", "r");
+    if (f != nullptr) {
+      char line[256];
+      unsigned int value = 0;
+      bool found = false;
+      while (std::fgets(line, sizeof(line), f) != nullptr) {
+        if (std::sscanf(line, "Umask: %o", &value) == 1) {
+          found = true;
+          break;
+        }
+      }
+      std::fclose(f);
+      if (found) return static_cast<mode_t>(value);
+    }
+    const mode_t m = umask(022);
+    umask(m);
+    return m;
+  }();
+  return mask;
+}
 
 absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(
     const std::string& path) {
@@ -74,6 +99,11 @@ absl::Status AtomicFile::Commit() {
         absl::StrCat(path_, " was already committed"));
   }
   if (fsync(fd_) != 0) return Errno("flush", temp_);
+  // The temporary file is private (0600); the file is as the umask says,
+  // as other tools' outputs are.
+  if (fchmod(fd_, 0666 & ~ProcessUmask()) != 0) {
+    return Errno("set the permissions of", temp_);
+  }
   const int fd = fd_;
   fd_ = -1;
   if (close(fd) != 0) return Errno("close", temp_);

@@ -9,8 +9,10 @@
 //   ZR_RETURN_IF_ERROR(f->Commit());
 //
 // Bytes go to a temporary file beside `path` (same directory, so the rename
-// stays on one file system). Commit flushes it to disk (fsync), renames it
-// over `path` and flushes the directory. Destroying an AtomicFile that was
+// stays on one file system). Commit gives it the permissions a new file
+// gets under the process's umask (0644 under 022; the umask is read once),
+// flushes it to disk (fsync), renames it over `path` and flushes the
+// directory. Destroying an AtomicFile that was
 // not committed removes the temporary file: an error at any point leaves
 // `path` as it was. Errors name the file and the system's reason. The
 // size and CRC-32C of the bytes written are kept as they pass, so a caller
@@ -18,6 +20,8 @@
 
 #ifndef ZERO3_CORE_IO_ATOMIC_FILE_H_
 #define ZERO3_CORE_IO_ATOMIC_FILE_H_
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
@@ -35,6 +39,11 @@ struct FileDigest {
   int64_t bytes = 0;
   uint32_t crc32c = 0;
 };
+
+// The process's umask, read without changing it (umask(2) would, for a
+// moment, under other threads creating files): /proc/self/status's Umask
+// line, else the umask(2) pair. Read once, on the first call.
+mode_t ProcessUmask();
 
 class AtomicFile {
  public:

@@ -60,15 +60,7 @@ absl::Status WriteWholeFile(const std::string& path, absl::string_view bytes) {
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file,
                       AtomicFile::Create(path));
   ZR_RETURN_IF_ERROR(file->Write(bytes));
-  ZR_RETURN_IF_ERROR(file->Commit());
-  // The temporary file was private (0600); the output is not.
-  const mode_t mask = umask(0);
-  umask(mask);
-  if (chmod(path.c_str(), 0666 & ~mask) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot set the permissions of ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return file->Commit();
 }
 
 }  // namespace io

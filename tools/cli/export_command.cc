@@ -12,6 +12,7 @@
 #include "core/engine/checkpoint_manifest.h"
 #include "core/kernels/dtype.h"
 #include "core/util/status_macros.h"
+#include "tools/cli/internal/path_clash.h"
 
 namespace zero3 {
 namespace cli {
@@ -37,11 +38,18 @@ class ExportCommand : public Command {
 
   void DefineFlags(FlagSet& flags) override {
     flags.AddString("checkpoint", &checkpoint_, "DIR",
-                    "a --save directory (its latest) or one of its step_<N> "
+                    "required: a --save directory (its latest) or one of its "
+                    "step_<N> "
                     "directories");
     flags.AddString("out", &out_, "HFDIR",
-                    "the directory to write (created if missing)");
+                    "required: the directory to write, new or empty (created "
+                    "if missing; its parent must exist)");
     flags.AddString("dtype", &dtype_, "fp32|bf16", "the weights' dtype");
+    flags.AddBool("overwrite", &overwrite_,
+                  "--out may hold files: its model files (config.json, "
+                  "model*.safetensors and the index) are replaced and an "
+                  "earlier export's extra shards removed; other files (a "
+                  "tokenizer) stay");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -70,9 +78,14 @@ class ExportCommand : public Command {
     ZR_ASSIGN_OR_RETURN(const engine::CheckpointManifest m,
                         engine::ReadManifest(step_dir));
     const std::string dir = ResolveUserPath(out_);
+    ZR_RETURN_IF_ERROR(
+        internal::CheckNoClash({{"--checkpoint", step_dir},
+                                {"--checkpoint", ResolveUserPath(checkpoint_)}},
+                               {{"--out", dir}}));
     ZR_RETURN_IF_ERROR(engine::ExportHfDirectory(
         step_dir, m, dir,
-        dtype_ == "fp32" ? kernels::DType::kF32 : kernels::DType::kBF16));
+        dtype_ == "fp32" ? kernels::DType::kF32 : kernels::DType::kBF16,
+        overwrite_));
     out << "exported " << step_dir << " (step " << m.step << ", "
         << m.params.size() << " tensors, " << dtype_ << ") to " << dir << "\n";
     return absl::OkStatus();
@@ -80,6 +93,7 @@ class ExportCommand : public Command {
 
   std::string checkpoint_;
   std::string out_;
+  bool overwrite_ = false;
   std::string dtype_ = "fp32";
 };
 

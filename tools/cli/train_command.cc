@@ -3,6 +3,7 @@
 #include "tools/cli/train_command.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -51,6 +52,7 @@
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
 #include "tools/cli/internal/output_path.h"
+#include "tools/cli/internal/path_clash.h"
 #include "tools/preflight/memory_check.h"
 #include "tools/whatif/whatif.h"
 
@@ -304,6 +306,8 @@ class TrainCommand : public Command {
 
   // CheckFlags: --backend and the flags only one backend takes.
   absl::Status CheckBackendFlags();
+  // No output flag names an input or another output's file.
+  absl::Status CheckNoClash() const;
   // LoadInputs: the configuration with --set and --drop-sync applied, and
   // the training data.
   absl::StatusOr<zero::ZeroOptions> LoadOptions(const model::ModelSpec& spec,
@@ -503,7 +507,36 @@ absl::Status TrainCommand::CheckFlags() {
         internal::CheckOutputFile("--metrics", ResolveUserPath(metrics_)));
   }
   ZR_RETURN_IF_ERROR(data_flags_.Check(data_mode));
+  ZR_RETURN_IF_ERROR(CheckNoClash());
   return checkpoints_.Check(data_mode, predict_ || profile_ops_);
+}
+
+absl::Status TrainCommand::CheckNoClash() const {
+  using internal::FlagPath;
+  std::vector<FlagPath> inputs = {{"--config", ResolveUserPath(config_)}};
+  if (data_flags_.file()) {
+    for (FlagPath& f :
+         internal::DataFiles("--data", ResolveUserPath(data_flags_.data()))) {
+      inputs.push_back(std::move(f));
+    }
+  }
+  if (data_flags_.evaluating()) {
+    for (FlagPath& f : internal::DataFiles(
+             "--eval-data", ResolveUserPath(data_flags_.eval_data()))) {
+      inputs.push_back(std::move(f));
+    }
+  }
+  // A preset's name is no file.
+  const std::string model = ResolveUserPath(model_);
+  if (access(model.c_str(), F_OK) == 0) inputs.push_back({"--model", model});
+  const FlagPath metrics{"--metrics", ResolveUserPath(metrics_)};
+  const FlagPath trace{"--trace", ResolveUserPath(trace_)};
+  const FlagPath save{"--save", ResolveUserPath(checkpoints_.save_dir())};
+  ZR_RETURN_IF_ERROR(internal::CheckNoClash(inputs, {metrics, trace, save}));
+  // --save may be the --resume directory (a run continued in place).
+  return internal::CheckNoClash(
+      {{"--resume", ResolveUserPath(checkpoints_.resume_path())}},
+      {metrics, trace});
 }
 
 // On GPUs the job's ranks are those of the launcher's environment
