@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -87,8 +89,7 @@ absl::StatusOr<std::optional<ResumePoint>> CheckpointFlags::OpenResume(
 }
 
 absl::Status CheckpointFlags::PrepareSave(const std::string& resolved_dir,
-                                          int64_t first_step,
-                                          int64_t steps) const {
+                                          int64_t first_step, int64_t steps) {
   if (!saving()) return absl::OkStatus();
   if (mkdir(resolved_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::InvalidArgumentError(
@@ -100,7 +101,31 @@ absl::Status CheckpointFlags::PrepareSave(const std::string& resolved_dir,
         absl::StrCat("--save: cannot write checkpoints in ", resolved_dir, ": ",
                      std::strerror(errno)));
   }
+  ZR_ASSIGN_OR_RETURN(lock_, RunLock::Acquire(resolved_dir, "--save"));
+  RemoveLeftovers(resolved_dir);
   return CheckNoCollision(resolved_dir, first_step, steps);
+}
+
+// Under the lock no other run writes here: every temporary file is a dead
+// run's (kill -9 mid-save), shards of full size among them.
+void CheckpointFlags::RemoveLeftovers(const std::string& dir) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto sweep = [&](const fs::path& folder) {
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+      const std::string name = e.path().filename().string();
+      if (absl::StrContains(name, ".tmp.") && e.is_regular_file(ec)) {
+        fs::remove(e.path(), ec);
+      }
+    }
+  };
+  sweep(dir);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (absl::StartsWith(e.path().filename().string(), "step_") &&
+        e.is_directory(ec)) {
+      sweep(e.path());
+    }
+  }
 }
 
 absl::Status CheckpointFlags::CheckNoCollision(const std::string& dir,

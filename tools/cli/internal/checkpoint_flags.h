@@ -17,6 +17,7 @@
 #define ZERO3_TOOLS_CLI_INTERNAL_CHECKPOINT_FLAGS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,7 @@
 #include "core/model/model_spec.pb.h"
 #include "core/zero/options.h"
 #include "tools/cli/flags.h"
+#include "tools/cli/internal/run_lock.h"
 
 namespace zero3 {
 namespace cli {
@@ -63,12 +65,15 @@ class CheckpointFlags {
       model::BatchSource& data) const;
 
   // Creates the --save directory (`resolved_dir`) if missing, so that a
-  // path that cannot be written fails the run before its first step, and
-  // checks that no checkpoint this run would save (after step `first_step`
-  // up to `steps`) exists there already, so that a long run does not fail
-  // at its first save: InvalidArgument naming the path and the fix.
+  // path that cannot be written fails the run before its first step; locks
+  // it for this run (RunLock: a second run saving there is refused, naming
+  // this one); and checks that no checkpoint this run would save (after
+  // step `first_step` up to `steps`) exists there already, so that a long
+  // run does not fail at its first save and a finished step is never
+  // overwritten: InvalidArgument naming the path and the fix. The lock is
+  // held until this object goes or the process ends.
   absl::Status PrepareSave(const std::string& resolved_dir, int64_t first_step,
-                           int64_t steps) const;
+                           int64_t steps);
 
   // Whether to save after `steps_done` of the run's `steps`: every
   // --save-interval steps and at the end.
@@ -83,12 +88,16 @@ class CheckpointFlags {
   const std::string& resume_path() const { return resume_; }
 
  private:
+  // Removes the temporary files a killed run left in `dir` and its step
+  // directories (PrepareSave, under the lock).
+  void RemoveLeftovers(const std::string& dir) const;
   // PrepareSave's check of the step directories already in `dir`.
   absl::Status CheckNoCollision(const std::string& dir, int64_t first_step,
                                 int64_t steps) const;
 
   std::string save_;
   std::string resume_;
+  std::unique_ptr<RunLock> lock_;
   int64_t save_interval_ = 0;
   int64_t keep_last_ = 0;
 };
