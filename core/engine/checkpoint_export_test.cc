@@ -7,15 +7,20 @@
 
 #include "core/engine/checkpoint_export.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/config/json.h"
 #include "core/engine/checkpoint.h"
 #include "core/engine/checkpoint_manifest.h"
 #include "core/engine/checkpoint_test_util.h"
@@ -24,6 +29,7 @@
 #include "core/model/hf_checkpoint.h"
 #include "core/model/presets.h"
 #include "core/util/check.h"
+#include "core/util/crc32c.h"
 #include "core/util/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -59,6 +65,58 @@ absl::Status OnRanks(
   so.mode = sim::SimMode::kData;
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
   return world->Run(body);
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// `shard` (a safetensors file's bytes) with __metadata__ key `key` set to
+// `value`: the header rewritten, its length prefix updated; "" if the key
+// is not there.
+std::string ForgeMetadata(const std::string& shard, const std::string& key,
+                          const std::string& value) {
+  uint64_t n = 0;
+  std::memcpy(&n, shard.data(), 8);
+  std::string header = shard.substr(8, n);
+  const std::string quoted = "\"" + key + "\": \"";
+  const size_t at = header.find(quoted);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + quoted.size();
+  const size_t end = header.find('"', begin);
+  header = header.substr(0, begin) + value + header.substr(end);
+  while (header.size() % 8 != 0) header += ' ';
+  const uint64_t length = header.size();
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &length, 8);
+  return out + header + shard.substr(8 + n);
+}
+
+// `manifest` with the size and checksum of file `name` set to `bytes`'s.
+std::string WithFile(const std::string& manifest, const std::string& name,
+                     const std::string& bytes) {
+  absl::StatusOr<config::JsonValue> tree = config::ParseJson(manifest);
+  ZR_CHECK(tree.ok());
+  config::JsonValue files = *tree->Find("files");
+  config::JsonValue updated = config::JsonValue::Array();
+  for (config::JsonValue f : files.array()) {
+    if (f.Find("name")->string_value() == name) {
+      f.Set("bytes",
+            config::JsonValue::Int(static_cast<int64_t>(bytes.size())));
+      f.Set("crc32c",
+            config::JsonValue::String(absl::StrFormat("%08x", Crc32c(bytes))));
+    }
+    updated.Append(std::move(f));
+  }
+  tree->Set("files", std::move(updated));
+  return config::WriteJson(*tree);
 }
 
 // Trains 2 steps and saves; returns the step directory, and each
@@ -185,6 +243,62 @@ TEST(CheckpointExportTest, OverwriteReplacesOnlyTheModelFiles) {
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "config.json", "model.safetensors", "tokenizer.json"));
   EXPECT_TRUE(model::HfCheckpoint::Open(out).ok());
+}
+
+// Whatever a manifest or a shard's __metadata__ says, reading the
+// checkpoint (as resume and export do) returns or fails; it never aborts or
+// reads out of bounds (the sanitized CI stage runs this too). Each case
+// replaces one number of the manifest, or one counter of rank 0's shard
+// (its size and checksum in the manifest updated to match, so that the
+// value itself is what is read), with a value a broken or hostile file
+// might hold.
+TEST(CheckpointFuzzTest, NoManifestOrCounterCrashesTheReaders) {
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("fuzz", &full);
+  const std::string manifest_path = step_dir + "/manifest.json";
+  const std::string manifest = ReadBytes(manifest_path);
+  const std::string shard_path = step_dir + "/" + ShardFileName(0);
+  const std::string shard = ReadBytes(shard_path);
+  const std::vector<std::string> values = {
+      "-6",    "-1",    "0",    "1",  "3", "65536", "9223372036854775807",
+      "1e309", "\"x\"", "null", "2.5"};
+  int cases = 0, accepted = 0;
+  auto try_read = [&](const std::string& text) {
+    WriteBytes(manifest_path, text);
+    absl::StatusOr<CheckpointManifest> m = ReadManifest(step_dir);
+    ++cases;
+    if (!m.ok()) return;
+    if (ReadWholeState(step_dir, *m).ok()) ++accepted;
+    const std::string out = FreshTestDir("fuzz_out");
+    (void)ExportHfDirectory(step_dir, *m, out, kernels::DType::kF32);
+  };
+  // Each number of the manifest (the first 400), replaced.
+  const std::regex number(R"(-?[0-9][0-9.eE+-]*)");
+  int replaced = 0;
+  for (auto it = std::sregex_iterator(manifest.begin(), manifest.end(), number);
+       it != std::sregex_iterator() && replaced < 400; ++it, ++replaced) {
+    for (const std::string& v : values) {
+      try_read(manifest.substr(0, it->position()) + v +
+               manifest.substr(it->position() + it->length()));
+    }
+  }
+  // Each counter of rank 0's shard, replaced.
+  for (const char* key :
+       {"steps_done", "adam_steps", "loss_scale", "loss_scale_cur_hysteresis",
+        "loss_scale_iteration", "loss_scale_last_overflow"}) {
+    for (const std::string& v : {"-3", "0", "1e400", "nan", "-1", "x"}) {
+      const std::string forged = ForgeMetadata(shard, key, v);
+      ASSERT_FALSE(forged.empty()) << key;
+      WriteBytes(shard_path, forged);
+      try_read(WithFile(manifest, ShardFileName(0), forged));
+    }
+  }
+  WriteBytes(shard_path, shard);
+  WriteBytes(manifest_path, manifest);
+  ASSERT_OK_AND_ASSIGN(CheckpointManifest m, ReadManifest(step_dir));
+  EXPECT_OK(ReadWholeState(step_dir, m).status());
+  std::printf("checkpoint fuzz: %d cases, %d read\n", cases, accepted);
+  EXPECT_GT(cases, 1000);
 }
 
 // Training from the export, on the batch the checkpoint would train next,

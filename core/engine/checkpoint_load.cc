@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -169,6 +170,26 @@ absl::Status ReadCounters(const io::SafetensorsFile& f,
     return absl::InvalidArgumentError(absl::StrCat(
         "checkpoint file ", f.path(), ": no loss_scale, or steps_done ",
         state->steps_done, " differs from the manifest's step ", m.step));
+  }
+  // The counters' ranges: applied steps are some of the steps taken, the
+  // scaler's state is one it can be in.
+  const zero::LossScaler::State& s = state->scaler;
+  const char* bad =
+      state->adam_steps < 0 || state->adam_steps > state->steps_done
+          ? "adam_steps"
+      : !(std::isfinite(s.scale) && s.scale > 0) ? "loss_scale"
+      : s.cur_hysteresis < 0                     ? "loss_scale_cur_hysteresis"
+      : s.iteration < 0                          ? "loss_scale_iteration"
+      : s.last_overflow < -1 || s.last_overflow > s.iteration
+          ? "loss_scale_last_overflow"
+          : nullptr;
+  if (bad != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint file ", f.path(), ": __metadata__ '", bad,
+                     "' is out of range (adam_steps ", state->adam_steps,
+                     " of ", state->steps_done, " steps, loss scale ", s.scale,
+                     ", hysteresis ", s.cur_hysteresis, ", iteration ",
+                     s.iteration, ", last overflow ", s.last_overflow, ")"));
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -21,8 +22,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "core/kernels/dtype.h"
+#include "core/model/presets.h"
+#include "core/model/transformer.h"
 #include "core/util/crc32c.h"
 #include "core/util/status_macros.h"
+#include "core/util/text_proto.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
 
@@ -172,6 +176,98 @@ std::string SpecDifference(const model::ModelSpec& saved,
   return "a repeated field differs";
 }
 
+// Bounds that keep every product of the manifest's counts within int64.
+constexpr int64_t kMaxWorld = int64_t{1} << 20;
+constexpr int64_t kMaxCount = int64_t{1} << 40;
+
+absl::Status InRange(const std::string& path, absl::string_view key,
+                     int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return absl::OkStatus();
+  return Bad(path, absl::StrCat("'", key, "' is ", value, ", outside [", lo,
+                                ", ", hi, "]"));
+}
+
+// The layout: each parameter's partition within every rank's tensors, large
+// enough for its elements over the ranks, and no two overlapping.
+absl::Status CheckLayout(const CheckpointManifest& m, const std::string& path) {
+  std::vector<std::pair<int64_t, int64_t>> spans;  // [offset, end)
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const CheckpointParam& p = m.params[i];
+    const std::string at =
+        absl::StrCat("layout.params[", i, "] (", p.name, ")");
+    ZR_RETURN_IF_ERROR(
+        InRange(path, at + ".numel", p.numel, 0, kMaxCount * kMaxWorld));
+    ZR_RETURN_IF_ERROR(
+        InRange(path, at + ".partition", p.partition, 1, m.partition_elements));
+    ZR_RETURN_IF_ERROR(InRange(path, at + ".offset", p.offset, 0,
+                               m.partition_elements - p.partition));
+    if (p.numel > p.partition * m.world_size) {
+      return Bad(
+          path,
+          absl::StrCat(at, ": ", p.numel, " elements do not fit partitions of ",
+                       p.partition, " on ", m.world_size, " ranks"));
+    }
+    spans.push_back({p.offset, p.offset + p.partition});
+  }
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].first < spans[i - 1].second) {
+      return Bad(path, absl::StrCat("layout.params overlap at element ",
+                                    spans[i].first));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Every field's range and the fields' consistency, so that nothing read
+// from a manifest can take a reader out of bounds.
+absl::Status CheckManifest(const CheckpointManifest& m,
+                           const std::string& path) {
+  ZR_RETURN_IF_ERROR(InRange(path, "step", m.step, 0, kMaxCount));
+  ZR_RETURN_IF_ERROR(InRange(path, "batch.micro_batch", m.micro_batch, 1,
+                             kMaxCount / kMaxWorld));
+  ZR_RETURN_IF_ERROR(InRange(path, "batch.seq", m.seq, 1, kMaxCount));
+  ZR_RETURN_IF_ERROR(InRange(path, "batch.accumulation", m.accumulation, 1,
+                             kMaxCount / kMaxWorld));
+  ZR_RETURN_IF_ERROR(InRange(path, "layout.partition_elements",
+                             m.partition_elements, 0, kMaxCount));
+  ZR_RETURN_IF_ERROR(InRange(path, "data_position.epoch", m.data_position.epoch,
+                             0, kMaxCount));
+  ZR_RETURN_IF_ERROR(InRange(path, "data_position.index", m.data_position.index,
+                             0, kMaxCount));
+  if (m.dtype != "f32" && m.dtype != "bf16" && m.dtype != "f16") {
+    return Bad(
+        path, absl::StrCat("'dtype' is '", m.dtype, "', not f32, bf16 or f16"));
+  }
+  const absl::Status spec = model::ValidateModelSpec(m.spec);
+  if (!spec.ok()) {
+    return Bad(path, absl::StrCat("'model': ", spec.message()));
+  }
+  // Each shard holds the master and both moments, partition_elements fp32
+  // values each: the files bound what a reader allocates.
+  for (const CheckpointFile& f : m.files) {
+    ZR_RETURN_IF_ERROR(InRange(path, "files[].bytes", f.bytes,
+                               12 * m.partition_elements,
+                               std::numeric_limits<int64_t>::max()));
+  }
+  const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
+  if (params.size() != m.params.size()) {
+    return Bad(path,
+               absl::StrCat("'layout.params' lists ", m.params.size(),
+                            " parameters; its model has ", params.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (m.params[i].name != params[i].name ||
+        m.params[i].numel != params[i].numel()) {
+      return Bad(path, absl::StrCat("layout.params[", i, "] is ",
+                                    m.params[i].name, " of ", m.params[i].numel,
+                                    " elements; its model's is ",
+                                    params[i].name, " of ", params[i].numel()));
+    }
+  }
+  return CheckLayout(m, path);
+}
+
 }  // namespace
 
 std::string ShardFileName(int rank) {
@@ -225,10 +321,13 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text,
   m.format_version = static_cast<int>(version);
   ZR_ASSIGN_OR_RETURN(m.step, top.Int("step"));
   ZR_ASSIGN_OR_RETURN(const int64_t world, top.Int("world_size"));
+  ZR_RETURN_IF_ERROR(InRange(path, "world_size", world, 1, kMaxWorld));
   m.world_size = static_cast<int>(world);
   ZR_ASSIGN_OR_RETURN(const std::string spec, top.String("model"));
-  if (!google::protobuf::TextFormat::ParseFromString(spec, &m.spec)) {
-    return Bad(path, "'model' is not a text-format ModelSpec");
+  const absl::Status parsed = ParseTextProto(spec, "model", &m.spec);
+  if (!parsed.ok()) {
+    return Bad(path, absl::StrCat("'model' is not a text-format ModelSpec (",
+                                  parsed.message(), ")"));
   }
   ZR_ASSIGN_OR_RETURN(m.dtype, top.String("dtype"));
   ZR_ASSIGN_OR_RETURN(const JsonValue* batch,
@@ -255,6 +354,7 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text,
   ZR_ASSIGN_OR_RETURN(const JsonValue* files,
                       top.Get("files", JsonValue::Kind::kArray));
   ZR_RETURN_IF_ERROR(ParseFiles(*files, path, &m));
+  ZR_RETURN_IF_ERROR(CheckManifest(m, path));
   return m;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/model/presets.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -11,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "core/model/rope.h"
 #include "core/util/text_proto.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 
 namespace zero3 {
 namespace model {
@@ -340,11 +343,52 @@ std::vector<std::string> PresetNames() {
   return names;
 }
 
+namespace {
+
+// The first double field of `m` (nested messages included) that is not
+// finite, as "name value"; "" when all are.
+std::string NonFiniteField(const google::protobuf::Message& m) {
+  const google::protobuf::Descriptor* d = m.GetDescriptor();
+  const google::protobuf::Reflection* r = m.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    using FD = google::protobuf::FieldDescriptor;
+    if (f->cpp_type() == FD::CPPTYPE_MESSAGE && !f->is_repeated() &&
+        r->HasField(m, f)) {
+      const std::string inner = NonFiniteField(r->GetMessage(m, f));
+      if (!inner.empty()) return absl::StrCat(f->name(), ".", inner);
+    }
+    if (f->cpp_type() != FD::CPPTYPE_DOUBLE) continue;
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int k = 0; k < n; ++k) {
+      const double v =
+          f->is_repeated() ? r->GetRepeatedDouble(m, f, k) : r->GetDouble(m, f);
+      if (!std::isfinite(v)) return absl::StrCat(f->name(), " ", v);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 absl::Status ValidateModelSpec(const ModelSpec& s) {
+  const std::string non_finite = NonFiniteField(s);
+  if (!non_finite.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model spec: ", non_finite, " is not a finite number"));
+  }
   auto positive = [](int64_t v, const char* field) -> absl::Status {
     if (v > 0) return absl::OkStatus();
     return absl::InvalidArgumentError(
         absl::StrCat("model spec: ", field, " must be positive, got ", v));
+  };
+  // The upper bounds lie far past any released model (Llama 3.1 405B:
+  // hidden 16384, 126 layers) and keep every parameter count, and their sum,
+  // within int64.
+  auto within = [](int64_t v, int64_t max, const char* field) -> absl::Status {
+    if (v <= max) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model spec: ", field, " must be at most ", max, ", got ", v));
   };
   for (const absl::Status& st :
        {positive(s.vocab_size(), "vocab_size"),
@@ -353,7 +397,14 @@ absl::Status ValidateModelSpec(const ModelSpec& s) {
         positive(s.num_layers(), "num_layers"),
         positive(s.num_heads(), "num_heads"),
         positive(s.num_kv_heads(), "num_kv_heads"),
-        positive(s.head_dim(), "head_dim")}) {
+        positive(s.head_dim(), "head_dim"),
+        within(s.vocab_size(), int64_t{1} << 23, "vocab_size"),
+        within(s.hidden_size(), int64_t{1} << 18, "hidden_size"),
+        within(s.intermediate_size(), int64_t{1} << 20, "intermediate_size"),
+        within(s.num_layers(), int64_t{1} << 12, "num_layers"),
+        within(s.num_heads(), int64_t{1} << 12, "num_heads"),
+        within(s.num_kv_heads(), int64_t{1} << 12, "num_kv_heads"),
+        within(s.head_dim(), int64_t{1} << 12, "head_dim")}) {
     if (!st.ok()) return st;
   }
   if (s.num_heads() % s.num_kv_heads() != 0) {
@@ -366,9 +417,14 @@ absl::Status ValidateModelSpec(const ModelSpec& s) {
         "model spec: head_dim must be even for rotary embeddings, got ",
         s.head_dim()));
   }
-  if (!(s.rope_theta() > 0) || !(s.rms_norm_eps() > 0) || !(s.init_std() > 0)) {
+  const auto finite_positive = [](double v) {
+    return v > 0 && std::isfinite(v);
+  };
+  if (!finite_positive(s.rope_theta()) || !finite_positive(s.rms_norm_eps()) ||
+      !finite_positive(s.init_std())) {
     return absl::InvalidArgumentError(
-        "model spec: rope_theta, rms_norm_eps and init_std must be positive");
+        "model spec: rope_theta, rms_norm_eps and init_std must be positive "
+        "and finite");
   }
   if (s.sliding_window() < 0 || s.max_position_embeddings() < 0) {
     return absl::InvalidArgumentError(
