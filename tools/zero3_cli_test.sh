@@ -45,7 +45,7 @@ expect 2 config "$CONFIGS/hf_zero3_offload.json"
 printf '{\n  "zero_optimization": {\n    "stage": 3\n    "x": 1\n  }\n}\n' \
   >"$TMP/bad.json"
 expect 2 config "$TMP/bad.json"
-grep -q "^error: line 4, column 5: expected ',' or '}'" "$TMP/err" ||
+grep -q "^error: $TMP/bad.json: line 4, column 5: expected ',' or '}'" "$TMP/err" ||
   fail "malformed JSON: no line and column"
 
 # The data-parallel size takes part in the batch check.

@@ -4,6 +4,8 @@
 // adding one is one line in kCommands below (plus its dependency in
 // tools/BUILD.bazel).
 
+#include <signal.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,6 +21,10 @@
 #include "tools/cli/whatif_command.h"
 
 int main(int argc, char** argv) {
+  // A reader that goes away (`zero3 train | head`) ends the printing, not
+  // the run: writes to the closed pipe fail (EPIPE) instead of killing the
+  // process, and the run finishes its steps, checkpoints and files.
+  signal(SIGPIPE, SIG_IGN);
   using ::zero3::cli::Command;
   std::vector<std::unique_ptr<Command>> commands;
   // The subcommands, in the order `zero3 --help` lists them.

@@ -29,6 +29,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/config/activation_checkpointing.h"
 #include "core/config/batch.h"
 #include "core/config/config_to_json.h"
@@ -160,7 +162,16 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(absl::string_view path,
         absl::StrCat("cannot read configuration file ", path));
   }
   const std::string text = contents.str();
-  return LoadConfigText(text, DetectConfigFormat(path, text), options);
+  absl::StatusOr<LoadedConfig> loaded =
+      LoadConfigText(text, DetectConfigFormat(path, text), options);
+  if (loaded.ok()) return loaded;
+  // Each error line names the file, as a compiler's do.
+  std::vector<std::string> lines =
+      absl::StrSplit(loaded.status().message(), '\n');
+  for (std::string& line : lines) {
+    if (!line.empty()) line = absl::StrCat(path, ": ", line);
+  }
+  return absl::Status(loaded.status().code(), absl::StrJoin(lines, "\n"));
 }
 
 absl::StatusOr<LoadedConfig> DefaultConfig(const LoadOptions& options) {

@@ -3,6 +3,8 @@
 #include "core/model/data.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -162,7 +164,12 @@ absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
     const std::string& path, int64_t seq, uint64_t seed) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read data file ", path));
+    const int error = errno;
+    return absl::NotFoundError(absl::StrCat(
+        "cannot read data file ", path, ": ",
+        error != 0 ? std::strerror(error) : "cannot open",
+        "; --data takes corpus, synthetic, a token file, a Megatron prefix "
+        "or a text file (docs/data.md)"));
   }
   std::stringstream ss;
   ss << in.rdbuf();

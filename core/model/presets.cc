@@ -467,6 +467,13 @@ absl::StatusOr<ModelSpec> LoadModelSpec(absl::string_view name_or_path) {
     if (!spec.has_name()) spec.set_name(std::string(name_or_path));
   }
   if (!spec.has_head_dim() && spec.num_heads() > 0) {
+    if (spec.hidden_size() % spec.num_heads() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_or_path, ": hidden_size ", spec.hidden_size(),
+          " is not a multiple of num_heads ", spec.num_heads(),
+          "; without head_dim each head is hidden_size / num_heads wide: "
+          "set head_dim, or a hidden_size that num_heads divides"));
+    }
     spec.set_head_dim(spec.hidden_size() / spec.num_heads());
   }
   absl::Status valid = ValidateModelSpec(spec);

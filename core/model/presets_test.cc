@@ -72,11 +72,19 @@ TEST(PresetsTest, ErrorsNameTheProblem) {
   std::ofstream(path) << "vocab_size: 300\nhidden_sise: 64\n";
   EXPECT_THAT(LoadModelSpec(path), StatusIs(absl::StatusCode::kInvalidArgument,
                                             HasSubstr("line 2")));
-  std::ofstream(path) << "vocab_size: 300 hidden_size: 64 intermediate_size: "
+  std::ofstream(path) << "vocab_size: 300 hidden_size: 96 intermediate_size: "
                          "96 num_layers: 3 num_heads: 6 num_kv_heads: 4\n";
   EXPECT_THAT(LoadModelSpec(path),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("multiple of num_kv_heads")));
+  // Heads that do not divide hidden_size, without head_dim: the message
+  // names those two, not the head_dim the user never set.
+  std::ofstream(path) << "vocab_size: 300 hidden_size: 100 intermediate_size: "
+                         "96 num_layers: 3 num_heads: 3 num_kv_heads: 1\n";
+  EXPECT_THAT(LoadModelSpec(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hidden_size 100 is not a multiple of "
+                                 "num_heads 3")));
 }
 
 }  // namespace

@@ -79,7 +79,9 @@ TEST(ConfigCommandTest, WorldSizeAndOverrides) {
       std::string(kConfigDir) + "hf_zero3_offload_filled.json";
   Result r = RunConfig({file, "--world-size", "2"});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("error: train_batch_size (line 53, column 25): "
+  // Each error names the file, its line and column.
+  EXPECT_THAT(r.err, HasSubstr("error: " + file +
+                               ": train_batch_size (line 53, column 25): "
                                "batch sizes are inconsistent: "
                                "train_batch_size 16 must equal"));
   r = RunConfig({file, "--world-size=2", "--set", "train_batch_size=32"});
@@ -87,7 +89,7 @@ TEST(ConfigCommandTest, WorldSizeAndOverrides) {
   EXPECT_THAT(r.out, HasSubstr("\"train_batch_size\": 32,"));
   r = RunConfig({file, "--set", "zero_optimization.stage=1"});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("error: zero_optimization.stage: zero3 "
+  EXPECT_THAT(r.err, HasSubstr(": zero_optimization.stage: zero3 "
                                "implements ZeRO stage 3 only, found 1"));
 }
 

@@ -202,7 +202,8 @@ class TrainCommand : public Command {
     checkpoints_.Define(flags);
     flags.AddBool("dry-run", &dry_run_,
                   "print the memory each rank and this node will need, and "
-                  "what is available, then exit without training");
+                  "what is available, then exit without training: status 0 "
+                  "when the run fits, 2 when it does not");
     flags.AddString("max-pinned-bytes", &max_pinned_bytes_, "N",
                     "pinned host memory one rank may hold "
                     "(zero3.max_pinned_bytes; default: half of this node's "
@@ -405,7 +406,7 @@ class TrainCommand : public Command {
   internal::AutoFlags auto_flags_;
   internal::CheckpointFlags checkpoints_;
   int exit_code_ = kExitOk;
-  // SIGINT and SIGTERM while the ranks run (simulator only).
+  // SIGINT, SIGTERM and SIGHUP while the ranks run (simulator only).
   std::unique_ptr<internal::StopOnSignal> stop_;
   int stopped_by_ = 0;  // the signal that ended the run early
   // Set by OpenMetrics: the sinks (the leader's; none elsewhere), the
@@ -443,6 +444,8 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
     out << (fits.ok() ? std::string("fits: the run can start")
                       : absl::StrCat("does not fit: ", fits.message()))
         << "\n";
+    // A script can gate on it: 2 when the run would be refused.
+    if (!fits.ok()) exit_code_ = kExitUsage;
     return absl::OkStatus();
   }
   ZR_RETURN_IF_ERROR(in.memory.Check());
@@ -466,6 +469,7 @@ void TrainCommand::EndEarly(Results& results, std::ostream& err) {
   err << "zero3 train: "
       << (sig == SIGINT    ? "SIGINT"
           : sig == SIGTERM ? "SIGTERM"
+          : sig == SIGHUP  ? "SIGHUP"
                            : "another process of the job was signalled")
       << ": stopped after step " << done << " of " << steps_ << "\n";
   if (results.keep_all) results.rows.resize(done);

@@ -20,7 +20,14 @@ grep -q "^step" "$TMP/out" && fail "--dry-run trained"
 for args in "--model qwen2.5-7b --steps 1" \
             "--model qwen2.5-0.5b --ranks 2 --seq 32 --steps 1"; do
   # shellcheck disable=SC2086
-  expect 0 train $args --dry-run
+  "$ZERO3" train $args --dry-run >"$TMP/out" 2>"$TMP/err"
+  status=$?
+  # The dry run's status says what its last line says: 0 fits, 2 does not.
+  if grep -q "^does not fit" "$TMP/out"; then
+    [ "$status" -eq 2 ] || fail "$args --dry-run: does not fit, exit $status"
+  else
+    [ "$status" -eq 0 ] || fail "$args --dry-run: fits, exit $status"
+  fi
   if grep -q "^does not fit" "$TMP/out"; then
     # shellcheck disable=SC2086
     expect 2 train $args

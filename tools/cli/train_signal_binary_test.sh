@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `zero3 train` stopped by SIGINT or SIGTERM: it finishes the step in
+# `zero3 train` stopped by SIGINT, SIGTERM or SIGHUP: it finishes the step in
 # progress, writes the trace, the metrics, the summary and the final
 # checkpoint, and exits 128 + the signal's number.
 set -uo pipefail
@@ -46,6 +46,22 @@ D="$TMP/term"
 interrupt TERM 143 "$D" --mode timing
 grep -q "SIGTERM: stopped after step" "$D/err" || fail "SIGTERM: no stop line"
 grep -q '"traceEvents"' "$D/t.json" || fail "SIGTERM: no trace"
+
+# SIGHUP (a closed terminal or ssh session) as SIGTERM: exit 129, the
+# final checkpoint saved.
+D="$TMP/hup"
+interrupt HUP 129 "$D" --save "$D/ck"
+grep -q "SIGHUP: stopped after step" "$D/err" || fail "SIGHUP: no stop line"
+grep -q "checkpoint: step [0-9]* saved to" "$D/out" || fail "SIGHUP: no checkpoint"
+
+# A reader that goes away ends the printing, not the run: every step and
+# the metrics are done, exit 0.
+D="$TMP/pipe"
+mkdir -p "$D"
+"$ZERO3" train --steps 40 --metrics "$D/m.jsonl" 2>"$D/err" | head -n 1 >/dev/null
+status="${PIPESTATUS[0]}"
+[ "$status" -eq 0 ] || fail "closed stdout: exit $status, want 0"
+[ "$(wc -l <"$D/m.jsonl")" -eq 40 ] || fail "closed stdout: want 40 metrics lines"
 
 # The checked steps are the steps done.
 D="$TMP/check"

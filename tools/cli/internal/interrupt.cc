@@ -43,6 +43,7 @@ void StopOnSignal::Arm() {
     action.sa_flags = SA_RESTART;
     sigaction(SIGINT, &action, &old_int_);
     sigaction(SIGTERM, &action, &old_term_);
+    sigaction(SIGHUP, &action, &old_hup_);
     installed_ = true;
   });
 }
@@ -51,6 +52,7 @@ StopOnSignal::~StopOnSignal() {
   if (!installed_) return;
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGHUP, &old_hup_, nullptr);
 }
 
 int StopOnSignal::signal() const { return g_signal; }

@@ -1,8 +1,9 @@
 // Copyright 2026 The zero3 Authors.
 //
-// interrupt.h: SIGINT and SIGTERM ask a training run to stop after the step
-// in progress, so that it still writes what it was asked to (trace,
-// metrics, summary, final checkpoint) and exits 128 + the signal's number.
+// interrupt.h: SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh
+// session) ask a training run to stop after the step in progress, so that
+// it still writes what it was asked to (trace, metrics, summary, final
+// checkpoint) and exits 128 + the signal's number.
 // A second signal stops the process at once, as the default action would.
 //
 //   StopOnSignal stop;
@@ -45,7 +46,7 @@ class StopOnSignal {
   // default action (a run still starting has nothing to write).
   void Arm();
 
-  // The first signal received (SIGINT or SIGTERM), or 0.
+  // The first signal received (SIGINT, SIGTERM or SIGHUP), or 0.
   int signal() const;
 
   // Called by each rank when it has completed `completed` steps; true when
@@ -73,7 +74,7 @@ class StopOnSignal {
  private:
   std::once_flag armed_;
   bool installed_ = false;
-  struct sigaction old_int_, old_term_;
+  struct sigaction old_int_, old_term_, old_hup_;
   std::atomic<int64_t> stop_at_{-1};
 };
 
