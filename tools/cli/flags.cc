@@ -173,8 +173,8 @@ void FlagSet::AddDouble(absl::string_view name, double* value,
   flag.name = std::string(name);
   flag.value_name = std::string(value_name);
   flag.help = std::string(help);
-  flag.default_text = std::isfinite(*value) ? config::FormatJsonDouble(*value)
-                                            : absl::StrCat(*value);
+  // As a person writes it: 10, 0.1, 1e-08 (not JSON's 1e1).
+  flag.default_text = absl::StrCat(*value);
   flag.set = [value](absl::string_view text) {
     double d = 0;
     if (absl::SimpleAtod(text, &d) && std::isfinite(d)) {
@@ -388,8 +388,14 @@ std::string FlagSet::Help() const {
     if (f.repeated) {
       absl::StrAppend(&right, " (repeatable)");
     } else if (f.is_bool) {
-      absl::StrAppend(&right, " (default: ", f.default_text, "; --no-", f.name,
-                      " turns it off)");
+      // A switch that starts off needs no way to turn it off.
+      if (f.default_text == "false") {
+        absl::StrAppend(&right, " (default: off)");
+      } else {
+        absl::StrAppend(&right, " (default: ",
+                        f.default_text == "true" ? "on" : f.default_text,
+                        "; --no-", f.name, " turns it off)");
+      }
     } else if (!f.range_text.empty() && f.range_text != "an integer") {
       absl::StrAppend(
           &right, " (", f.range_text,

@@ -205,9 +205,8 @@ TEST(FlagSetTest, HelpDescribesEveryFlag) {
             "  --name NAME      a name (default: \"x\")\n"
             "  --world-size N   ranks (default: 1)\n"
             "  --ratio R        a fraction (default: 0.5)\n"
-            "  --verbose        say more (default: false; --no-verbose turns "
-            "it off)\n"
-            "  --pin            pin memory (default: true; --no-pin turns it "
+            "  --verbose        say more (default: off)\n"
+            "  --pin            pin memory (default: on; --no-pin turns it "
             "off)\n"
             "  --set KEY=VALUE  override a key (repeatable)\n"
             "  -h, --help       print this help and exit\n");

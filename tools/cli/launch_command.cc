@@ -672,7 +672,10 @@ class LaunchCommand : public Command {
     flags.AddAlias("master-port", "master_port");
     flags.AddBool("standalone", &standalone_,
                   "one node, a free port on this host (torchrun's "
-                  "--standalone; the default)");
+                  "--standalone)");
+    flags.SetDefaultText("standalone",
+                         "on unless --nnodes, --node-rank or --master-addr "
+                         "is given");
     flags.AddDouble("stop-timeout", &stop_timeout_, "SECONDS",
                     "how long stopped processes get to exit before SIGKILL");
     flags.AddBool("prefix", &prefix_,

@@ -169,9 +169,10 @@ class TrainCommand : public Command {
                     "simulator: run the race detector (default: on in data "
                     "mode, off in timing mode, where it costs most)");
     flags.AddBool("symmetric", &symmetric_,
-                  absl::StrCat("timing mode: simulate rank 0 only (ranks "
-                               "are symmetric); the default above ",
-                               kSymmetricAbove, " ranks"));
+                  "timing mode: simulate rank 0 only (ranks are symmetric)");
+    flags.SetDefaultText(
+        "symmetric",
+        absl::StrCat("off up to ", kSymmetricAbove, " ranks, on above"));
     flags_ = &flags;
     flags.AddBool("profile-ops", &profile_ops_,
                   "cuda: time every device operation of steps 2..N with "
