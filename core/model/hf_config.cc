@@ -2,6 +2,8 @@
 
 #include "core/model/hf_config.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
@@ -413,6 +415,13 @@ absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
 
 absl::StatusOr<ModelSpec> LoadModelSpecOrHfConfig(
     const std::string& name_or_path) {
+  // A Hugging Face model directory: its config.json.
+  struct stat st;
+  if (::stat(name_or_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::string dir = name_or_path;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return LoadModelSpecOrHfConfig(dir + "/config.json");
+  }
   if (!absl::EndsWith(name_or_path, ".json")) {
     return LoadModelSpec(name_or_path);
   }

@@ -42,9 +42,11 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const config::JsonValue& config,
 absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
                                        absl::string_view name);
 
-// A preset, a text-format ModelSpec file, or a Hugging Face config.json
-// (a path ending in ".json", named after its directory): the shape alone,
-// without weights (the engine then initializes them from its seed).
+// A preset, a text-format ModelSpec file, a Hugging Face config.json (a
+// path ending in ".json", named after its directory), or a Hugging Face
+// model directory (its config.json): the shape alone, without weights (the
+// engine then initializes them from its seed; what-if studies need no
+// more).
 absl::StatusOr<ModelSpec> LoadModelSpecOrHfConfig(
     const std::string& name_or_path);
 

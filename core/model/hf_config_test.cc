@@ -81,6 +81,10 @@ TEST(HfConfigTest, ModelArgumentTakesAConfigJsonWithoutWeights) {
   EXPECT_EQ(preset.hidden_size(), 8192);
   EXPECT_FALSE(
       LoadModelSpecOrHfConfig("testing/testdata/none/config.json").ok());
+  // The model's directory reads as its config.json, as train takes it.
+  ASSERT_OK_AND_ASSIGN(ModelSpec dir,
+                       LoadModelSpecOrHfConfig("testing/testdata/hf/llama/"));
+  EXPECT_EQ(dir.DebugString(), s.DebugString());
 }
 
 TEST(HfConfigTest, MapsClassicTopLevelRopeTheta) {

@@ -74,7 +74,11 @@ class CalibrateCommand : public Command {
            "each figure was taken. Peaks and capacities come from --base. "
            "With --backend sim it measures the simulator itself (kernels "
            "alone without --base's in-step figures, training steps with "
-           "them), which must give --base back.";
+           "them), which gives --base's device, link and fabric figures "
+           "back; the host's are at this machine's thread count "
+           "(host.cores_per_rank and the rank's AdamW bandwidth as the "
+           "simulator gives them that many threads), as a run here would "
+           "use them.";
   }
   void DefineFlags(FlagSet& flags) override {
     flags.AddString("backend", &backend_, "cuda|sim", "what to measure");

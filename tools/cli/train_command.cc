@@ -73,6 +73,14 @@ constexpr int64_t kSymmetricAbove = 8;
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.3f ms", ns / 1e6); }
 
+// A wall-clock span as people say it: "42s", "3m 05s", "2h 10m".
+std::string WallTime(double seconds) {
+  const int64_t s = static_cast<int64_t>(seconds + 0.5);
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm %02ds", s / 60, s % 60);
+  return absl::StrFormat("%dh %02dm", s / 3600, (s % 3600) / 60);
+}
+
 // --gradient-checkpointing without zero3.lm_head_chunk_tokens (no --set, 0 in
 // the configuration): the LM head on
 // chunks of kCheckpointingHeadChunk tokens where that makes the activation
@@ -287,6 +295,14 @@ class TrainCommand : public Command {
     runtime::MemoryStats device;
     // Rank 0's timed operations of steps 2..N (--profile-ops).
     std::vector<runtime::OpTiming> op_timings;
+    // The run as a whole, for the progress and the closing summary.
+    struct Progress {
+      absl::Time start = absl::Now();  // wall clock
+      int64_t first = -1;              // the first step this run took
+      int64_t done = 0;                // rows completed
+      double tokens = 0, ns = 0;       // after the first step
+      double last_loss = 0;
+    } progress;
   };
 
   // Train's stages, in order.
@@ -354,7 +370,15 @@ class TrainCommand : public Command {
   // The row's evaluation line, where it has one.
   void PrintEval(const StepRow& row, int64_t step, std::ostream& out) const;
   // A completed row: its metrics and, every steps_per_print, its line.
+  // Step lines carry the elapsed wall time and an ETA after this long.
+  static constexpr double kProgressAfterSeconds = 10;
+  // "  [1m 12s elapsed, ETA 5m 3s]" once a run is long, else "".
+  std::string ElapsedColumn(const Results::Progress& progress,
+                            int64_t step) const;
+  // The closing line: steps, wall time, mean tokens/s, final loss.
+  void PrintSummary(const Results& results, std::ostream& out) const;
   absl::Status PrintRow(const StepRow& row, int64_t step,
+                        const Results::Progress& progress,
                         const engine::Engine& engine,
                         const runtime::Runtime& rt, std::ostream& out) const;
   // The leader's metrics of a completed row (--metrics, csv_monitor,
@@ -1030,8 +1054,16 @@ absl::Status TrainCommand::RecordStep(
   // rank 0 (on GPUs, each process sees its own rank only).
   const int ranks = launcher.local_ranks();
   if (++row.ranks < ranks) return absl::OkStatus();
+  Results::Progress& p = results.progress;
+  if (p.first < 0) p.first = step;
+  ++p.done;
+  p.last_loss = row.loss_sum / ranks;
+  if (step > p.first) {
+    p.tokens += static_cast<double>(row.rank0.global_tokens);
+    p.ns += static_cast<double>(row.total_ns);
+  }
   const absl::Status printed = launcher.leader()
-                                   ? PrintRow(row, step, engine, rt, out)
+                                   ? PrintRow(row, step, p, engine, rt, out)
                                    : absl::OkStatus();
   if (!results.keep_all) {
     row = StepRow();
@@ -1041,6 +1073,7 @@ absl::Status TrainCommand::RecordStep(
 }
 
 absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
+                                    const Results::Progress& progress,
                                     const engine::Engine& engine,
                                     const runtime::Runtime& rt,
                                     std::ostream& out) const {
@@ -1054,7 +1087,7 @@ absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
   const double tokens = static_cast<double>(r0.global_tokens);
   out << absl::StrFormat(
       "step %*d/%d  loss %s%s  FWD %s  BWD %s  STEP %s  total %s  %.0f "
-      "tokens/s%s%s\n",
+      "tokens/s%s%s%s\n",
       static_cast<int>(std::to_string(steps_).size()), step + 1, steps_,
       rt.computes_values() ? absl::StrFormat("%.4f", row.loss_sum / ranks)
                            : std::string("-"),
@@ -1068,10 +1101,41 @@ absl::Status TrainCommand::PrintRow(const StepRow& row, int64_t step,
                          r0.carried_pieces > 0
                              ? absl::StrCat(" (", r0.carried_pieces,
                                             " pieces under the next forward)")
-                             : std::string()));
+                             : std::string()),
+      ElapsedColumn(progress, step));
   out.flush();
   PrintEval(row, step, out);
   return absl::OkStatus();
+}
+
+std::string TrainCommand::ElapsedColumn(const Results::Progress& p,
+                                        int64_t step) const {
+  const double elapsed = absl::ToDoubleSeconds(absl::Now() - p.start);
+  // Short runs need no clock.
+  if (elapsed < kProgressAfterSeconds || p.done < 1) return "";
+  const double per_step = elapsed / static_cast<double>(p.done);
+  const double left = per_step * static_cast<double>(steps_ - step - 1);
+  return absl::StrCat("  [", WallTime(elapsed), " elapsed, ETA ",
+                      WallTime(left), "]");
+}
+
+void TrainCommand::PrintSummary(const Results& results,
+                                std::ostream& out) const {
+  const Results::Progress& p = results.progress;
+  if (p.done < 1) return;
+  const double wall = absl::ToDoubleSeconds(absl::Now() - p.start);
+  out << "summary: " << p.done << (p.done == 1 ? " step" : " steps") << " in "
+      << WallTime(wall) << " of wall time";
+  if (p.ns > 0) {
+    out << absl::StrFormat(", %.0f tokens/s over steps %d-%d (%s)",
+                           p.tokens / (p.ns / 1e9), p.first + 2,
+                           p.first + p.done,
+                           backend_ == "sim" ? "simulated time" : "measured");
+  }
+  if (mode_ == "data" || backend_ == "cuda") {
+    out << absl::StrFormat(", final loss %.4f", p.last_loss);
+  }
+  out << "\n";
 }
 
 void TrainCommand::PrintEval(const StepRow& row, int64_t step,
@@ -1126,6 +1190,7 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
 
 absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
                                   const Results& results, std::ostream& out) {
+  PrintSummary(results, out);
   out << "end: pinned host memory " << FormatBytes(results.pinned.bytes_in_use)
       << " in use, peak " << FormatBytes(results.pinned.peak_bytes) << " in "
       << results.pinned.allocations << " allocations; device memory peak "
