@@ -45,6 +45,7 @@
 #include "core/config/schema.h"
 #include "core/config/text_format.h"
 #include "core/config/validate.h"
+#include "core/util/regular_file.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -140,6 +141,18 @@ absl::StatusOr<LoadedConfig> LoadConfigText(absl::string_view text,
 
 absl::StatusOr<LoadedConfig> LoadConfigFile(absl::string_view path,
                                             const LoadOptions& options) {
+  struct stat st;
+  if (stat(std::string(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot read configuration file ", path,
+        ": it is a directory; give the path of a JSON or text-format file"));
+  }
+  // A FIFO or device would block or never end.
+  const absl::Status regular = CheckRegularFile(std::string(path));
+  if (absl::IsInvalidArgument(regular)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read configuration file: ", regular.message()));
+  }
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) {
     const int err = errno;
@@ -148,12 +161,6 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(absl::string_view path,
         absl::StrCat("cannot read configuration file ", path, ": ", why);
     if (err == ENOENT) return absl::NotFoundError(message);
     return absl::InvalidArgumentError(message);
-  }
-  struct stat st;
-  if (stat(std::string(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read configuration file ", path,
-        ": it is a directory; give the path of a JSON or text-format file"));
   }
   std::ostringstream contents;
   contents << in.rdbuf();

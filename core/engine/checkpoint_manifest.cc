@@ -25,6 +25,7 @@
 #include "core/model/presets.h"
 #include "core/model/transformer.h"
 #include "core/util/crc32c.h"
+#include "core/util/regular_file.h"
 #include "core/util/status_macros.h"
 #include "core/util/text_proto.h"
 #include "google/protobuf/descriptor.h"
@@ -360,6 +361,11 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text,
 
 absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& step_dir) {
   const std::string path = absl::StrCat(step_dir, "/", kManifestName);
+  const absl::Status regular = CheckRegularFile(path);
+  if (absl::IsInvalidArgument(regular)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint manifest: ", regular.message()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot read checkpoint manifest ",
@@ -402,7 +408,9 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
     return dir;
   }
   const std::string latest = absl::StrCat(dir, "/", kLatestName);
-  std::ifstream in(latest);
+  // Not a regular file: as if there were none.
+  std::ifstream in;
+  if (CheckRegularFile(latest).ok()) in.open(latest);
   std::string name;
   const bool has_latest = in && std::getline(in, name) && !name.empty();
   // A save cut short after its manifest, before `latest`: a newer complete
@@ -432,11 +440,13 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& path) {
 absl::StatusOr<io::FileDigest> ReadFileDigest(
     const std::string& path,
     const std::function<void(int64_t, absl::string_view)>& piece) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(absl::StrCat("cannot read checkpoint file ",
-                                            path, ": ", std::strerror(errno)));
+  absl::StatusOr<int> opened = OpenRegularFile(path);
+  if (!opened.ok()) {
+    return absl::Status(opened.status().code(),
+                        absl::StrCat("cannot read checkpoint file: ",
+                                     opened.status().message()));
   }
+  const int fd = *opened;
   std::string buffer(int64_t{4} << 20, '\0');
   io::FileDigest digest;
   while (true) {

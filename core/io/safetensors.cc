@@ -16,6 +16,7 @@
 #include "core/config/json.h"
 #include "core/io/atomic_file.h"
 #include "core/util/check.h"
+#include "core/util/regular_file.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -186,11 +187,9 @@ std::string TensorEntry::ShapeString() const {
 
 absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
     const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
+  absl::StatusOr<int> opened = OpenRegularFile(path);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile(path, fd));
   struct stat st;
   if (fstat(fd, &st) != 0) {

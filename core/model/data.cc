@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/util/check.h"
 #include "core/util/random.h"
+#include "core/util/regular_file.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -162,6 +163,11 @@ std::unique_ptr<BatchSource> SyntheticBatches(int64_t vocab, uint64_t seed) {
 
 absl::StatusOr<std::unique_ptr<BatchSource>> TextBatches(
     const std::string& path, int64_t seq, uint64_t seed) {
+  const absl::Status regular = CheckRegularFile(path);
+  if (absl::IsInvalidArgument(regular)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data file: ", regular.message()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int error = errno;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/model/presets.h"
+#include "core/util/regular_file.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -395,6 +396,8 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
 
 absl::StatusOr<ModelSpec> LoadHfConfig(const std::string& path,
                                        absl::string_view name) {
+  const absl::Status regular = CheckRegularFile(path);
+  if (absl::IsInvalidArgument(regular)) return regular;
   std::ifstream in(path);
   if (!in) {
     return absl::NotFoundError(absl::StrCat(

@@ -12,20 +12,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/regular_file.h"
 
 namespace zero3 {
 
 absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
+  absl::StatusOr<int> opened = OpenRegularFile(path);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
     ::close(fd);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a regular file"));
+    return absl::NotFoundError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(e)));
   }
   const int64_t size = st.st_size;
   void* data = nullptr;
