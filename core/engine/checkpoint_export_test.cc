@@ -285,7 +285,8 @@ TEST(CheckpointFuzzTest, NoManifestOrCounterCrashesTheReaders) {
   // Each counter of rank 0's shard, replaced.
   for (const char* key :
        {"steps_done", "adam_steps", "loss_scale", "loss_scale_cur_hysteresis",
-        "loss_scale_iteration", "loss_scale_last_overflow"}) {
+        "loss_scale_iteration", "loss_scale_last_overflow", "data_epoch",
+        "data_index"}) {
     for (const std::string& v : {"-3", "0", "1e400", "nan", "-1", "x"}) {
       const std::string forged = ForgeMetadata(shard, key, v);
       ASSERT_FALSE(forged.empty()) << key;

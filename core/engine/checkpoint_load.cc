@@ -171,6 +171,15 @@ absl::Status ReadCounters(const io::SafetensorsFile& f,
         "checkpoint file ", f.path(), ": no loss_scale, or steps_done ",
         state->steps_done, " differs from the manifest's step ", m.step));
   }
+  // The data position each shard records is the manifest's.
+  ZR_ASSIGN_OR_RETURN(const int64_t epoch, MetaInt(f, "data_epoch"));
+  ZR_ASSIGN_OR_RETURN(const int64_t index, MetaInt(f, "data_index"));
+  if (epoch != m.data_position.epoch || index != m.data_position.index) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint file ", f.path(), ": data position (epoch ", epoch,
+        ", index ", index, ") differs from the manifest's (epoch ",
+        m.data_position.epoch, ", index ", m.data_position.index, ")"));
+  }
   // The counters' ranges: applied steps are some of the steps taken, the
   // scaler's state is one it can be in.
   const zero::LossScaler::State& s = state->scaler;
