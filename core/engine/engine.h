@@ -231,6 +231,9 @@ class Engine : private model::ParamProvider {
   // where SpeculateThisStep() and ends with the host waiting for the
   // gradients' offload; adds the FWD and BWD times to `stats`.
   // loss_divisor: Transformer::Forward's.
+  // Adds the loss the host copy holds (copied, and waited for) to *sum, in
+  // a host task named `label`.
+  absl::Status AddLoss(const char* label, double* sum);
   // Evaluate's forward passes: this rank's sum of loss terms into *sum and
   // the predicted targets of all ranks into *predicted.
   absl::Status EvaluateBatches(const model::BatchSource& data,

@@ -13,7 +13,6 @@ namespace zero3 {
 namespace engine {
 
 using runtime::DType;
-using runtime::HostTask;
 using runtime::TensorRef;
 
 absl::StatusOr<EvalStats> Engine::Evaluate(const model::BatchSource& data,
@@ -66,14 +65,7 @@ absl::Status Engine::EvaluateBatches(const model::BatchSource& data,
       ZR_RETURN_IF_ERROR(compute_->Copy(loss_host_.All(), loss_device_.All(),
                                         "eval loss D2H"));
       ZR_RETURN_IF_ERROR(compute_->Synchronize());
-      HostTask read;
-      read.label = "read eval loss";
-      read.reads = {loss_host_.All()};
-      read.run = [&]() -> absl::Status {
-        *sum += *static_cast<const float*>(loss_host_.data());
-        return absl::OkStatus();
-      };
-      ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+      ZR_RETURN_IF_ERROR(AddLoss("read eval loss", sum));
     }
   }
   return absl::OkStatus();

@@ -75,6 +75,17 @@ absl::StatusOr<StepStats> Engine::Step() {
   return stats;
 }
 
+absl::Status Engine::AddLoss(const char* label, double* sum) {
+  HostTask read;
+  read.label = label;
+  read.reads = {loss_host_.All()};
+  read.run = [&]() -> absl::Status {
+    *sum += *static_cast<const float*>(loss_host_.data());
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(read);
+}
+
 absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
                                double loss_divisor, double* loss_sum,
                                StepStats* stats) {
@@ -99,14 +110,7 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   if (options_.syncs.enabled(Sync::kLossRead)) {
     ZR_RETURN_IF_ERROR(loss_copied_->Synchronize());
   }
-  HostTask read;
-  read.label = "read loss";
-  read.reads = {loss_host_.All()};
-  read.run = [&]() -> absl::Status {
-    *loss_sum += *static_cast<const float*>(loss_host_.data());
-    return absl::OkStatus();
-  };
-  ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  ZR_RETURN_IF_ERROR(AddLoss("read loss", loss_sum));
   const int64_t t1 = rt_.NowNanos();
   rt_.MarkSpan("FWD", t0, t1);
   stats->fwd_ns += t1 - t0;

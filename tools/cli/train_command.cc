@@ -46,6 +46,8 @@
 #include "tools/cli/internal/interrupt.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/memory_plan.h"
+#include "tools/cli/internal/metrics/csv_monitor_sink.h"
+#include "tools/cli/internal/metrics/deepspeed_events.h"
 #include "tools/cli/internal/metrics/metrics_sinks.h"
 #include "tools/cli/internal/metrics/model_flops.h"
 #include "tools/cli/internal/metrics/output_file.h"
@@ -324,6 +326,8 @@ class TrainCommand : public Command {
 
   // CheckFlags: --backend and the flags only one backend takes.
   absl::Status CheckBackendFlags();
+  // The files the run reads, with their flags.
+  std::vector<internal::FlagPath> InputPaths() const;
   // No output flag names an input or another output's file.
   absl::Status CheckNoClash() const;
   // LoadInputs: the configuration with --set and --drop-sync applied, and
@@ -540,7 +544,7 @@ absl::Status TrainCommand::CheckFlags() {
   return checkpoints_.Check(data_mode, predict_ || profile_ops_);
 }
 
-absl::Status TrainCommand::CheckNoClash() const {
+std::vector<internal::FlagPath> TrainCommand::InputPaths() const {
   using internal::FlagPath;
   std::vector<FlagPath> inputs = {{"--config", ResolveUserPath(config_)}};
   if (data_flags_.file()) {
@@ -558,6 +562,12 @@ absl::Status TrainCommand::CheckNoClash() const {
   // A preset's name is no file.
   const std::string model = ResolveUserPath(model_);
   if (access(model.c_str(), F_OK) == 0) inputs.push_back({"--model", model});
+  return inputs;
+}
+
+absl::Status TrainCommand::CheckNoClash() const {
+  using internal::FlagPath;
+  const std::vector<FlagPath> inputs = InputPaths();
   const FlagPath metrics{"--metrics", ResolveUserPath(metrics_)};
   const FlagPath trace{"--trace", ResolveUserPath(trace_)};
   const FlagPath save{"--save", ResolveUserPath(checkpoints_.save_dir())};
@@ -804,6 +814,16 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   o.events.has_loss = backend_ == "cuda" || mode_ == "data";
   o.events.fp16 = in.options.dtype == kernels::DType::kF16;
   o.events.has_eval = data_flags_.evaluating();
+  // The CSV monitor's files are outputs too.
+  if (!o.csv_dir.empty()) {
+    std::vector<internal::FlagPath> csv;
+    for (const std::string& tag : internal::metrics::DeepSpeedTags(o.events)) {
+      csv.push_back({"csv_monitor.output_path",
+                     internal::metrics::JoinPath(
+                         o.csv_dir, internal::metrics::CsvFileName(tag))});
+    }
+    ZR_RETURN_IF_ERROR(internal::CheckNoClash(InputPaths(), csv));
+  }
   ZR_ASSIGN_OR_RETURN(internal::metrics::MetricsSinks sinks,
                       internal::metrics::MetricsSinks::Open(o));
   if (!sinks.empty()) {

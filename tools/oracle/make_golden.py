@@ -102,15 +102,20 @@ def loss_of(model, batch):
     return loss, logits
 
 
+def adamw(model):
+    """torch.optim.AdamW with the goldens' settings."""
+    return torch.optim.AdamW(model.parameters(), lr=ADAMW["lr"],
+                             betas=tuple(ADAMW["betas"]), eps=ADAMW["eps"],
+                             weight_decay=ADAMW["weight_decay"])
+
+
 def train(name, config, data, clip):
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(
         config)
     path = os.path.join(ARGS.out, name)
     state = {k: v.clone() for k, v in model.state_dict().items()}
-    opt = torch.optim.AdamW(model.parameters(), lr=ADAMW["lr"],
-                            betas=tuple(ADAMW["betas"]), eps=ADAMW["eps"],
-                            weight_decay=ADAMW["weight_decay"])
+    opt = adamw(model)
     losses = []
     for step in range(STEPS):
         opt.zero_grad()
@@ -178,9 +183,7 @@ def masked(name):
     with torch.no_grad():
         first = masked_loss(model, data[0], predicted[0],
                             int(predicted[0].sum())).item()
-    opt = torch.optim.AdamW(model.parameters(), lr=ADAMW["lr"],
-                            betas=tuple(ADAMW["betas"]), eps=ADAMW["eps"],
-                            weight_decay=ADAMW["weight_decay"])
+    opt = adamw(model)
     losses = []
     for step in range(STEPS):
         opt.zero_grad()
