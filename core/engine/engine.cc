@@ -193,6 +193,11 @@ absl::Status Engine::AllocateStepBuffers() {
                                    "inputs", "inputs H2D"));
   ZR_ASSIGN_OR_RETURN(loss_device_, AllocateDevice(dev, 4, "loss"));
   ZR_ASSIGN_OR_RETURN(barrier_, AllocateDevice(dev, 8, "step barrier"));
+  ZR_ASSIGN_OR_RETURN(sum_device_,
+                      AllocateDevice(dev, 2 * 4 * kSumSlots, "sums"));
+  ZR_ASSIGN_OR_RETURN(
+      sum_host_, AllocateHost(rt_, 2 * 4 * kSumSlots, HostMemoryKind::kPinned,
+                              "sums (host)"));
   ZR_RETURN_IF_ERROR(
       ctx_.gather->Memset(barrier_.All(), 0, "zero step barrier"));
   ZR_ASSIGN_OR_RETURN(

@@ -424,6 +424,10 @@ class Engine : private model::ParamProvider {
   std::optional<model::InputStager> inputs_;
   runtime::OwnedBuffer loss_device_, loss_host_;
   runtime::OwnedBuffer barrier_;  // see Step
+  // SumAcrossRanks's buffers for up to kSumSlots values: two halves, this
+  // rank's values then the sums.
+  static constexpr int64_t kSumSlots = 16;
+  runtime::OwnedBuffer sum_device_, sum_host_;
   std::unique_ptr<runtime::Event> loss_copied_, updated_;
   // With zero::SpeculationCarriesOver: the norm's copy to the host is done.
   std::unique_ptr<runtime::Event> norm_copied_;

@@ -223,11 +223,19 @@ absl::StatusOr<std::vector<float>> Engine::SumAcrossRanks(
   }
   const int64_t n = static_cast<int64_t>(values.size());
   const int64_t bytes = 4 * std::max<int64_t>(n, 1);
-  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer host,
-                      AllocateHost(rt_, 2 * bytes, HostMemoryKind::kPinned,
-                                   absl::StrCat(label, " (host)")));
-  ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer device,
-                      AllocateDevice(rt_.device(), 2 * bytes, label));
+  // A few values (the per-step agreements) use the buffers kept for them:
+  // nothing is allocated or freed between steps.
+  runtime::OwnedBuffer own_host, own_device;
+  const bool kept = n <= kSumSlots;
+  if (!kept) {
+    ZR_ASSIGN_OR_RETURN(own_host,
+                        AllocateHost(rt_, 2 * bytes, HostMemoryKind::kPinned,
+                                     absl::StrCat(label, " (host)")));
+    ZR_ASSIGN_OR_RETURN(own_device,
+                        AllocateDevice(rt_.device(), 2 * bytes, label));
+  }
+  const runtime::OwnedBuffer& host = kept ? sum_host_ : own_host;
+  const runtime::OwnedBuffer& device = kept ? sum_device_ : own_device;
   HostTask put;
   put.label = absl::StrCat(label, ": this rank's values");
   put.writes = {host.Slice(0, bytes)};

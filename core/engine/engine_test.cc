@@ -342,6 +342,35 @@ TEST(EngineTest, AFreeAbortDoesNotPauseSpeculation) {
   EXPECT_GT(split, 0) << "every rank speculated on the same steps";
 }
 
+// The per-step agreements (GPU jobs' stop request and loss) allocate
+// nothing: a few values go through buffers kept for them, and the sums are
+// every rank's.
+TEST(EngineTest, SumsAcrossRanksReuseTheirBuffers) {
+  const model::ModelSpec spec = model::LoadModelSpec("tiny").value();
+  auto data = model::SyntheticBatches(spec.vocab_size(), 3);
+  sim::SimOptions so;
+  so.profile = sim::TestProfile();
+  so.world_size = 2;
+  so.mode = sim::SimMode::kData;
+  auto world = sim::SimWorld::Create(so);
+  ASSERT_OK(world.status());
+  ASSERT_OK((*world)->Run([&](runtime::Runtime& rt) -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(auto e, Engine::Create(spec, Small(), data.get(), rt));
+    ZR_RETURN_IF_ERROR(e->Step().status());
+    const int64_t pinned = rt.pinned_memory().stats().allocations;
+    const int64_t device = rt.device().memory_stats().bytes_in_use;
+    const float r = static_cast<float>(rt.rank() + 1);
+    for (int i = 0; i < 3; ++i) {
+      ZR_ASSIGN_OR_RETURN(std::vector<float> sums,
+                          e->SumAcrossRanks({r, 10 * r}, "agreement"));
+      EXPECT_EQ(sums, (std::vector<float>{3, 30}));
+    }
+    EXPECT_EQ(rt.pinned_memory().stats().allocations, pinned);
+    EXPECT_EQ(rt.device().memory_stats().bytes_in_use, device);
+    return absl::OkStatus();
+  }));
+}
+
 TEST(EngineTest, SameSeedIsBitIdentical) {
   auto spec = model::LoadModelSpec("tiny").value();
   zero::ZeroOptions o = Small();

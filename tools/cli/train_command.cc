@@ -976,21 +976,25 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                           launcher.TakeOpTimings(rt));
       if (s > 0 && rt.rank() == 0) results.op_timings = std::move(ops);
     }
-    ZR_RETURN_IF_ERROR(
-        RecordStep(launcher, *e, rt, s, stats, eval, results, out));
     // A signal ends the run after this step or the next (StopOnSignal); the
     // step it ends on is the last, with its final checkpoint.
     bool stop = stop_->StopAfter(s + 1);
     if (backend_ == "cuda" && rt.world_size() > 1) {
-      // A signal may reach some of the job's processes only, or at
-      // different steps: they stop together after the step where any saw
-      // it.
-      ZR_ASSIGN_OR_RETURN(
-          std::vector<float> signalled,
-          e->SumAcrossRanks({stop_->signal() != 0 ? 1.0f : 0.0f},
-                            "stop request"));
-      stop = stop_->StopAgreed(s + 1, signalled[0] > 0);
+      // Each process sees its own rank: one collective per step gives every
+      // process the job's loss (the mean of the ranks', as the simulator
+      // prints it; with masked targets each rank's is its share) and its
+      // stop agreement. A signal may reach some of the job's processes
+      // only, or at different steps: they stop together after the step
+      // where any saw it.
+      ZR_ASSIGN_OR_RETURN(std::vector<float> agreed,
+                          e->SumAcrossRanks({stop_->signal() != 0 ? 1.0f : 0.0f,
+                                             static_cast<float>(stats.loss)},
+                                            "step agreement"));
+      stop = stop_->StopAgreed(s + 1, agreed[0] > 0);
+      stats.loss = agreed[1] / rt.world_size();
     }
+    ZR_RETURN_IF_ERROR(
+        RecordStep(launcher, *e, rt, s, stats, eval, results, out));
     if (saver != nullptr) {
       ZR_RETURN_IF_ERROR(
           Checkpoint(in, *saver, s + 1, stop ? s + 1 : steps_, rt, out, err));
