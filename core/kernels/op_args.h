@@ -21,6 +21,7 @@
 #ifndef ZERO3_CORE_KERNELS_OP_ARGS_H_
 #define ZERO3_CORE_KERNELS_OP_ARGS_H_
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/kernels/dtype.h"
@@ -236,6 +237,39 @@ struct AdamWArgs {
   // and clip factor), in the same pass: no separate scaling kernel.
   float grad_scale = 1.0f;
 };
+
+// The per-step scalars of an AdamW step, as DeepSpeed's cpu_adam forms them
+// (Adam_Optimizer::IncrementStep: beta^t with pow() in double, rounded to
+// float, then the corrections in float). Every implementation (the CPU
+// reference, the CUDA kernel, the host optimizer) takes them from here, so
+// their updates agree bit for bit.
+struct AdamWStepScalars {
+  float step_size = 0;         // -lr / (1 - beta1^t)
+  float w_decay = 0;           // -lr * weight_decay
+  float bias_correction2 = 1;  // 1 / sqrt(1 - beta2^t)
+  bool decoupled = false;      // weight decay applied to the parameter
+  bool l2 = false;             // weight decay added to the gradient
+};
+
+inline AdamWStepScalars AdamWStepScalarsOf(const AdamWArgs& args) {
+  float bias_correction1 = 1.0f;
+  AdamWStepScalars s;
+  if (args.bias_correction) {
+    const float beta1_t = static_cast<float>(
+        std::pow(static_cast<double>(args.beta1), args.step));
+    const float beta2_t = static_cast<float>(
+        std::pow(static_cast<double>(args.beta2), args.step));
+    bias_correction1 = 1.0f - beta1_t;
+    s.bias_correction2 = 1.0f / std::sqrt(1.0f - beta2_t);
+  }
+  s.step_size = -1.0f * args.lr / bias_correction1;
+  s.w_decay = -1.0f * args.lr * args.weight_decay;
+  // DeepSpeed applies only a positive weight decay.
+  const bool has_decay = args.weight_decay > 0.0f;
+  s.decoupled = has_decay && args.adamw_mode;
+  s.l2 = has_decay && !args.adamw_mode;
+  return s;
+}
 
 }  // namespace kernels
 }  // namespace zero3

@@ -654,27 +654,16 @@ void AdamWStep(const AdamWArgs& args, float* params, const float* grads,
                float* exp_avg, float* exp_avg_sq) {
   CheckNonNegative(args.n, "n");
   ZR_CHECK_GE(args.step, int64_t{1}) << "AdamW steps count from 1";
-  // DeepSpeed keeps beta^t as a float computed with pow() in double
-  // (Adam_Optimizer::IncrementStep), then forms the corrections in float.
-  float bias_correction1 = 1.0f;
-  float bias_correction2 = 1.0f;
-  if (args.bias_correction) {
-    const float beta1_t = static_cast<float>(
-        std::pow(static_cast<double>(args.beta1), args.step));
-    const float beta2_t = static_cast<float>(
-        std::pow(static_cast<double>(args.beta2), args.step));
-    bias_correction1 = 1.0f - beta1_t;
-    bias_correction2 = 1.0f / std::sqrt(1.0f - beta2_t);
-  }
-  const float step_size = -1.0f * args.lr / bias_correction1;
-  const float w_decay = -1.0f * args.lr * args.weight_decay;
-  const bool has_decay = args.weight_decay > 0.0f;
-  if (has_decay && args.adamw_mode) {
+  const AdamWStepScalars scalars = AdamWStepScalarsOf(args);
+  const float step_size = scalars.step_size;
+  const float w_decay = scalars.w_decay;
+  const float bias_correction2 = scalars.bias_correction2;
+  if (scalars.decoupled) {
     AdamWLoop<false, true>(args.n, params, grads, exp_avg, exp_avg_sq,
                            args.grad_scale, args.beta1, args.beta2, args.eps,
                            args.weight_decay, step_size, w_decay,
                            bias_correction2);
-  } else if (has_decay) {
+  } else if (scalars.l2) {
     AdamWLoop<true, false>(args.n, params, grads, exp_avg, exp_avg_sq,
                            args.grad_scale, args.beta1, args.beta2, args.eps,
                            args.weight_decay, step_size, w_decay,

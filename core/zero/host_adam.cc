@@ -31,16 +31,8 @@ struct Constants {
 
 Constants Prepare(const kernels::AdamWArgs& a) {
   Constants c;
-  float bias_correction1 = 1.0f;
-  c.bias_correction2 = 1.0f;
-  if (a.bias_correction) {
-    const float beta1_t =
-        static_cast<float>(std::pow(static_cast<double>(a.beta1), a.step));
-    const float beta2_t =
-        static_cast<float>(std::pow(static_cast<double>(a.beta2), a.step));
-    bias_correction1 = 1.0f - beta1_t;
-    c.bias_correction2 = 1.0f / std::sqrt(1.0f - beta2_t);
-  }
+  const kernels::AdamWStepScalars step = kernels::AdamWStepScalarsOf(a);
+  c.bias_correction2 = step.bias_correction2;
   c.scale = a.grad_scale;
   c.beta1 = a.beta1;
   c.beta2 = a.beta2;
@@ -48,8 +40,8 @@ Constants Prepare(const kernels::AdamWArgs& a) {
   c.beta2_minus1 = 1 - a.beta2;
   c.eps = a.eps;
   c.weight_decay = a.weight_decay;
-  c.step_size = -1.0f * a.lr / bias_correction1;
-  c.w_decay = -1.0f * a.lr * a.weight_decay;
+  c.step_size = step.step_size;
+  c.w_decay = step.w_decay;
   return c;
 }
 
@@ -256,10 +248,10 @@ void StreamOut16(uint16_t* dst, const uint16_t* src, int64_t n) {
 // instantiated for each.
 template <typename F>
 void WithDecayMode(const kernels::AdamWArgs& a, F&& f) {
-  const bool decay = a.weight_decay > 0.0f;
-  if (decay && a.adamw_mode) {
+  const kernels::AdamWStepScalars step = kernels::AdamWStepScalarsOf(a);
+  if (step.decoupled) {
     f(std::false_type{}, std::true_type{});
-  } else if (decay) {
+  } else if (step.l2) {
     f(std::true_type{}, std::false_type{});
   } else {
     f(std::false_type{}, std::false_type{});

@@ -426,30 +426,20 @@ absl::Status Validate(const KernelCall& call) {
   return c.status();
 }
 
-// The scalars of kernels::AdamWStep, derived exactly as it derives them.
+// The kernel's scalars: kernels::AdamWStepScalarsOf's, and the args'.
 internal::AdamWScalars AdamWScalarsOf(const k::AdamWArgs& args) {
-  float bias_correction1 = 1.0f;
-  float bias_correction2 = 1.0f;
-  if (args.bias_correction) {
-    const float beta1_t = static_cast<float>(
-        std::pow(static_cast<double>(args.beta1), args.step));
-    const float beta2_t = static_cast<float>(
-        std::pow(static_cast<double>(args.beta2), args.step));
-    bias_correction1 = 1.0f - beta1_t;
-    bias_correction2 = 1.0f / std::sqrt(1.0f - beta2_t);
-  }
+  const k::AdamWStepScalars step = k::AdamWStepScalarsOf(args);
   internal::AdamWScalars s;
   s.beta1 = args.beta1;
   s.beta2 = args.beta2;
   s.eps = args.eps;
   s.weight_decay = args.weight_decay;
-  s.step_size = -1.0f * args.lr / bias_correction1;
-  s.w_decay = -1.0f * args.lr * args.weight_decay;
-  s.bias_correction2 = bias_correction2;
+  s.step_size = step.step_size;
+  s.w_decay = step.w_decay;
+  s.bias_correction2 = step.bias_correction2;
   s.grad_scale = args.grad_scale;
-  const bool has_decay = args.weight_decay > 0.0f;
-  s.decoupled = has_decay && args.adamw_mode;
-  s.l2 = has_decay && !args.adamw_mode;
+  s.decoupled = step.decoupled;
+  s.l2 = step.l2;
   return s;
 }
 
