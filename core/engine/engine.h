@@ -143,7 +143,8 @@ class Engine : private model::ParamProvider {
   // BatchSource::Fill gives for step k in the training shape), with the
   // parameters the next step trains, no backward and nothing updated: the
   // mean loss over their predicted targets, the same on every rank. Every
-  // rank calls it between steps (a collective). Data mode only.
+  // rank calls it between steps (a collective). In timing mode the passes
+  // cost their time and the loss is NaN.
   absl::StatusOr<EvalStats> Evaluate(const model::BatchSource& data,
                                      int64_t batches);
 

@@ -127,6 +127,16 @@ class WhatifCommand : public Command {
                  "(zero3.checkpoint_write: async or blocking; "
                  "docs/checkpoints.md)",
                  IntRange{0, 1000000});
+    flags.AddInt("eval-interval", &eval_interval_, "N",
+                 "also simulate evaluating held-out data every N steps, as "
+                 "train --eval-interval does, and what it costs per step",
+                 IntRange{0, 1000000});
+    flags.AddInt("eval-iters", &eval_iters_, "N",
+                 "with --eval-interval: global batches per evaluation",
+                 IntRange{0, 1000000});
+    flags.SetDefaultText("eval-iters", "10");
+    flags.SetDefaultText("eval-interval", "off");
+    flags.SetDefaultText("save-interval", "off");
     flags.AddString("format", &format_, "table|json", "output format");
     flags.AddString("csv", &csv_, "FILE", "also write the figures as CSV");
     flags.AddString("trace-dir", &trace_dir_, "DIR",
@@ -188,6 +198,12 @@ class WhatifCommand : public Command {
     if (steps_ != 0) scenario.set_steps(static_cast<int>(steps_));
     if (save_interval_ != 0) {
       scenario.set_save_interval(static_cast<int>(save_interval_));
+    }
+    if (eval_interval_ != 0) {
+      scenario.set_eval_interval(static_cast<int>(eval_interval_));
+    }
+    if (eval_iters_ != 0) {
+      scenario.set_eval_iters(static_cast<int>(eval_iters_));
     }
     if (!config_.empty()) {
       scenario.set_config(ResolveUserPath(config_));
@@ -299,6 +315,8 @@ class WhatifCommand : public Command {
   int64_t gpus_ = 0, tp_ = 0, micro_batch_ = 0, seq_ = 0, accumulation_ = 0,
           steps_ = 0;
   int64_t save_interval_ = 0;
+  int64_t eval_interval_ = 0;
+  int64_t eval_iters_ = 0;
   int64_t host_cores_ = 0;
   double host_gbps_ = 0;
   std::vector<std::string> set_, vary_;

@@ -406,6 +406,7 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   input.full = run.full;
   input.traces = run.traces;
   input.detect_races = run.detect_races;
+  if (s.eval_interval() > 0) input.eval_iters = std::max(1, s.eval_iters());
   absl::StatusOr<VariantResult> simulated = SimulateStep(input);
   if (IsDeviceOutOfMemory(simulated.status())) {
     VariantResult out = NotFitting(input, simulated.status());
@@ -415,6 +416,8 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   ZR_ASSIGN_OR_RETURN(VariantResult out, std::move(simulated));
   out.settings = v.settings;
   out.changes_training = zero::DelayedUpdateApplies(r.options);
+  out.eval_interval = s.eval_interval();
+  out.eval_iters = input.eval_iters;
   if (s.save_interval() > 0) {
     CheckpointCostInput c;
     c.profile = r.profile;
@@ -456,6 +459,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   runtime::PinnedMemoryStats pinned;
   int64_t step_start = 0;
   int64_t ops_from = 0;  // where the timed operations start
+  int64_t eval_ns = -1;  // one evaluation's, rank 0's
   ZR_RETURN_IF_ERROR(world->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(
         auto e, engine::Engine::Create(in.spec, in.options, data.get(), rt));
@@ -474,6 +478,11 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
       if (ops_apart) world->set_op_timing(true);
     }
     if (ops_apart) ZR_RETURN_IF_ERROR(e->Step().status());
+    if (in.eval_iters > 0) {
+      const int64_t t0 = rt.NowNanos();
+      ZR_RETURN_IF_ERROR(e->Evaluate(*data, in.eval_iters).status());
+      if (rt.rank() == 0) eval_ns = rt.NowNanos() - t0;
+    }
     return absl::OkStatus();
   }));
   const int64_t step_end = step_start + last.total_ns;
@@ -512,6 +521,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
   out.simulated_ops = world->total_ops();
+  if (eval_ns >= 0) out.eval_ms = eval_ns / 1e6;
   if (in.traces) out.trace_json = world->trace().ToJson();
   if (in.op_timings) {
     // Copies, memsets and kernels between their events; the collectives
@@ -750,6 +760,34 @@ absl::StatusOr<std::string> ExplainScenario(const Scenario& scenario,
   return out;
 }
 
+// The evaluation's cost for the variants that have it (eval_interval).
+void AppendEvalTable(const ScenarioResult& r,
+                     const std::vector<std::string>& labels, size_t width,
+                     std::string* out) {
+  if (r.fastest < 0 || !r.variants[r.fastest].eval_ms.has_value()) return;
+  const VariantResult& f = r.variants[r.fastest];
+  absl::StrAppend(out, "\nevaluation every ", f.eval_interval, " steps, ",
+                  f.eval_iters, " global batches of forward passes:\n");
+  absl::StrAppend(
+      out, absl::StrFormat("%-*s %10s %12s %9s %12s\n", width, "variant",
+                           "eval ms", "per step ms", "per step", "tokens/s"));
+  for (size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantResult& v = r.variants[i];
+    if (!v.eval_ms.has_value() || v.does_not_fit.has_value()) continue;
+    const double per_step = *v.eval_ms / v.eval_interval;
+    const double total = v.metrics.total_ms;
+    absl::StrAppend(
+        out,
+        absl::StrFormat("%-*s %10.1f %12.2f %8.2f%% %12.0f\n", width, labels[i],
+                        *v.eval_ms, per_step, 100 * per_step / total,
+                        v.metrics.tokens_per_s * total / (total + per_step)));
+  }
+  absl::StrAppend(out,
+                  "eval ms: one evaluation; per step: over the interval; "
+                  "tokens/s: training tokens over the step and its share of "
+                  "the evaluation.\n");
+}
+
 // The checkpoint costs of the variants that have them (save_interval).
 void AppendCheckpointTable(const ScenarioResult& r,
                            const std::vector<std::string>& labels, size_t width,
@@ -905,23 +943,41 @@ std::string FormatTable(const ScenarioResult& r) {
       "no kernel did; blocked: host thread blocked; times of rank 0's "
       "last simulated step.\n");
   AppendCheckpointTable(r, labels, width, &out);
+  AppendEvalTable(r, labels, width, &out);
   return out;
 }
 
-// A variant's checkpoint figures by name, as JSON and CSV carry them; none
-// without save_interval.
-std::vector<std::pair<std::string, double>> CheckpointFigures(
+// A variant's checkpoint and evaluation figures by name, as JSON and CSV
+// carry them; none without save_interval and eval_interval.
+std::vector<std::pair<std::string, double>> CostFigures(
     const VariantResult& v) {
-  if (!v.checkpoint.has_value()) return {};
-  const CheckpointCost& c = *v.checkpoint;
-  return {{"checkpoint_interval", c.interval},
-          {"checkpoint_async", v.checkpoint_async ? 1 : 0},
-          {"checkpoint_snapshot_ms", c.snapshot_ms},
-          {"checkpoint_write_ms", c.write_ms},
-          {"checkpoint_stall_ms", c.stall_ms},
-          {"checkpoint_slowdown_ms", c.slowdown_ms},
-          {"checkpoint_per_step_ms", c.per_step_ms},
-          {"checkpoint_overhead", c.overhead}};
+  std::vector<std::pair<std::string, double>> figures;
+  if (v.checkpoint.has_value()) {
+    const CheckpointCost& c = *v.checkpoint;
+    figures = {{"checkpoint_interval", c.interval},
+               {"checkpoint_async", v.checkpoint_async ? 1 : 0},
+               {"checkpoint_snapshot_ms", c.snapshot_ms},
+               {"checkpoint_write_ms", c.write_ms},
+               {"checkpoint_stall_ms", c.stall_ms},
+               {"checkpoint_slowdown_ms", c.slowdown_ms},
+               {"checkpoint_per_step_ms", c.per_step_ms},
+               {"checkpoint_overhead", c.overhead}};
+  }
+  if (v.eval_ms.has_value() && v.eval_interval > 0) {
+    const double per_step = *v.eval_ms / v.eval_interval;
+    const double total = v.metrics.total_ms;
+    figures.insert(
+        figures.end(),
+        {{"eval_interval", v.eval_interval},
+         {"eval_iters", v.eval_iters},
+         {"eval_ms", *v.eval_ms},
+         {"eval_per_step_ms", per_step},
+         {"eval_overhead", total > 0 ? per_step / total : 0},
+         {"tokens_per_s_with_eval",
+          total > 0 ? v.metrics.tokens_per_s * total / (total + per_step)
+                    : 0}});
+  }
+  return figures;
 }
 
 std::string FormatJson(const ScenarioResult& r) {
@@ -958,7 +1014,7 @@ std::string FormatJson(const ScenarioResult& r) {
       absl::StrAppend(&out, ", \"", n, "\": ",
                       config::FormatJsonDouble(*MetricValue(v.metrics, n)));
     }
-    for (const auto& [n, value] : CheckpointFigures(v)) {
+    for (const auto& [n, value] : CostFigures(v)) {
       // The interval and the async flag are counts, written as such.
       const bool count = value == std::floor(value) && std::abs(value) < 1e9;
       absl::StrAppend(&out, ", \"", n, "\": ",
@@ -980,9 +1036,9 @@ std::string FormatCsv(const ScenarioResult& r) {
   for (const std::string& n : MetricNames()) header.push_back(n);
   // Every fitting variant has the checkpoint figures or none does.
   const size_t figures =
-      r.fastest < 0 ? 0 : CheckpointFigures(r.variants[r.fastest]).size();
+      r.fastest < 0 ? 0 : CostFigures(r.variants[r.fastest]).size();
   if (figures > 0) {
-    for (const auto& [n, v] : CheckpointFigures(r.variants[r.fastest])) {
+    for (const auto& [n, v] : CostFigures(r.variants[r.fastest])) {
       header.push_back(n);
     }
   }
@@ -997,7 +1053,7 @@ std::string FormatCsv(const ScenarioResult& r) {
       row.push_back(
           absl::StrFormat("%.6g", *MetricValue(r.variants[i].metrics, n)));
     }
-    for (const auto& [n, v] : CheckpointFigures(r.variants[i])) {
+    for (const auto& [n, v] : CostFigures(r.variants[i])) {
       row.push_back(absl::StrFormat("%.6g", v));
     }
     if (r.variants[i].does_not_fit) row.resize(row.size() + figures);

@@ -71,6 +71,11 @@ struct VariantResult {
   std::vector<runtime::OpTiming> ops;
   // With the scenario's save_interval: what saving costs.
   std::optional<CheckpointCost> checkpoint;
+  // With the scenario's eval_interval: one evaluation's time (rank 0's, in
+  // virtual ms), and its interval and batches.
+  std::optional<double> eval_ms;
+  int eval_interval = 0;
+  int eval_iters = 0;
   bool checkpoint_async = true;
   // The variant trains differently from the exact step: the one-step
   // delayed update (zero3.host_step_overlap "delayed").
@@ -125,6 +130,9 @@ struct StepInput {
   // stay out of the metrics, as calibrate measures (its phases from untimed
   // steps, its operations from one more).
   bool op_timings_apart = false;
+  // With N > 0: after the steps, one evaluation of N global batches
+  // (Engine::Evaluate), timed into VariantResult::eval_ms.
+  int eval_iters = 0;
 };
 absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
 

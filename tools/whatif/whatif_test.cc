@@ -365,6 +365,32 @@ TEST(WhatifTest, AnOversizedVariantIsMarkedAndTheSweepGoesOn) {
         << line;
   }
   EXPECT_THAT(FormatTable(c), HasSubstr("checkpoint every 10 steps"));
+
+  // Evaluation: forward passes after the steps, their cost per step; twice
+  // the batches take about twice the time (the virtual clock's).
+  Scenario evaluating = MicroBatchSweep({"64", "1"}, capacity);
+  evaluating.set_eval_interval(50);
+  evaluating.set_eval_iters(2);
+  ASSERT_OK_AND_ASSIGN(ScenarioResult e2, RunScenario(evaluating, {}));
+  evaluating.set_eval_iters(4);
+  ASSERT_OK_AND_ASSIGN(ScenarioResult e4, RunScenario(evaluating, {}));
+  ASSERT_GE(e2.fastest, 0);
+  const VariantResult& two = e2.variants[e2.fastest];
+  const VariantResult& four = e4.variants[e4.fastest];
+  ASSERT_TRUE(two.eval_ms.has_value());
+  EXPECT_GT(*two.eval_ms, 0);
+  EXPECT_NEAR(*four.eval_ms / *two.eval_ms, 2.0, 0.2);
+  EXPECT_FALSE(e2.variants[0].eval_ms.has_value());  // does not fit
+  EXPECT_THAT(FormatTable(e2),
+              HasSubstr("evaluation every 50 steps, 2 global batches"));
+  EXPECT_THAT(FormatJson(e2), HasSubstr("\"eval_per_step_ms\": "));
+  const std::vector<std::string> rows =
+      absl::StrSplit(FormatCsv(e2), '\n', absl::SkipEmpty());
+  for (const std::string& line : rows) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','),
+              std::count(rows[0].begin(), rows[0].end(), ','))
+        << line;
+  }
 }
 
 TEST(WhatifTest, AGpuSweepComparesTokensPerGpu) {
