@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace cuda {
@@ -51,6 +52,20 @@ absl::StatusOr<int> ParseCount(absl::string_view name,
         absl::StrCat(name, "='", value, "' is not a non-negative integer"));
   }
   return parsed;
+}
+
+// A TCP port from variable `name`, if set.
+absl::StatusOr<std::optional<int>> Port(const EnvLookup& env,
+                                        const char* name) {
+  const std::optional<std::string> text = Get(env, name);
+  if (!text.has_value()) return std::optional<int>();
+  absl::StatusOr<int> p = ParseCount(name, *text);
+  if (!p.ok()) return p.status();
+  if (*p < 1 || *p > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "=", *text, " is not a TCP port (1-65535)"));
+  }
+  return std::optional<int>(*p);
 }
 
 }  // namespace
@@ -143,14 +158,22 @@ absl::StatusOr<RankEnvironment> ReadRankEnvironment(const EnvLookup& env) {
   }
   result.master_addr = *addr;
   result.master_port = kDefaultMasterPort;
-  if (std::optional<std::string> port = Get(env, "MASTER_PORT")) {
-    absl::StatusOr<int> p = ParseCount("MASTER_PORT", *port);
-    if (!p.ok()) return p.status();
-    if (*p < 1 || *p > 65535) {
+  ZR_ASSIGN_OR_RETURN(std::optional<int> master, Port(env, "MASTER_PORT"));
+  if (master.has_value()) result.master_port = *master;
+  // torchrun's agent on rank 0's node already listens on MASTER_PORT (its
+  // store): the rendezvous takes the next port there, or the one given.
+  ZR_ASSIGN_OR_RETURN(std::optional<int> own,
+                      Port(env, "ZERO3_RENDEZVOUS_PORT"));
+  if (own.has_value()) {
+    result.master_port = *own;
+  } else if (Get(env, "TORCHELASTIC_RUN_ID").has_value()) {
+    if (result.master_port == 65535) {
       return absl::InvalidArgumentError(
-          absl::StrCat("MASTER_PORT=", *port, " is not a TCP port (1-65535)"));
+          "under torchrun the rendezvous takes MASTER_PORT + 1 (torchrun's "
+          "store holds MASTER_PORT), and MASTER_PORT is 65535: set "
+          "ZERO3_RENDEZVOUS_PORT to a free port");
     }
-    result.master_port = *p;
+    ++result.master_port;
   }
   return result;
 }

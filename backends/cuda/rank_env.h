@@ -65,7 +65,10 @@ struct RankEnvironment {
   std::string source = "none";
 
   // Rendezvous of rank 0 with the others (unused with one rank). Either
-  // rendezvous_file is set, or master_addr and master_port are.
+  // rendezvous_file is set, or master_addr and master_port are: MASTER_PORT
+  // (default 29500), or ZERO3_RENDEZVOUS_PORT where set, or under torchrun
+  // (TORCHELASTIC_RUN_ID set) MASTER_PORT + 1, since torchrun's agent
+  // already listens on MASTER_PORT for its own store.
   std::string master_addr;
   int master_port = 0;
   std::string rendezvous_file;

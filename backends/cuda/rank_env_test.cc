@@ -46,6 +46,31 @@ TEST(RankEnvTest, TorchrunStyle) {
             "rank 3 of 8 (local rank 1; from RANK/WORLD_SIZE/LOCAL_RANK)");
 }
 
+// Under torchrun its agent's store holds MASTER_PORT on rank 0's node: the
+// rendezvous takes the next port, or ZERO3_RENDEZVOUS_PORT.
+TEST(RankEnvTest, UnderTorchrunTheRendezvousLeavesMasterPortToTheStore) {
+  std::map<std::string, std::string> vars = {{"RANK", "1"},
+                                             {"WORLD_SIZE", "2"},
+                                             {"LOCAL_RANK", "1"},
+                                             {"MASTER_ADDR", "node0"},
+                                             {"MASTER_PORT", "29500"},
+                                             {"TORCHELASTIC_RUN_ID", "none"}};
+  ASSERT_OK_AND_ASSIGN(RankEnvironment env, ReadRankEnvironment(MapEnv(vars)));
+  EXPECT_EQ(env.master_port, 29501);
+  vars["ZERO3_RENDEZVOUS_PORT"] = "40000";
+  ASSERT_OK_AND_ASSIGN(env, ReadRankEnvironment(MapEnv(vars)));
+  EXPECT_EQ(env.master_port, 40000);
+  vars.erase("ZERO3_RENDEZVOUS_PORT");
+  vars["MASTER_PORT"] = "65535";
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(vars)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ZERO3_RENDEZVOUS_PORT")));
+  vars["ZERO3_RENDEZVOUS_PORT"] = "0";
+  EXPECT_THAT(ReadRankEnvironment(MapEnv(vars)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ZERO3_RENDEZVOUS_PORT=0 is not a TCP port")));
+}
+
 TEST(RankEnvTest, MasterPortDefaultsTo29500) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,

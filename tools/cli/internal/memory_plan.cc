@@ -6,6 +6,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/runtime/host_memory.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
@@ -14,16 +16,55 @@ namespace zero3 {
 namespace cli {
 namespace internal {
 
+namespace {
+
+// Slurm's SLURM_TASKS_PER_NODE ("2(x3),1": two tasks on each of three
+// nodes, then one) at node `node` (SLURM_NODEID), or the first node's
+// count when the node is unknown; 0 when unreadable.
+int64_t SlurmTasksOnNode(const std::string& layout, int64_t node) {
+  int64_t seen = 0, first = 0;
+  for (absl::string_view group : absl::StrSplit(layout, ',')) {
+    const size_t paren = group.find('(');
+    int64_t tasks = 0, nodes = 1;
+    if (!absl::SimpleAtoi(group.substr(0, paren), &tasks) || tasks < 1) {
+      return 0;
+    }
+    if (paren != absl::string_view::npos) {
+      absl::string_view times = group.substr(paren);
+      if (!absl::ConsumePrefix(&times, "(x") ||
+          !absl::ConsumeSuffix(&times, ")") ||
+          !absl::SimpleAtoi(times, &nodes) || nodes < 1) {
+        return 0;
+      }
+    }
+    if (first == 0) first = tasks;
+    if (node >= seen && node < seen + nodes) return tasks;
+    seen += nodes;
+  }
+  return first;
+}
+
+}  // namespace
+
 int64_t LocalRanksOnNode(const cuda::EnvLookup& env) {
   for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                           "SLURM_NTASKS_PER_NODE"}) {
+                           "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
     const std::optional<std::string> v = env(name);
     int64_t n = 0;
-    // Slurm writes "4(x2)" for uneven layouts: the leading count is ours.
+    // Slurm writes "4(x2)": the leading count is ours.
     if (v.has_value() && absl::SimpleAtoi(v->substr(0, v->find('(')), &n) &&
         n > 0) {
       return n;
     }
+  }
+  // srun without --ntasks-per-node: the tasks of each node.
+  if (const std::optional<std::string> layout = env("SLURM_TASKS_PER_NODE")) {
+    int64_t node = -1;
+    if (const std::optional<std::string> id = env("SLURM_NODEID")) {
+      if (!absl::SimpleAtoi(*id, &node)) node = -1;
+    }
+    const int64_t n = SlurmTasksOnNode(*layout, node);
+    if (n > 0) return n;
   }
   return 1;
 }

@@ -10,8 +10,9 @@
 // reads once its device is up (CheckDeviceOnRank); host memory from
 // /proc/meminfo and the cgroup. The ranks that share the node's host memory
 // are every rank on the simulator, and on GPUs LOCAL_WORLD_SIZE (torchrun,
-// zero3 launch), OMPI_COMM_WORLD_LOCAL_SIZE or SLURM_NTASKS_PER_NODE, else
-// one.
+// zero3 launch), OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI), MPI_LOCALNRANKS
+// (MPICH, Intel MPI), SLURM_NTASKS_PER_NODE, or this node's group of
+// SLURM_TASKS_PER_NODE (srun without --ntasks-per-node), else one.
 
 #ifndef ZERO3_TOOLS_CLI_INTERNAL_MEMORY_PLAN_H_
 #define ZERO3_TOOLS_CLI_INTERNAL_MEMORY_PLAN_H_

@@ -21,6 +21,17 @@ TEST(LocalRanksOnNodeTest, ReadsTheLaunchersVariables) {
   EXPECT_EQ(
       LocalRanksOnNode(cuda::MapEnv({{"SLURM_NTASKS_PER_NODE", "4(x2)"}})), 4);
   EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"LOCAL_WORLD_SIZE", "zero"}})), 1);
+  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"MPI_LOCALNRANKS", "2"}})), 2);
+  // srun without --ntasks-per-node: the node's own group of the layout.
+  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv(
+                {{"SLURM_TASKS_PER_NODE", "2(x3),1"}, {"SLURM_NODEID", "3"}})),
+            1);
+  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv(
+                {{"SLURM_TASKS_PER_NODE", "2(x3),1"}, {"SLURM_NODEID", "1"}})),
+            2);
+  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"SLURM_TASKS_PER_NODE", "8"}})), 8);
+  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"SLURM_TASKS_PER_NODE", "2(y3)"}})),
+            1);
 }
 
 PlanInput TinyOnTheSimulator() {
