@@ -85,8 +85,18 @@ void CheckRotaryArgs(const RotaryArgs& args) {
 
 // Applies the rotation (sign = +1) or its inverse (sign = -1). Reads both
 // elements of a pair before writing either, so in-place use is safe.
+// Row (b, s)'s position: s, or positions[b * seq + s] (checked: 0 to s).
+int64_t PositionOf(const int32_t* positions, int64_t seq, int64_t b,
+                   int64_t s) {
+  if (positions == nullptr) return s;
+  const int64_t p = positions[b * seq + s];
+  ZR_CHECK(p >= 0 && p <= s) << "position " << p << " of row " << s;
+  return p;
+}
+
 template <typename T>
-void Rotate(const RotaryArgs& args, double sign, const T* x, T* y) {
+void Rotate(const RotaryArgs& args, double sign, const T* x, T* y,
+            const int32_t* positions) {
   CheckRotaryArgs(args);
   const int64_t half = args.RotaryDim() / 2;
   const double scaling = args.attention_scaling;
@@ -103,8 +113,9 @@ void Rotate(const RotaryArgs& args, double sign, const T* x, T* y) {
   }
   for (int64_t b = 0; b < args.batch; ++b) {
     for (int64_t s = 0; s < args.seq; ++s) {
-      const T* cos_a = cos_table.data() + s * half;
-      const T* sin_a = sin_table.data() + s * half;
+      const int64_t p = PositionOf(positions, args.seq, b, s);
+      const T* cos_a = cos_table.data() + p * half;
+      const T* sin_a = sin_table.data() + p * half;
       const int64_t row = (b * args.seq + s) * args.heads * args.head_dim;
       for (int64_t h = 0; h < args.heads; ++h) {
         const T* xh = x + row + h * args.head_dim;
@@ -337,13 +348,15 @@ void RmsNormBackward(const RmsNormArgs& args, const T* x, const T* weight,
 // Rotary
 
 template <typename T>
-void RotaryForward(const RotaryArgs& args, const T* x, T* y) {
-  Rotate(args, 1.0, x, y);
+void RotaryForward(const RotaryArgs& args, const T* x, T* y,
+                   const int32_t* positions) {
+  Rotate(args, 1.0, x, y, positions);
 }
 
 template <typename T>
-void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx) {
-  Rotate(args, -1.0, dy, dx);
+void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx,
+                    const int32_t* positions) {
+  Rotate(args, -1.0, dy, dx, positions);
 }
 
 // ---------------------------------------------------------------------------
@@ -351,8 +364,10 @@ void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx) {
 
 template <typename T>
 void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
-                      const T* v, T* out, T* lse) {
+                      const T* v, T* out, T* lse, const int32_t* positions) {
   CheckAttentionArgs(args);
+  ZR_CHECK(positions == nullptr || args.causal)
+      << "document positions need causal attention";
   const int64_t S = args.seq, Hq = args.num_heads, Hkv = args.num_kv_heads,
                 D = args.head_dim;
   const int64_t group = Hq / Hkv;
@@ -365,8 +380,9 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
       for (int64_t i = 0; i < S; ++i) {
         const T* qi = q + ((b * S + i) * Hq + h) * D;
         const int64_t num_keys = args.causal ? i + 1 : S;
+        const int64_t first = i - PositionOf(positions, S, b, i);
         T max_score = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < num_keys; ++j) {
+        for (int64_t j = first; j < num_keys; ++j) {
           const T* kj = k + ((b * S + j) * Hkv + g) * D;
           scores[j] = scale * Dot(qi, kj, D);
           max_score = std::max(max_score, scores[j]);
@@ -375,7 +391,7 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
         // largest term is exactly 1 so the sum is >= 1 (log is safe).
         double sum = 0;
         std::fill(acc.begin(), acc.end(), 0.0);
-        for (int64_t j = 0; j < num_keys; ++j) {
+        for (int64_t j = first; j < num_keys; ++j) {
           const double p = std::exp(static_cast<double>(scores[j] - max_score));
           sum += p;
           const T* vj = v + ((b * S + j) * Hkv + g) * D;
@@ -393,8 +409,10 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
 template <typename T>
 void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
                        const T* v, const T* out, const T* lse, const T* d_out,
-                       T* dq, T* dk, T* dv) {
+                       T* dq, T* dk, T* dv, const int32_t* positions) {
   CheckAttentionArgs(args);
+  ZR_CHECK(positions == nullptr || args.causal)
+      << "document positions need causal attention";
   const int64_t S = args.seq, Hq = args.num_heads, Hkv = args.num_kv_heads,
                 D = args.head_dim;
   const int64_t group = Hq / Hkv;
@@ -414,7 +432,8 @@ void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
         const T row_lse = lse[(b * Hq + h) * S + i];
         const T delta = Dot(doi, out + qi_offset, D);
         const int64_t num_keys = args.causal ? i + 1 : S;
-        for (int64_t j = 0; j < num_keys; ++j) {
+        const int64_t first = i - PositionOf(positions, S, b, i);
+        for (int64_t j = first; j < num_keys; ++j) {
           const int64_t kj_offset = ((b * S + j) * Hkv + g) * D;
           const T* kj = k + kj_offset;
           const T* vj = v + kj_offset;
@@ -692,13 +711,15 @@ void AdamWStep(const AdamWArgs& args, float* params, const float* grads,
                                   T*);                                         \
   template void RmsNormBackward<T>(const RmsNormArgs&, const T*, const T*,     \
                                    const T*, const T*, T*, T*);                \
-  template void RotaryForward<T>(const RotaryArgs&, const T*, T*);             \
-  template void RotaryBackward<T>(const RotaryArgs&, const T*, T*);            \
+  template void RotaryForward<T>(const RotaryArgs&, const T*, T*,              \
+                                 const int32_t*);                              \
+  template void RotaryBackward<T>(const RotaryArgs&, const T*, T*,             \
+                                  const int32_t*);                             \
   template void AttentionForward<T>(const AttentionArgs&, const T*, const T*,  \
-                                    const T*, T*, T*);                         \
+                                    const T*, T*, T*, const int32_t*);         \
   template void AttentionBackward<T>(const AttentionArgs&, const T*, const T*, \
                                      const T*, const T*, const T*, const T*,   \
-                                     T*, T*, T*);                              \
+                                     T*, T*, T*, const int32_t*);              \
   template void SwigluForward<T>(const SwigluArgs&, const T*, const T*, T*);   \
   template void SwigluBackward<T>(const SwigluArgs&, const T*, const T*,       \
                                   const T*, T*, T*);                           \

@@ -110,16 +110,20 @@ void RmsNormBackward(const RmsNormArgs& args, const T* x, const T* weight,
 //   y[i]        = x[i] * cos(a) - x[i + half] * sin(a)
 //   y[i + half] = x[i + half] * cos(a) + x[i] * sin(a)
 // x, y [batch * seq, heads, head_dim]. y may alias x (in place). Internal
-// scratch: cos/sin tables of seq * head_dim / 2 values.
+// scratch: cos/sin tables of seq * head_dim / 2 values. With `positions`
+// (int32 [batch * seq], packed documents), row t's position is
+// positions[t] instead: its place in its document, from 0.
 template <typename T>
-void RotaryForward(const RotaryArgs& args, const T* x, T* y);
+void RotaryForward(const RotaryArgs& args, const T* x, T* y,
+                   const int32_t* positions = nullptr);
 
 // The transpose (= inverse) rotation, which is the exact gradient:
 //   dx[i]        =  dy[i] * cos(a) + dy[i + half] * sin(a)
 //   dx[i + half] =  dy[i + half] * cos(a) - dy[i] * sin(a)
 // dy, dx [batch * seq, heads, head_dim]. dx may alias dy.
 template <typename T>
-void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx);
+void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx,
+                    const int32_t* positions = nullptr);
 
 // ---------------------------------------------------------------------------
 // Attention
@@ -133,9 +137,12 @@ void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx);
 // q, out [batch * seq, num_heads, head_dim];
 // k, v [batch * seq, num_kv_heads, head_dim]; lse [batch, num_heads, seq],
 // saved for the backward pass. Internal scratch: seq + head_dim values.
+// With `positions` (int32 [batch * seq], packed documents; causal only),
+// query i sees keys i - positions[b, i] .. i: its own document's only.
 template <typename T>
 void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
-                      const T* v, T* out, T* lse);
+                      const T* v, T* out, T* lse,
+                      const int32_t* positions = nullptr);
 
 // Gradients of the above (overwrites dq, dk, dv). The softmax is rebuilt from
 // lse (p_ij = exp(s_ij - lse_i)), as FlashAttention does:
@@ -147,7 +154,7 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
 template <typename T>
 void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
                        const T* v, const T* out, const T* lse, const T* d_out,
-                       T* dq, T* dk, T* dv);
+                       T* dq, T* dk, T* dv, const int32_t* positions = nullptr);
 
 // ---------------------------------------------------------------------------
 // SwiGLU

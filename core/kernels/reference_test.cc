@@ -568,6 +568,102 @@ TEST_P(AttentionTest, BackwardMatchesFiniteDifferences) {
             kGradTolerance);
 }
 
+// Packed documents: batch 0 holds two (3 and 2 tokens), batch 1 one (5):
+// each document's rows equal attention over that document alone, and the
+// backward pass is the forward's gradient.
+const std::vector<int32_t>& PackedPositions() {
+  static const auto* p = new std::vector<int32_t>{0, 1, 2, 0, 1, 0, 1, 2, 3, 4};
+  return *p;
+}
+
+TEST(PackedAttentionTest, DocumentsAttendOnlyWithinThemselves) {
+  const AttentionArgs args = SmallAttention(true);
+  const AttentionInputs in = RandomAttentionInputs(args, 60);
+  const int64_t Hq = args.num_heads, Hkv = args.num_kv_heads, D = args.head_dim,
+                S = args.seq;
+  std::vector<double> out(in.q.size()), lse(args.batch * Hq * S);
+  AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                   lse.data(), PackedPositions().data());
+  struct Doc {
+    int64_t b, start, len;
+  };
+  for (const Doc& doc : {Doc{0, 0, 3}, Doc{0, 3, 2}, Doc{1, 0, 5}}) {
+    AttentionArgs one = args;
+    one.batch = 1;
+    one.seq = doc.len;
+    AttentionInputs part;
+    auto rows = [&](const std::vector<double>& from, int64_t heads) {
+      const int64_t first = (doc.b * S + doc.start) * heads * D;
+      return std::vector<double>(from.begin() + first,
+                                 from.begin() + first + doc.len * heads * D);
+    };
+    part.q = rows(in.q, Hq);
+    part.k = rows(in.k, Hkv);
+    part.v = rows(in.v, Hkv);
+    std::vector<double> want_out, want_lse;
+    NaiveAttention(one, part, &want_out, &want_lse);
+    EXPECT_LT(MaxRelativeError(rows(out, Hq), want_out), 1e-14)
+        << "document at " << doc.b << ":" << doc.start;
+    for (int64_t h = 0; h < Hq; ++h) {
+      for (int64_t i = 0; i < doc.len; ++i) {
+        EXPECT_NEAR(lse[(doc.b * Hq + h) * S + doc.start + i],
+                    want_lse[h * doc.len + i], 1e-12);
+      }
+    }
+  }
+}
+
+TEST(PackedAttentionTest, BackwardMatchesFiniteDifferences) {
+  const AttentionArgs args = SmallAttention(true);
+  AttentionInputs in = RandomAttentionInputs(args, 61);
+  const auto r = RandomVector(in.q.size(), 64);
+  const int64_t lse_size = args.batch * args.num_heads * args.seq;
+  const int32_t* positions = PackedPositions().data();
+  auto forward = [&]() {
+    std::vector<double> out(in.q.size()), lse(lse_size);
+    AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                     lse.data(), positions);
+    return Loss(out, r);
+  };
+  std::vector<double> out(in.q.size()), lse(lse_size);
+  AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                   lse.data(), positions);
+  std::vector<double> dq(in.q.size(), kNaN), dk(in.k.size(), kNaN),
+      dv(in.v.size(), kNaN);
+  AttentionBackward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                    lse.data(), r.data(), dq.data(), dk.data(), dv.data(),
+                    positions);
+  EXPECT_LT(MaxRelativeError(dq, NumericGradient(forward, &in.q)),
+            kGradTolerance);
+  EXPECT_LT(MaxRelativeError(dk, NumericGradient(forward, &in.k)),
+            kGradTolerance);
+  EXPECT_LT(MaxRelativeError(dv, NumericGradient(forward, &in.v)),
+            kGradTolerance);
+}
+
+// Positions restart with each document: its rows rotate as if alone.
+TEST(PackedRotaryTest, EachDocumentRotatesFromPositionZero) {
+  RotaryArgs args = SmallRotary();
+  args.batch = 2;
+  args.seq = 5;
+  const int64_t width = args.heads * args.head_dim;
+  const auto x = RandomVector(args.batch * args.seq * width, 62);
+  std::vector<double> y(x.size());
+  RotaryForward(args, x.data(), y.data(), PackedPositions().data());
+  // The second document of batch 0 (rows 3-4) alone, at positions 0-1.
+  RotaryArgs alone = args;
+  alone.batch = 1;
+  alone.seq = 2;
+  const std::vector<double> part(x.begin() + 3 * width, x.begin() + 5 * width);
+  std::vector<double> want(part.size());
+  RotaryForward(alone, part.data(), want.data());
+  EXPECT_EQ(std::vector<double>(y.begin() + 3 * width, y.begin() + 5 * width),
+            want);
+  std::vector<double> back(x.size());
+  RotaryBackward(args, y.data(), back.data(), PackedPositions().data());
+  EXPECT_LT(MaxRelativeError(back, x), 1e-14);
+}
+
 TEST_P(AttentionTest, FloatMatchesDouble) {
   const AttentionArgs args = SmallAttention(GetParam());
   const AttentionInputs in = RandomAttentionInputs(args, 55);
