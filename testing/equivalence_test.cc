@@ -55,8 +55,9 @@ struct Case {
   // Some committed speculation left pieces to the next forward.
   bool expect_carried = false;
   // Fine-tuning examples (prompt unpredicted, padding, truncation) instead
-  // of synthetic tokens.
+  // of synthetic tokens; with `packed`, several per sample.
   bool masked = false;
+  bool packed = false;
 };
 
 // The case's data: synthetic tokens, or masked examples.
@@ -64,7 +65,8 @@ std::unique_ptr<model::BatchSource> CaseData(const Case& c,
                                              const model::ModelSpec& spec,
                                              const zero::ZeroOptions& o) {
   if (!c.masked) return model::SyntheticBatches(spec.vocab_size(), 7);
-  auto examples = MaskedExamples(c.name, 61, spec.vocab_size(), o.seq, 7);
+  auto examples =
+      MaskedExamples(c.name, 61, spec.vocab_size(), o.seq, 7, c.packed);
   ZR_CHECK(examples.ok()) << examples.status();
   return *std::move(examples);
 }
@@ -777,6 +779,13 @@ std::vector<Case> Cases() {
   cases.push_back(masked("masked_w2_accumulation2", 2,
                          [](zero::ZeroOptions& o) { o.accumulation = 2; }));
   cases.push_back(masked("masked_offload_w3", 3, offload));
+  Case packed =
+      masked("packed_offload_w2_accumulation2", 2, [=](zero::ZeroOptions& o) {
+        offload(o);
+        o.accumulation = 2;
+      });
+  packed.packed = true;
+  cases.push_back(packed);
   cases.push_back(masked("masked_bf16_w2", 2, [](zero::ZeroOptions& o) {
     o.dtype = runtime::DType::kBF16;
     o.accumulation = 3;

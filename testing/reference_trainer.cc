@@ -198,7 +198,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
       ZR_RETURN_IF_ERROR(model_->Forward(
           *stream_, *this, inputs_->tokens(), inputs_->targets(),
           TensorRef::Of(loss_, DType::kF32, 0, 1),
-          static_cast<float>(scaler_.scale() / a_steps), loss_divisor));
+          static_cast<float>(scaler_.scale() / a_steps), loss_divisor,
+          inputs_->positions()));
       ZR_RETURN_IF_ERROR(model_->Backward(*stream_, *this));
       ZR_RETURN_IF_ERROR(
           stream_->Copy(loss_host_.All(), loss_.All(), "ref loss D2H"));

@@ -100,7 +100,7 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
   ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
                                      inputs_->targets(), loss, grad_scale,
-                                     loss_divisor));
+                                     loss_divisor, inputs_->positions()));
   ZR_RETURN_IF_ERROR(
       compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
   ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));

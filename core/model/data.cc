@@ -84,11 +84,19 @@ absl::Status BatchSource::SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
   return absl::OkStatus();
 }
 
+absl::Status BatchSource::SamplePositions(int64_t, int64_t seq,
+                                          int32_t* positions) const {
+  for (int64_t i = 0; i < seq; ++i) positions[i] = static_cast<int32_t>(i);
+  return absl::OkStatus();
+}
+
 absl::Status BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
                                int rank, std::vector<int32_t>* tokens,
-                               std::vector<int32_t>* targets) const {
+                               std::vector<int32_t>* targets,
+                               std::vector<int32_t>* positions) const {
   tokens->resize(shape.batch * shape.seq);
   targets->resize(shape.batch * shape.seq);
+  if (positions != nullptr) positions->resize(shape.batch * shape.seq);
   for (int64_t b = 0; b < shape.batch; ++b) {
     const int64_t n =
         start_ +
@@ -102,6 +110,10 @@ absl::Status BatchSource::Fill(const BatchShape& shape, int64_t step, int micro,
     ZR_RETURN_IF_ERROR(SampleTargets(n, shape.seq,
                                      tokens->data() + b * shape.seq,
                                      targets->data() + b * shape.seq));
+    if (positions != nullptr) {
+      ZR_RETURN_IF_ERROR(
+          SamplePositions(n, shape.seq, positions->data() + b * shape.seq));
+    }
   }
   return absl::OkStatus();
 }

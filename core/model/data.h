@@ -66,13 +66,18 @@ class BatchSource {
   // loss is then the mean over the global batch's predicted targets, which
   // PredictedTargets counts. False: every target is predicted.
   virtual bool masks_targets() const { return false; }
+  // True where a sample packs several documents: each token then has a
+  // place in its document (Fill's `positions`), which attention and the
+  // rotary embedding use. False: a token's position is its index.
+  virtual bool packs() const { return false; }
 
   // tokens and targets get batch * seq int32 values each. Fails where the
   // data does (a token file's id outside the vocabulary, naming the file
   // and byte offset), or for a step before the one SetPosition placed.
+  // With `positions`, also batch * seq positions (SamplePositions).
   absl::Status Fill(const BatchShape& shape, int64_t step, int micro, int rank,
-                    std::vector<int32_t>* tokens,
-                    std::vector<int32_t>* targets) const;
+                    std::vector<int32_t>* tokens, std::vector<int32_t>* targets,
+                    std::vector<int32_t>* positions = nullptr) const;
 
   // The predicted targets (those not -1) of global batch `step`: all its
   // micro-batches on all ranks. Fails where Fill would.
@@ -95,6 +100,10 @@ class BatchSource {
   // predicted. By default Sample's tokens, the targets shifted by one.
   virtual absl::Status SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
                                      int32_t* targets) const;
+  // Writes sample `n`'s seq positions: each token's place in its document.
+  // By default 0 .. seq - 1 (one document).
+  virtual absl::Status SamplePositions(int64_t n, int64_t seq,
+                                       int32_t* positions) const;
 
  private:
   // Sample number of global batch 0's first sample.

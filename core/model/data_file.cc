@@ -67,9 +67,11 @@ absl::StatusOr<bool> UseDocuments(const std::string& prefix,
     case DataPacking::kStream:
       return false;
     case DataPacking::kPad:
+    case DataPacking::kPack:
       if (mask) return true;
       return absl::InvalidArgumentError(absl::StrCat(
-          "--data-packing pad trains on the examples of a loss mask, and ",
+          "--data-packing pad and pack train on the examples of a loss mask, "
+          "and ",
           LossMaskPath(prefix),
           " does not exist: write the data with tools/data/prepare, or drop "
           "--data-packing to train on every token as one stream"));
@@ -101,6 +103,7 @@ absl::StatusOr<std::unique_ptr<BatchSource>> OpenMegatron(
     d.seed = o.seed;
     d.shuffle = o.shuffle;
     d.truncate = o.truncate;
+    d.pack = o.packing == DataPacking::kPack;
     return DocumentBatches(prefix, d);
   }
   ZR_ASSIGN_OR_RETURN(TokenStream stream, OpenMegatronTokens(prefix));
@@ -133,22 +136,25 @@ absl::StatusOr<std::unique_ptr<BatchSource>> OpenFlat(
 
 absl::StatusOr<DataPacking> ParseDataPacking(const std::string& name) {
   if (name == "pad") return DataPacking::kPad;
+  if (name == "pack") return DataPacking::kPack;
   if (name == "stream") return DataPacking::kStream;
   return absl::InvalidArgumentError(absl::StrCat(
       "--data-packing ", name,
       " is not one of pad (one example per sample, padded; the default "
-      "where PREFIX.loss_mask.bin exists) or stream (the documents as one "
-      "stream of tokens, every token predicted)"));
+      "where PREFIX.loss_mask.bin exists), pack (several examples per "
+      "sample, each attending only to itself) or stream (the documents as "
+      "one stream of tokens, every token predicted)"));
 }
 
 absl::StatusOr<std::unique_ptr<BatchSource>> OpenDataFile(
     const std::string& path, const DataFileOptions& options) {
   const std::string prefix = MegatronPrefix(path);
   if (!prefix.empty()) return OpenMegatron(prefix, options);
-  if (options.packing == DataPacking::kPad) {
+  if (options.packing == DataPacking::kPad ||
+      options.packing == DataPacking::kPack) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--data-packing pad takes a Megatron prefix with a loss mask; ", path,
-        " is not one (write it with tools/data/prepare)"));
+        "--data-packing pad and pack take a Megatron prefix with a loss mask; ",
+        path, " is not one (write it with tools/data/prepare)"));
   }
   if (absl::EndsWith(path, ".bin") || !options.dtype.empty()) {
     return OpenFlat(path, options);

@@ -32,11 +32,12 @@ namespace model {
 enum class DataPacking {
   kDefault,  // one example per sample where a loss mask exists, else a stream
   kPad,      // one example per sample, padded (needs the loss mask)
+  kPack,     // several examples per sample, each attending only to itself
   kStream,   // the documents as one stream, every token predicted
 };
 
-// The packing `name` names ("pad", "stream"); an error naming the value and
-// the choices for another.
+// The packing `name` names ("pad", "pack", "stream"); an error naming the
+// value and the choices for another.
 absl::StatusOr<DataPacking> ParseDataPacking(const std::string& name);
 
 struct DataFileOptions {

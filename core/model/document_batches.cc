@@ -31,23 +31,32 @@ struct DocumentCounts {
 
 class Documents : public BatchSource {
  public:
+  // `packs`: where each sample's examples start (examples
+  // packs[k] .. packs[k + 1] - 1; one each when not packing), then the
+  // number of examples.
   Documents(std::string prefix, TokenStream stream, std::vector<int64_t> starts,
             MappedFile mask, const DocumentOptions& o,
-            const DocumentCounts& counts)
+            const DocumentCounts& counts, std::vector<int64_t> packs)
       : prefix_(std::move(prefix)),
         stream_(std::move(stream)),
         starts_(std::move(starts)),
         mask_(std::move(mask)),
         vocab_(o.vocab),
         seq_(o.seq),
+        pack_(o.pack),
         counts_(counts),
-        order_(counts.documents, o.seed, o.shuffle) {}
+        packs_(std::move(packs)),
+        order_(static_cast<int64_t>(packs_.size()) - 1, o.seed, o.shuffle) {}
 
   std::string description() const override {
     return absl::StrCat(
         "fine-tuning examples ", prefix_, " (", counts_.documents,
         " examples, ", counts_.predicted, " of ", counts_.tokens,
-        " tokens predicted, one example per sample padded to ", seq_,
+        " tokens predicted, ",
+        pack_ ? absl::StrCat("packed into ", order_.samples(),
+                             " samples of up to ", seq_,
+                             " tokens, attention within each example")
+              : absl::StrCat("one example per sample padded to ", seq_),
         counts_.truncated > 0
             ? absl::StrCat(
                   ", ", counts_.truncated, " truncated to ", seq_ + 1,
@@ -61,44 +70,103 @@ class Documents : public BatchSource {
   int64_t min_vocab() const override { return vocab_; }
   int64_t samples_per_epoch() const override { return order_.samples(); }
   bool masks_targets() const override { return true; }
+  bool packs() const override { return pack_; }
 
  protected:
   absl::Status Sample(int64_t, int64_t, int32_t*) const override {
     return absl::InternalError("fine-tuning examples are read with targets");
   }
-
   absl::Status SampleTargets(int64_t n, int64_t seq, int32_t* tokens,
                              int32_t* targets) const override {
+    return Write(n, seq, tokens, targets, nullptr);
+  }
+  absl::Status SamplePositions(int64_t n, int64_t seq,
+                               int32_t* positions) const override {
+    return Write(n, seq, nullptr, nullptr, positions);
+  }
+
+ private:
+  // Sample n's rows, its examples one after another: an example of L
+  // tokens (at most seq + 1 kept) takes L - 1 rows packed (its last token
+  // is only a target), min(L, seq) alone; input j is token j, its target
+  // token j + 1 where predicted, its position j. Padding after them: token
+  // 0, no target, positions from 0 again. Null outputs are skipped.
+  absl::Status Write(int64_t n, int64_t seq, int32_t* tokens, int32_t* targets,
+                     int32_t* positions) const {
     if (seq != seq_) {
       return absl::InvalidArgumentError(
           absl::StrCat(description(), " was opened for sequences of ", seq_,
                        " tokens, not ", seq));
     }
     const int64_t per_epoch = order_.samples();
-    const int64_t doc = order_.At(n / per_epoch, n % per_epoch);
-    const int64_t first = starts_[doc];
-    const int64_t length = std::min(starts_[doc + 1] - first, seq + 1);
-    std::vector<int32_t> ids(std::max<int64_t>(length, 1));
-    ZR_RETURN_IF_ERROR(stream_.Read(first, length, vocab_, ids.data()));
-    const uint8_t* predicted = mask_.data() + first;
-    for (int64_t i = 0; i < seq; ++i) {
-      const bool inside = i + 1 < length;
-      tokens[i] = i < length ? ids[i] : 0;
-      targets[i] = inside && predicted[i + 1] != 0 ? ids[i + 1] : -1;
+    const int64_t k = order_.At(n / per_epoch, n % per_epoch);
+    int64_t row = 0;
+    std::vector<int32_t> ids;
+    for (int64_t doc = packs_[k]; doc < packs_[k + 1]; ++doc) {
+      const int64_t first = starts_[doc];
+      const int64_t length = std::min(starts_[doc + 1] - first, seq + 1);
+      const int64_t rows =
+          pack_ ? std::max<int64_t>(length - 1, 0) : std::min(length, seq);
+      if (tokens != nullptr) {
+        ids.assign(std::max<int64_t>(length, 1), 0);
+        ZR_RETURN_IF_ERROR(stream_.Read(first, length, vocab_, ids.data()));
+      }
+      const uint8_t* predicted = mask_.data() + first;
+      for (int64_t j = 0; j < rows; ++j, ++row) {
+        if (tokens != nullptr) {
+          tokens[row] = ids[j];
+          targets[row] =
+              j + 1 < length && predicted[j + 1] != 0 ? ids[j + 1] : -1;
+        }
+        if (positions != nullptr) positions[row] = static_cast<int32_t>(j);
+      }
+    }
+    for (int64_t pad = row; row < seq; ++row) {
+      if (tokens != nullptr) {
+        tokens[row] = 0;
+        targets[row] = -1;
+      }
+      if (positions != nullptr)
+        positions[row] = static_cast<int32_t>(row - pad);
     }
     return absl::OkStatus();
   }
 
- private:
   std::string prefix_;
   TokenStream stream_;
   std::vector<int64_t> starts_;
   MappedFile mask_;
   int64_t vocab_;
   int64_t seq_;
+  bool pack_;
   DocumentCounts counts_;
+  std::vector<int64_t> packs_;
   SampleOrder order_;
 };
+
+// Where each sample's examples start: one example each, or packed in file
+// order, each sample taking examples while their rows (L - 1 of an example
+// of L tokens, at most seq) fit in seq; the example count last.
+std::vector<int64_t> PackStarts(const std::vector<int64_t>& starts,
+                                int64_t documents, int64_t seq, bool pack) {
+  std::vector<int64_t> packs = {0};
+  int64_t rows = 0;
+  for (int64_t d = 0; d < documents; ++d) {
+    if (!pack) {
+      packs.push_back(d + 1);
+      continue;
+    }
+    const int64_t length = std::min(starts[d + 1] - starts[d], seq + 1);
+    const int64_t need = std::max<int64_t>(length - 1, 0);
+    if (rows + need > seq && rows > 0) {
+      packs.push_back(d);
+      rows = 0;
+    }
+    rows += need;
+  }
+  if (pack) packs.push_back(documents);
+  return packs;
+}
 
 // Checks every mask byte; counts the predicted tokens.
 absl::StatusOr<int64_t> CountPredicted(const MappedFile& mask) {
@@ -179,9 +247,11 @@ absl::StatusOr<std::unique_ptr<BatchSource>> DocumentBatches(
         longest, " tokens, their answers at the end); raise --seq to ",
         longest - 1));
   }
+  std::vector<int64_t> packs =
+      PackStarts(index.sequence_starts, counts.documents, o.seq, o.pack);
   return std::unique_ptr<BatchSource>(std::make_unique<Documents>(
       prefix, std::move(stream), std::move(index.sequence_starts),
-      std::move(mask), o, counts));
+      std::move(mask), o, counts, std::move(packs)));
 }
 
 }  // namespace model

@@ -8,7 +8,8 @@
 // example) and PREFIX.loss_mask.bin: one byte per token of the .bin, in the
 // same order, 1 where the token is predicted (an assistant's answer, a
 // completion) and 0 where it is not (system, user, prompt). Sample k of an
-// epoch is example order(k) padded to the sequence length: input i is token
+// epoch is example order(k) padded to the sequence length (or, packed,
+// several examples; DocumentOptions::pack): input i is token
 // i, its target token i + 1 where that token is predicted, else -1; the
 // positions after the example hold token 0 with target -1 (causal
 // attention keeps them from the example's own positions). An example longer
@@ -38,6 +39,10 @@ struct DocumentOptions {
   uint64_t seed = 0;
   bool shuffle = true;
   bool truncate = true;  // false: an example longer than seq + 1 is an error
+  // Several examples per sample, in file order while they fit, each
+  // attending only to itself with positions from 0 (BatchSource::packs);
+  // the samples' order is then shuffled.
+  bool pack = false;
 };
 
 // The examples of `prefix` (its .bin, .idx and loss mask). Errors name the

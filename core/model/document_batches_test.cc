@@ -81,6 +81,35 @@ TEST(DocumentBatchesTest, PredictedTargetsCountTheWholeGlobalBatch) {
   EXPECT_EQ(predicted, 2 + 5 + 1 + 2);
 }
 
+// Packed: examples one after another while they fit (an example of L tokens
+// takes L - 1 rows), positions from 0 in each, padding after the last.
+TEST(DocumentBatchesTest, PackingFillsSamplesWithWholeExamples) {
+  const std::string prefix = WriteExamples("packed");
+  DocumentOptions o = Options(8);
+  o.pack = true;
+  ASSERT_OK_AND_ASSIGN(auto source, DocumentBatches(prefix, o));
+  EXPECT_TRUE(source->packs());
+  EXPECT_EQ(source->samples_per_epoch(), 2);  // 3 + 5 rows, then 3
+  EXPECT_THAT(source->description(), HasSubstr("packed into 2 samples"));
+  std::vector<int32_t> tokens, targets, positions;
+  ASSERT_OK(source->Fill({2, 8, 1, 1}, 0, 0, 0, &tokens, &targets, &positions));
+  EXPECT_THAT(std::vector<int32_t>(tokens.begin(), tokens.begin() + 8),
+              ElementsAre(10, 11, 12, 20, 21, 22, 23, 24));
+  EXPECT_THAT(std::vector<int32_t>(targets.begin(), targets.begin() + 8),
+              ElementsAre(-1, 12, 13, 21, 22, 23, 24, 25));
+  EXPECT_THAT(std::vector<int32_t>(positions.begin(), positions.begin() + 8),
+              ElementsAre(0, 1, 2, 0, 1, 2, 3, 4));
+  EXPECT_THAT(std::vector<int32_t>(tokens.begin() + 8, tokens.end()),
+              ElementsAre(30, 31, 32, 0, 0, 0, 0, 0));
+  EXPECT_THAT(std::vector<int32_t>(targets.begin() + 8, targets.end()),
+              ElementsAre(-1, -1, 33, -1, -1, -1, -1, -1));
+  EXPECT_THAT(std::vector<int32_t>(positions.begin() + 8, positions.end()),
+              ElementsAre(0, 1, 2, 0, 1, 2, 3, 4));
+  ASSERT_OK_AND_ASSIGN(const int64_t predicted,
+                       source->PredictedTargets({2, 8, 1, 1}, 0));
+  EXPECT_EQ(predicted, 2 + 5 + 1);
+}
+
 TEST(DocumentBatchesTest, LongExamplesAreTruncatedOrRefused) {
   const std::string prefix = WriteExamples("long");
   ASSERT_OK_AND_ASSIGN(auto source, DocumentBatches(prefix, Options(3)));
@@ -150,7 +179,7 @@ TEST(DocumentBatchesTest, DataFilePicksExamplesWhereAMaskExists) {
   EXPECT_THAT(OpenDataFile(plain, o),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr(LossMaskPath(plain))));
-  EXPECT_THAT(ParseDataPacking("pack"),
+  EXPECT_THAT(ParseDataPacking("packed"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pad")));
 }
 

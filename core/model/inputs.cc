@@ -17,7 +17,7 @@ absl::StatusOr<InputStager> InputStager::Create(runtime::Runtime& rt,
                                                 absl::string_view device_label,
                                                 absl::string_view copy_label) {
   InputStager s(rt, tokens, std::string(copy_label));
-  const int64_t bytes = 2 * tokens * 4;
+  const int64_t bytes = 3 * tokens * 4;
   ZR_ASSIGN_OR_RETURN(
       s.host_, runtime::AllocateHost(
                    rt, bytes, runtime::HostMemoryKind::kPinned, host_label));
@@ -35,17 +35,22 @@ absl::Status InputStager::Stage(runtime::Stream& stream,
   runtime::HostTask fill;
   fill.label = std::string(fill_label);
   fill.writes = {host_.All()};
-  fill.memory_bytes = 2 * t * 4;
+  packed_ = data.packs();
+  const int64_t arrays = packed_ ? 3 : 2;
+  fill.memory_bytes = arrays * t * 4;
   fill.run = [&]() -> absl::Status {
-    std::vector<int32_t> tokens, targets;
-    ZR_RETURN_IF_ERROR(data.Fill(shape, step, micro, rank, &tokens, &targets));
-    std::memcpy(host_.data(), tokens.data(), t * 4);
-    std::memcpy(static_cast<char*>(host_.data()) + t * 4, targets.data(),
-                t * 4);
+    std::vector<int32_t> tokens, targets, positions;
+    ZR_RETURN_IF_ERROR(data.Fill(shape, step, micro, rank, &tokens, &targets,
+                                 packed_ ? &positions : nullptr));
+    char* host = static_cast<char*>(host_.data());
+    std::memcpy(host, tokens.data(), t * 4);
+    std::memcpy(host + t * 4, targets.data(), t * 4);
+    if (packed_) std::memcpy(host + 2 * t * 4, positions.data(), t * 4);
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_->RunHostTask(fill));
-  return stream.Copy(device_.All(), host_.All(), copy_label_);
+  return stream.Copy(device_.Slice(0, arrays * t * 4),
+                     host_.Slice(0, arrays * t * 4), copy_label_);
 }
 
 runtime::BufferSlice InputStager::tokens() const {
@@ -53,6 +58,10 @@ runtime::BufferSlice InputStager::tokens() const {
 }
 runtime::BufferSlice InputStager::targets() const {
   return device_.Slice(tokens_ * 4, tokens_ * 4);
+}
+runtime::BufferSlice InputStager::positions() const {
+  return packed_ ? device_.Slice(2 * tokens_ * 4, tokens_ * 4)
+                 : runtime::BufferSlice();
 }
 
 }  // namespace model

@@ -4,7 +4,9 @@
 // device.
 //
 // An InputStager owns a pinned host staging buffer and a device buffer, each
-// holding the tokens then the targets of one micro-batch (int32, B·S each).
+// holding the tokens, the targets and the positions of one micro-batch
+// (int32, B·S each; the positions are staged only for data that packs
+// documents, BatchSource::packs).
 // Stage() writes a micro-batch into the staging buffer in a host task and
 // enqueues its copy to the device; the model reads tokens() and targets().
 // The engine and the reference trainer stage their inputs through it, so
@@ -44,9 +46,11 @@ class InputStager {
                      const BatchShape& shape, int64_t step, int micro, int rank,
                      absl::string_view fill_label);
 
-  // The device copies: int32 [tokens] each.
+  // The device copies: int32 [tokens] each. positions() is empty unless
+  // the last staged data packs documents.
   runtime::BufferSlice tokens() const;
   runtime::BufferSlice targets() const;
+  runtime::BufferSlice positions() const;
 
  private:
   InputStager(runtime::Runtime& rt, int64_t tokens, std::string copy_label)
@@ -55,6 +59,7 @@ class InputStager {
   runtime::Runtime* rt_;
   int64_t tokens_;
   std::string copy_label_;
+  bool packed_ = false;
   runtime::OwnedBuffer host_, device_;
 };
 

@@ -843,13 +843,16 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   ops::RotaryForward rq;
   rq.args = args_.rotary_q;
   rq.x = rq.y = a.q;
+  rq.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q fwd"));
   ops::RotaryForward rk;
   rk.args = args_.rotary_k;
   rk.x = rk.y = a.k;
+  rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
   ops::AttentionForward at;
   at.args = args_.attention;
+  at.positions = m_.positions_;
   at.q = a.q;
   at.k = a.k;
   at.v = a.v;
@@ -1155,6 +1158,7 @@ absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
                               d_out, a.att, g_wo, "o_proj bwd weight"));
   ops::AttentionBackward ab;
   ab.args = args_.attention;
+  ab.positions = m_.positions_;
   ab.q = a.q;
   ab.k = a.k;
   ab.v = a.v;
@@ -1168,10 +1172,12 @@ absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   ops::RotaryBackward rq;
   rq.args = args_.rotary_q;
   rq.dy = rq.dx = sv_.dq;
+  rq.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q bwd"));
   ops::RotaryBackward rk;
   rk.args = args_.rotary_k;
   rk.dy = rk.dx = sv_.dk;
+  rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k bwd"));
   return QkNormBackward(l, o);
 }
@@ -1251,7 +1257,8 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
                                   const BufferSlice& tokens,
                                   const BufferSlice& targets,
                                   const TensorRef& loss, float grad_scale,
-                                  double loss_divisor) {
+                                  double loss_divisor,
+                                  const BufferSlice& positions) {
   const int64_t t = this->tokens();
   if (tokens.bytes() < t * 4 || targets.bytes() < t * 4) {
     return absl::InvalidArgumentError(
@@ -1262,8 +1269,13 @@ absl::Status Transformer::Forward(Stream& stream, ParamProvider& pp,
     return absl::InvalidArgumentError(absl::StrCat(
         "loss divisor ", loss_divisor, " is not a finite value >= 0"));
   }
+  if (positions.bytes() > 0 && positions.bytes() < t * 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "forward needs ", t, " int32 positions, got ", positions.bytes() / 4));
+  }
   tokens_ = tokens;
   targets_ = targets;
+  positions_ = positions;
   grad_scale_ = grad_scale;
   loss_divisor_ = loss_divisor;
   Steps steps(*this, stream, pp);

@@ -201,11 +201,15 @@ class Transformer {
   // (one fp32 value on the device): the counted targets' terms summed over
   // loss_divisor where it is positive, else their mean. grad_scale
   // multiplies the loss gradient in Backward (loss scale and 1/accumulation).
+  // `positions`, where not empty: int32 [B*S], each token's place in its
+  // document (packed samples: attention stays within each document and the
+  // rotation starts again at each); Backward uses the same.
   absl::Status Forward(runtime::Stream& stream, ParamProvider& params,
                        const runtime::BufferSlice& tokens,
                        const runtime::BufferSlice& targets,
                        const TensorRef& loss, float grad_scale,
-                       double loss_divisor = 0.0);
+                       double loss_divisor = 0.0,
+                       const runtime::BufferSlice& positions = {});
 
   // Enqueues the backward pass of the last Forward on `stream`.
   absl::Status Backward(runtime::Stream& stream, ParamProvider& params);
@@ -258,6 +262,7 @@ class Transformer {
   runtime::BufferSlice tokens_, targets_;
   float grad_scale_ = 1.0f;
   double loss_divisor_ = 0.0;
+  runtime::BufferSlice positions_;
   bool forward_done_ = false;
 };
 

@@ -120,16 +120,20 @@ std::vector<Access> KernelCall::Accesses() const {
         } else if constexpr (std::is_same_v<T, ops::RotaryForward>) {
           a.R(o.x);
           a.W(o.y);
+          if (o.positions.bytes() > 0) a.R(o.positions);
         } else if constexpr (std::is_same_v<T, ops::RotaryBackward>) {
           a.R(o.dy);
           a.W(o.dx);
+          if (o.positions.bytes() > 0) a.R(o.positions);
         } else if constexpr (std::is_same_v<T, ops::AttentionForward>) {
+          if (o.positions.bytes() > 0) a.R(o.positions);
           a.R(o.q);
           a.R(o.k);
           a.R(o.v);
           a.W(o.out);
           a.W(o.lse);
         } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
+          if (o.positions.bytes() > 0) a.R(o.positions);
           a.R(o.q);
           a.R(o.k);
           a.R(o.v);

@@ -63,21 +63,27 @@ struct RmsNormBackward {  // d_weight accumulates
   kernels::RmsNormArgs args;
   TensorRef x, weight, rstd, dy, dx, d_weight;
 };
+// `positions`, where not empty: int32 [batch * seq], each row's place in its
+// packed document (the reference kernels' `positions`).
 struct RotaryForward {
   kernels::RotaryArgs args;
   TensorRef x, y;
+  BufferSlice positions;
 };
 struct RotaryBackward {
   kernels::RotaryArgs args;
   TensorRef dy, dx;
+  BufferSlice positions;
 };
 struct AttentionForward {
   kernels::AttentionArgs args;
   TensorRef q, k, v, out, lse;
+  BufferSlice positions;
 };
 struct AttentionBackward {
   kernels::AttentionArgs args;
   TensorRef q, k, v, out, lse, d_out, dq, dk, dv;
+  BufferSlice positions;
 };
 struct SwigluForward {
   kernels::SwigluArgs args;

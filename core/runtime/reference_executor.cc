@@ -93,6 +93,14 @@ class Checker {
   absl::Status status_;
 };
 
+// The op's document positions (int32 [rows]), or null where it has none.
+const int32_t* Positions(Checker& c, const BufferSlice& positions,
+                         int64_t rows) {
+  if (positions.bytes() == 0) return nullptr;
+  c.NeedIds(positions, rows, "positions");
+  return c.status().ok() ? positions.As<int32_t>() : nullptr;
+}
+
 template <class>
 inline constexpr bool kAlwaysFalse = false;
 
@@ -186,12 +194,13 @@ absl::Status ExecuteReference(const KernelCall& call) {
           }();
           c.Need(in, n, "input");
           c.Need(out, n, "output");
+          const int32_t* positions = Positions(c, o.positions, a.batch * a.seq);
           if (!c.status().ok()) return;
           F32 x(in, true), y(out, false);
           if constexpr (std::is_same_v<T, ops::RotaryForward>) {
-            k::RotaryForward(a, x.get(), y.get());
+            k::RotaryForward(a, x.get(), y.get(), positions);
           } else {
-            k::RotaryBackward(a, x.get(), y.get());
+            k::RotaryBackward(a, x.get(), y.get(), positions);
           }
           y.Commit();
         } else if constexpr (std::is_same_v<T, ops::AttentionForward>) {
@@ -202,11 +211,12 @@ absl::Status ExecuteReference(const KernelCall& call) {
           c.Need(o.v, tk, "v");
           c.Need(o.out, tq, "out");
           c.Need(o.lse, a.batch * a.num_heads * a.seq, "lse");
+          const int32_t* positions = Positions(c, o.positions, a.batch * a.seq);
           if (!c.status().ok()) return;
           F32 q(o.q, true), kk(o.k, true), v(o.v, true), out(o.out, false),
               lse(o.lse, false);
           k::AttentionForward(a, q.get(), kk.get(), v.get(), out.get(),
-                              lse.get());
+                              lse.get(), positions);
           out.Commit();
           lse.Commit();
         } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
@@ -221,13 +231,14 @@ absl::Status ExecuteReference(const KernelCall& call) {
           c.Need(o.dq, tq, "dq");
           c.Need(o.dk, tk, "dk");
           c.Need(o.dv, tk, "dv");
+          const int32_t* positions = Positions(c, o.positions, a.batch * a.seq);
           if (!c.status().ok()) return;
           F32 q(o.q, true), kk(o.k, true), v(o.v, true), out(o.out, true),
               lse(o.lse, true), dout(o.d_out, true), dq(o.dq, false),
               dk(o.dk, false), dv(o.dv, false);
           k::AttentionBackward(a, q.get(), kk.get(), v.get(), out.get(),
                                lse.get(), dout.get(), dq.get(), dk.get(),
-                               dv.get());
+                               dv.get(), positions);
           dq.Commit();
           dk.Commit();
           dv.Commit();

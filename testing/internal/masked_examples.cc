@@ -13,7 +13,7 @@ namespace testing {
 
 absl::StatusOr<std::unique_ptr<model::BatchSource>> MaskedExamples(
     const std::string& name, int64_t count, int64_t vocab, int64_t seq,
-    uint64_t seed) {
+    uint64_t seed, bool pack) {
   constexpr uint64_t kLength = 1, kPrompt = 2, kToken = 3;
   std::vector<std::vector<int64_t>> examples;
   std::string mask;
@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<model::BatchSource>> MaskedExamples(
   o.seq = seq;
   o.seed = seed;
   o.shuffle = false;
+  o.pack = pack;
   return model::DocumentBatches(prefix, o);
 }
 

@@ -24,9 +24,10 @@ namespace testing {
 // Writes `count` examples of ids below `vocab` under `name` in the test's
 // temporary directory and opens them for sequences of `seq` tokens, in file
 // order.
+// With `pack`, several examples per sample (DocumentOptions::pack).
 absl::StatusOr<std::unique_ptr<model::BatchSource>> MaskedExamples(
     const std::string& name, int64_t count, int64_t vocab, int64_t seq,
-    uint64_t seed);
+    uint64_t seed, bool pack = false);
 
 }  // namespace testing
 }  // namespace zero3

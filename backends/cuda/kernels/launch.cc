@@ -133,6 +133,16 @@ class Checker {
   absl::Status status_;
 };
 
+// Packed documents' positions: the CUDA kernels do not take them yet.
+void RefusePositions(Checker& c, const BufferSlice& positions) {
+  if (positions.bytes() > 0) {
+    c.Unsupported(
+        "packed documents (--data-packing pack) are not on GPUs yet: the "
+        "CUDA rotary and attention kernels take no document positions; use "
+        "--data-packing pad");
+  }
+}
+
 void CheckLossDivisor(Checker& c, const k::CrossEntropyArgs& a) {
   if (!(a.loss_divisor >= 0 && std::isfinite(a.loss_divisor))) {
     c.Fail(absl::StrCat("loss_divisor must be finite and >= 0, got ",
@@ -275,6 +285,7 @@ absl::Status Validate(const KernelCall& call) {
           }
         } else if constexpr (std::is_same_v<T, ops::RotaryForward> ||
                              std::is_same_v<T, ops::RotaryBackward>) {
+          RefusePositions(c, o.positions);
           c.NonNegative(a.batch, "batch");
           c.NonNegative(a.seq, "seq");
           c.NonNegative(a.heads, "heads");
@@ -299,6 +310,7 @@ absl::Status Validate(const KernelCall& call) {
           }
         } else if constexpr (std::is_same_v<T, ops::AttentionForward> ||
                              std::is_same_v<T, ops::AttentionBackward>) {
+          RefusePositions(c, o.positions);
           CheckAttention(a, c);
           if (!c.ok()) return;
           const int64_t tq = a.batch * a.seq * a.num_heads * a.head_dim;

@@ -28,11 +28,14 @@ void DataFlags::Define(FlagSet& flags) {
                 "token files: take samples in file order every epoch "
                 "instead of a seeded permutation (to compare step by step "
                 "with another trainer)");
-  flags.AddString("data-packing", &packing_, "pad|stream",
+  flags.AddString("data-packing", &packing_, "pad|pack|stream",
                   "a Megatron --data: pad puts one example per sample, "
                   "padded to --seq, and trains on its loss mask's tokens "
-                  "(the default where PREFIX.loss_mask.bin exists); stream "
-                  "reads the documents as one stream, every token predicted");
+                  "(the default where PREFIX.loss_mask.bin exists); pack "
+                  "puts as many examples in a sample as fit, each attending "
+                  "only to itself with positions from 0 (simulator only so "
+                  "far); stream reads the documents as one stream, every "
+                  "token predicted");
   flags.AddBool("no-truncate", &no_truncate_,
                 "with padded examples: an example longer than --seq + 1 "
                 "tokens is an error instead of keeping its first --seq + 1");

@@ -46,9 +46,9 @@ TEST(DataFlagsTest, TokenFileFlagsNeedAFile) {
 
 TEST(DataFlagsTest, PackingIsNamed) {
   DataFlags data;
-  EXPECT_THAT(Check(data, {"--data", "x", "--data-packing", "pack"}),
+  EXPECT_THAT(Check(data, {"--data", "x", "--data-packing", "packed"}),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("--data-packing pack is not one of pad")));
+                       HasSubstr("--data-packing packed is not one of pad")));
   DataFlags ok;
   EXPECT_OK(Check(ok, {"--data", "x", "--data-packing", "stream"}));
 }
