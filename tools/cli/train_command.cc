@@ -1167,10 +1167,11 @@ void TrainCommand::PrintEval(const StepRow& row, int64_t step,
   if (!row.eval.has_value()) return;
   const engine::EvalStats& e = *row.eval;
   out << absl::StrFormat(
-      "eval %*d/%d  eval_loss %.4f  eval_ppl %.4g  (%d batches, %d predicted "
+      "eval %*d/%d  eval_loss %.4f  eval_ppl %.4g  (%d %s, %d predicted "
       "tokens)\n",
       static_cast<int>(std::to_string(steps_).size()), step + 1, steps_, e.loss,
-      std::exp(e.loss), e.batches, e.predicted_tokens);
+      std::exp(e.loss), e.batches, e.batches == 1 ? "batch" : "batches",
+      e.predicted_tokens);
   out.flush();
 }
 
