@@ -45,6 +45,7 @@ struct Dims {
   int64_t batch, seq, heads, kv_heads, head_dim, group;
   bool causal;
   float scale;
+  const int32_t* positions;  // packed documents, or null
 };
 
 Dims MakeDims(const AttentionShape& s) {
@@ -57,6 +58,7 @@ Dims MakeDims(const AttentionShape& s) {
   d.group = s.num_heads / s.num_kv_heads;
   d.causal = s.causal;
   d.scale = static_cast<float>(1.0 / sqrt(static_cast<double>(s.head_dim)));
+  d.positions = s.positions;
   return d;
 }
 
@@ -133,7 +135,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int64_t i = q0 + warp * kRowsPerWarp + rr;
-      const bool masked = j >= S || (dims.causal && j > i);
+      const bool masked =
+          j >= S || (dims.causal && j > i) ||
+          (i < S && OutsideDocument(dims.positions, row0, i, j));
       const float s = masked ? -INFINITY : dims.scale * dot[rr];
       const float tile_max = WarpMax(s);
       const float m_new = fmaxf(m[rr], tile_max);
@@ -263,7 +267,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int64_t i = q0 + warp * kRowsPerWarp + rr;
-      const bool masked = i >= S || j >= S || (dims.causal && j > i);
+      const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
+                          OutsideDocument(dims.positions, row0, i, j);
       const float p = masked ? 0.0f : expf(dims.scale * qk[rr] - row_lse[rr]);
       sds[rr] = dims.scale * (p * (dov[rr] - row_delta[rr]));
     }
@@ -356,7 +361,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int rr = 0; rr < kRowsPerWarp; ++rr) {
         const int64_t j = k0 + warp * kRowsPerWarp + rr;
-        const bool masked = i >= S || j >= S || (dims.causal && j > i);
+        const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
+                            OutsideDocument(dims.positions, row0, i, j);
         p[rr] = masked ? 0.0f : expf(dims.scale * qk[rr] - lse_s[lane]);
         sds[rr] = dims.scale * (p[rr] * (dov[rr] - delta_s[lane]));
       }

@@ -154,7 +154,7 @@ struct RotaryFrequencies {
 cudaError_t LaunchRotary(const Env& env, int64_t batch, int64_t seq,
                          int64_t heads, int64_t head_dim,
                          const RotaryFrequencies& freq, bool inverse, Tensor x,
-                         Tensor y);
+                         Tensor y, const int32_t* positions = nullptr);
 
 // ---------------------------------------------------------------------------
 // Embedding (embedding.cu)
@@ -209,6 +209,9 @@ struct AttentionShape {
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
   bool causal = true;
+  // Packed documents (device, int32 [batch * seq]; null: none): query i of
+  // a sequence sees keys i - positions[i] .. i only.
+  const int32_t* positions = nullptr;
 };
 
 constexpr int64_t kMaxSimpleAttentionHeadDim = 256;

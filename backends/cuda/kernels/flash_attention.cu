@@ -51,6 +51,7 @@ struct FlashDims {
   int64_t seq, heads, kv_heads, group;
   bool causal;
   float scale;
+  const int32_t* positions;  // packed documents, or null
 };
 
 // ---------------------------------------------------------------------------
@@ -281,7 +282,9 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int e = 0; e < 4; ++e) {
         const int64_t j = key0 + nt * 8 + 2 * tq + (e & 1);
         const int64_t i = rows[e >> 1];
-        const bool masked = j >= S || (dims.causal && j > i);
+        const bool masked =
+            j >= S || (dims.causal && j > i) ||
+            (i < S && OutsideDocument(dims.positions, row0, i, j));
         s[nt][e] = masked ? -INFINITY : s[nt][e] * dims.scale;
         tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[nt][e]);
       }
@@ -446,7 +449,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int e = 0; e < 4; ++e) {
         const int64_t j = key0 + nt * 8 + 2 * tq + (e & 1);
         const int64_t i = rows[e >> 1];
-        const bool masked = i >= S || j >= S || (dims.causal && j > i);
+        const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
+                            OutsideDocument(dims.positions, row0, i, j);
         const float p =
             masked ? 0.0f : __expf(s[nt][e] * dims.scale - row_lse[e >> 1]);
         s[nt][e] = p * (dp[nt][e] - row_delta[e >> 1]);
@@ -593,7 +597,8 @@ __global__ void __launch_bounds__(kThreads, 2)
           const int col = qbase + nt * 8 + 2 * tq + (e & 1);
           const int64_t i = i0 + col;
           const int64_t j = keys[e >> 1];
-          const bool masked = i >= S || (dims.causal && i < j);
+          const bool masked = i >= S || (dims.causal && i < j) ||
+                              OutsideDocument(dims.positions, row0, i, j);
           const float p =
               masked ? 0.0f : __expf(st[nt][e] * dims.scale - tile_lse[col]);
           st[nt][e] = p;
@@ -656,6 +661,7 @@ FlashDims MakeDims(const AttentionShape& s) {
   d.group = s.num_heads / s.num_kv_heads;
   d.causal = s.causal;
   d.scale = static_cast<float>(1.0 / sqrt(static_cast<double>(s.head_dim)));
+  d.positions = s.positions;
   return d;
 }
 

@@ -26,14 +26,16 @@ constexpr int kThreads = 256;
 template <typename X, typename Y>
 __global__ void __launch_bounds__(kThreads)
     RotaryKernel(X x, Y y, int64_t rows, int64_t seq, int64_t heads,
-                 int64_t head_dim, RotaryFrequencies freq, double sign) {
+                 int64_t head_dim, RotaryFrequencies freq, double sign,
+                 const int32_t* positions) {
   const int64_t half = freq.rotary_dim / 2;
   const int64_t pairs = rows * half;
   const double scaling = freq.attention_scaling;
   for (int64_t p = GlobalThread(); p < pairs; p += GridStride()) {
     const int64_t row = p / half;
     const int64_t i = p - row * half;
-    const int64_t position = row % seq;
+    // Packed documents: the row's place in its document.
+    const int64_t position = positions != nullptr ? positions[row] : row % seq;
     const double inv_freq = freq.has_inv_freq
                                 ? static_cast<double>(freq.inv_freq[i])
                                 : pow(static_cast<double>(freq.theta),
@@ -74,7 +76,7 @@ __global__ void __launch_bounds__(kThreads)
 cudaError_t LaunchRotary(const Env& env, int64_t batch, int64_t seq,
                          int64_t heads, int64_t head_dim,
                          const RotaryFrequencies& freq, bool inverse, Tensor x,
-                         Tensor y) {
+                         Tensor y, const int32_t* positions) {
   const int64_t rows = batch * seq;
   const int64_t pairs = rows * (freq.rotary_dim / 2);
   if (pairs <= 0 || heads <= 0) return cudaSuccess;
@@ -89,7 +91,7 @@ cudaError_t LaunchRotary(const Env& env, int64_t batch, int64_t seq,
     DispatchDType(x.dtype, [&](auto tag) {
       using T = Typed<decltype(tag)>;
       RotaryKernel<<<grid, kThreads, 0, env.stream>>>(
-          T(x), T(y), rows, seq, heads, head_dim, freq, sign);
+          T(x), T(y), rows, seq, heads, head_dim, freq, sign, positions);
       if (copy_rest) {
         PassThroughKernel<<<rest_grid, kThreads, 0, env.stream>>>(
             T(x), T(y), rows * heads, head_dim, freq.rotary_dim);
@@ -98,7 +100,7 @@ cudaError_t LaunchRotary(const Env& env, int64_t batch, int64_t seq,
     });
   } else {
     RotaryKernel<<<grid, kThreads, 0, env.stream>>>(
-        Dyn(x), Dyn(y), rows, seq, heads, head_dim, freq, sign);
+        Dyn(x), Dyn(y), rows, seq, heads, head_dim, freq, sign, positions);
     if (copy_rest) {
       PassThroughKernel<<<rest_grid, kThreads, 0, env.stream>>>(
           Dyn(x), Dyn(y), rows * heads, head_dim, freq.rotary_dim);
