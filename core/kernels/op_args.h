@@ -144,6 +144,10 @@ struct AttentionArgs {
   int64_t num_kv_heads = 0;  // Divides num_heads.
   int64_t head_dim = 0;
   bool causal = true;  // Query s attends to keys 0..s only.
+  // Causal only, > 0: a sliding window, query s attends to keys
+  // s - window + 1 .. s (Mistral's and Phi-3's sliding_window, as
+  // transformers masks it); 0: no window.
+  int64_t window = 0;
 };
 
 // SwiGLU over n elements (gate, up and h alike, typically [rows, ffn]):

@@ -144,6 +144,9 @@ void CheckAttentionArgs(const AttentionArgs& args) {
   ZR_CHECK_EQ(args.num_heads % args.num_kv_heads, int64_t{0})
       << "num_heads must be a multiple of num_kv_heads";
   ZR_CHECK_GT(args.head_dim, int64_t{0});
+  CheckNonNegative(args.window, "window");
+  ZR_CHECK(args.window == 0 || args.causal)
+      << "a sliding window needs causal attention";
 }
 
 template <typename T>
@@ -362,6 +365,15 @@ void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx,
 // ---------------------------------------------------------------------------
 // Attention
 
+// The first key query i of sequence b sees: its document's start, and no
+// earlier than the sliding window allows.
+int64_t FirstKey(const AttentionArgs& args, const int32_t* positions, int64_t b,
+                 int64_t i) {
+  int64_t first = i - PositionOf(positions, args.seq, b, i);
+  if (args.window > 0) first = std::max(first, i - args.window + 1);
+  return first;
+}
+
 template <typename T>
 void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
                       const T* v, T* out, T* lse, const int32_t* positions) {
@@ -380,7 +392,7 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
       for (int64_t i = 0; i < S; ++i) {
         const T* qi = q + ((b * S + i) * Hq + h) * D;
         const int64_t num_keys = args.causal ? i + 1 : S;
-        const int64_t first = i - PositionOf(positions, S, b, i);
+        const int64_t first = FirstKey(args, positions, b, i);
         T max_score = -std::numeric_limits<T>::infinity();
         for (int64_t j = first; j < num_keys; ++j) {
           const T* kj = k + ((b * S + j) * Hkv + g) * D;
@@ -432,7 +444,7 @@ void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
         const T row_lse = lse[(b * Hq + h) * S + i];
         const T delta = Dot(doi, out + qi_offset, D);
         const int64_t num_keys = args.causal ? i + 1 : S;
-        const int64_t first = i - PositionOf(positions, S, b, i);
+        const int64_t first = FirstKey(args, positions, b, i);
         for (int64_t j = first; j < num_keys; ++j) {
           const int64_t kj_offset = ((b * S + j) * Hkv + g) * D;
           const T* kj = k + kj_offset;

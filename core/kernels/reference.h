@@ -138,7 +138,8 @@ void RotaryBackward(const RotaryArgs& args, const T* dy, T* dx,
 // k, v [batch * seq, num_kv_heads, head_dim]; lse [batch, num_heads, seq],
 // saved for the backward pass. Internal scratch: seq + head_dim values.
 // With `positions` (int32 [batch * seq], packed documents; causal only),
-// query i sees keys i - positions[b, i] .. i: its own document's only.
+// query i sees keys i - positions[b, i] .. i: its own document's only. With
+// args.window, no key before i - window + 1 either.
 template <typename T>
 void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
                       const T* v, T* out, T* lse,

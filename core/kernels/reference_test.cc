@@ -503,6 +503,7 @@ void NaiveAttention(const AttentionArgs& args, const AttentionInputs& in,
         double sum = 0;
         for (int64_t j = 0; j < S; ++j) {
           if (args.causal && j > i) continue;
+          if (args.window > 0 && j <= i - args.window) continue;
           double s = 0;
           for (int64_t d = 0; d < D; ++d) {
             s += in.q[((b * S + i) * Hq + h) * D + d] *
@@ -556,6 +557,39 @@ TEST_P(AttentionTest, BackwardMatchesFiniteDifferences) {
   std::vector<double> out(in.q.size()), lse(lse_size);
   AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
                    lse.data());
+  std::vector<double> dq(in.q.size(), kNaN), dk(in.k.size(), kNaN),
+      dv(in.v.size(), kNaN);
+  AttentionBackward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                    lse.data(), r.data(), dq.data(), dk.data(), dv.data());
+  EXPECT_LT(MaxRelativeError(dq, NumericGradient(forward, &in.q)),
+            kGradTolerance);
+  EXPECT_LT(MaxRelativeError(dk, NumericGradient(forward, &in.k)),
+            kGradTolerance);
+  EXPECT_LT(MaxRelativeError(dv, NumericGradient(forward, &in.v)),
+            kGradTolerance);
+}
+
+// A sliding window of 2: each query sees itself and the key before it, as
+// the explicit softmax masks them; backward is the forward's gradient.
+TEST(WindowedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
+  AttentionArgs args = SmallAttention(true);
+  args.window = 2;
+  AttentionInputs in = RandomAttentionInputs(args, 70);
+  const int64_t lse_size = args.batch * args.num_heads * args.seq;
+  std::vector<double> out(in.q.size()), lse(lse_size);
+  AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                   lse.data());
+  std::vector<double> want_out, want_lse;
+  NaiveAttention(args, in, &want_out, &want_lse);
+  EXPECT_LT(MaxRelativeError(out, want_out), 1e-14);
+  EXPECT_LT(MaxRelativeError(lse, want_lse), 1e-14);
+  const auto r = RandomVector(in.q.size(), 71);
+  auto forward = [&]() {
+    std::vector<double> o(in.q.size()), l(lse_size);
+    AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), o.data(),
+                     l.data());
+    return Loss(o, r);
+  };
   std::vector<double> dq(in.q.size(), kNaN), dk(in.k.size(), kNaN),
       dv(in.v.size(), kNaN);
   AttentionBackward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),

@@ -269,15 +269,6 @@ absl::Status CheckShape(const ModelSpec& spec, int64_t batch, int64_t seq,
         absl::StrCat("micro-batch must be at least 1 sequence of 1 token, got ",
                      batch, " x ", seq));
   }
-  if (spec.sliding_window() > 0 && seq > spec.sliding_window()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        spec.name(), " attends within a sliding window of ",
-        spec.sliding_window(),
-        " tokens (config.json's sliding_window), and "
-        "zero3 trains such a model on sequences no longer than it, where it "
-        "is full causal attention; got sequences of ",
-        seq, ": use --seq ", spec.sliding_window(), " or less"));
-  }
   if (tp_size > 1 && HasQkNorm(spec)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensor parallelism is not supported for ", spec.name(),
@@ -631,6 +622,10 @@ void Transformer::BuildOpArgs() {
   a->attention.num_heads = heads();
   a->attention.num_kv_heads = kv_heads();
   a->attention.head_dim = s.head_dim();
+  // A window no shorter than the sequence is full causal attention.
+  a->attention.window = s.sliding_window() > 0 && s.sliding_window() < seq_
+                            ? s.sliding_window()
+                            : 0;
   a->swiglu.n = tokens() * ffn();
   a->cross_entropy.num_tokens = tokens();
   a->cross_entropy.vocab_size = s.vocab_size();

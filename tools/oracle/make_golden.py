@@ -3,7 +3,8 @@
 
 For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, a byte-token
 Qwen2, Llama with an explicit head_dim; llama3 and yarn RoPE scaling, Qwen3,
-OLMo 2 and Phi-3 with longrope and partial rotation) it saves a Hugging Face checkpoint
+OLMo 2, Phi-3 with longrope and partial rotation, Mistral with a sliding
+window shorter than the sequence) it saves a Hugging Face checkpoint
 made by transformers (config.json and model.safetensors, fp32) and
 golden.json with, for fixed token windows:
   - forward: the loss of the first batch at the saved weights and the logits
@@ -87,6 +88,9 @@ def models():
             rope_scaling=dict(type="longrope", short_factor=[1.0, 1.5],
                               long_factor=[2.0, 4.0]),
             pad_token_id=0, bos_token_id=1, eos_token_id=2),
+        # A sliding window shorter than the sequence (8 of 16 tokens).
+        "mistral_window": transformers.MistralConfig(
+            **common, tie_word_embeddings=False, sliding_window=8),
     }
 
 

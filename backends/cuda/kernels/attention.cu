@@ -46,6 +46,7 @@ struct Dims {
   bool causal;
   float scale;
   const int32_t* positions;  // packed documents, or null
+  int64_t window;            // sliding window, or 0
 };
 
 Dims MakeDims(const AttentionShape& s) {
@@ -59,6 +60,7 @@ Dims MakeDims(const AttentionShape& s) {
   d.causal = s.causal;
   d.scale = static_cast<float>(1.0 / sqrt(static_cast<double>(s.head_dim)));
   d.positions = s.positions;
+  d.window = s.window;
   return d;
 }
 
@@ -137,7 +139,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t i = q0 + warp * kRowsPerWarp + rr;
       const bool masked =
           j >= S || (dims.causal && j > i) ||
-          (i < S && OutsideDocument(dims.positions, row0, i, j));
+          (i < S && OutsideDocument(dims.positions, dims.window, row0, i, j));
       const float s = masked ? -INFINITY : dims.scale * dot[rr];
       const float tile_max = WarpMax(s);
       const float m_new = fmaxf(m[rr], tile_max);
@@ -268,7 +270,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int64_t i = q0 + warp * kRowsPerWarp + rr;
       const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
-                          OutsideDocument(dims.positions, row0, i, j);
+                          OutsideDocument(dims.positions, dims.window, row0, i, j);
       const float p = masked ? 0.0f : expf(dims.scale * qk[rr] - row_lse[rr]);
       sds[rr] = dims.scale * (p * (dov[rr] - row_delta[rr]));
     }
@@ -362,7 +364,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int rr = 0; rr < kRowsPerWarp; ++rr) {
         const int64_t j = k0 + warp * kRowsPerWarp + rr;
         const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
-                            OutsideDocument(dims.positions, row0, i, j);
+                            OutsideDocument(dims.positions, dims.window, row0, i, j);
         p[rr] = masked ? 0.0f : expf(dims.scale * qk[rr] - lse_s[lane]);
         sds[rr] = dims.scale * (p[rr] * (dov[rr] - delta_s[lane]));
       }

@@ -212,6 +212,8 @@ struct AttentionShape {
   // Packed documents (device, int32 [batch * seq]; null: none): query i of
   // a sequence sees keys i - positions[i] .. i only.
   const int32_t* positions = nullptr;
+  // A sliding window (causal): query i sees keys i - window + 1 .. i.
+  int64_t window = 0;
 };
 
 constexpr int64_t kMaxSimpleAttentionHeadDim = 256;

@@ -27,14 +27,16 @@ namespace internal {
 // Element types. Each tag names its storage type and converts to and from
 // float; bf16 and fp16 are stored as raw 16-bit patterns.
 
-// Packed documents: whether key j lies before query i's document in the
-// sequence whose first row is row0 (positions: each row's place in its
-// document; null: one document per sequence). i must be within the
-// sequence.
+// Whether causal query i cannot see key j for the packed documents or the
+// sliding window: j before i's document in the sequence whose first row is
+// row0 (positions: each row's place in its document; null: one document
+// per sequence), or j at least `window` rows before i (0: no window). i
+// must be within the sequence.
 __device__ __forceinline__ bool OutsideDocument(const int32_t* positions,
-                                                int64_t row0, int64_t i,
-                                                int64_t j) {
-  return positions != nullptr && j < i - positions[row0 + i];
+                                                int64_t window, int64_t row0,
+                                                int64_t i, int64_t j) {
+  return (positions != nullptr && j < i - positions[row0 + i]) ||
+         (window > 0 && j <= i - window);
 }
 
 __device__ __forceinline__ float BF16BitsToFloat(uint16_t bits) {

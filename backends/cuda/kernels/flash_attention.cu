@@ -52,6 +52,7 @@ struct FlashDims {
   bool causal;
   float scale;
   const int32_t* positions;  // packed documents, or null
+  int64_t window;            // sliding window, or 0
 };
 
 // ---------------------------------------------------------------------------
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int64_t i = rows[e >> 1];
         const bool masked =
             j >= S || (dims.causal && j > i) ||
-            (i < S && OutsideDocument(dims.positions, row0, i, j));
+            (i < S && OutsideDocument(dims.positions, dims.window, row0, i, j));
         s[nt][e] = masked ? -INFINITY : s[nt][e] * dims.scale;
         tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[nt][e]);
       }
@@ -450,7 +451,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int64_t j = key0 + nt * 8 + 2 * tq + (e & 1);
         const int64_t i = rows[e >> 1];
         const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
-                            OutsideDocument(dims.positions, row0, i, j);
+                            OutsideDocument(dims.positions, dims.window, row0, i, j);
         const float p =
             masked ? 0.0f : __expf(s[nt][e] * dims.scale - row_lse[e >> 1]);
         s[nt][e] = p * (dp[nt][e] - row_delta[e >> 1]);
@@ -598,7 +599,7 @@ __global__ void __launch_bounds__(kThreads, 2)
           const int64_t i = i0 + col;
           const int64_t j = keys[e >> 1];
           const bool masked = i >= S || (dims.causal && i < j) ||
-                              OutsideDocument(dims.positions, row0, i, j);
+                              OutsideDocument(dims.positions, dims.window, row0, i, j);
           const float p =
               masked ? 0.0f : __expf(st[nt][e] * dims.scale - tile_lse[col]);
           st[nt][e] = p;
@@ -662,6 +663,7 @@ FlashDims MakeDims(const AttentionShape& s) {
   d.causal = s.causal;
   d.scale = static_cast<float>(1.0 / sqrt(static_cast<double>(s.head_dim)));
   d.positions = s.positions;
+  d.window = s.window;
   return d;
 }
 

@@ -81,6 +81,7 @@ internal::AttentionShape ShapeOf(const k::AttentionArgs& a,
   s.num_kv_heads = a.num_kv_heads;
   s.head_dim = a.head_dim;
   s.causal = a.causal;
+  s.window = a.window;
   return s;
 }
 
@@ -161,6 +162,7 @@ void CheckLossDivisor(Checker& c, const k::CrossEntropyArgs& a) {
 }
 
 void CheckAttention(const k::AttentionArgs& a, Checker& c) {
+  c.NonNegative(a.window, "window");
   c.NonNegative(a.batch, "batch");
   c.NonNegative(a.seq, "seq");
   c.Positive(a.num_heads, "num_heads");
@@ -321,6 +323,13 @@ absl::Status Validate(const KernelCall& call) {
         } else if constexpr (std::is_same_v<T, ops::AttentionForward> ||
                              std::is_same_v<T, ops::AttentionBackward>) {
           RefusePositions(c, o.positions);
+          if (a.window > 0) {
+            c.Unsupported(
+                "sliding windows shorter than the sequence are not on GPUs "
+                "yet: the CUDA attention kernels that mask them have not been "
+                "checked on a GPU; use --seq up to the model's "
+                "sliding_window");
+          }
           CheckAttention(a, c);
           if (!c.ok()) return;
           const int64_t tq = a.batch * a.seq * a.num_heads * a.head_dim;
