@@ -378,9 +378,8 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
     spec.set_fused_projections(true);
   }
   // Mistral's and Phi-3's sliding_window (Qwen's only where switched on,
-  // which CheckUnsupported refuses): attention is the same as full attention
-  // for sequences no longer than the window, which Transformer::Create
-  // checks.
+  // which CheckUnsupported refuses): the attention masks keys outside it
+  // (AttentionArgs::window) where the sequence is longer.
   if (arch != "Qwen2ForCausalLM" && arch != "Qwen3ForCausalLM" &&
       r.Get("sliding_window") != nullptr) {
     ZR_ASSIGN_OR_RETURN(const int64_t window, r.Int("sliding_window"));
