@@ -245,7 +245,7 @@ def train(a, rec, times, torch, deepspeed):
     deepspeed.init_distributed(dist_backend="nccl")
     config = ds_config(a)
     rec["ds_config"] = config
-    cfg = pc.qwen2_config(a.model)
+    cfg = pc.model_config(a.model)
     torch.manual_seed(0)
     t0 = time.perf_counter()
     model, rec["init"] = build_model(deepspeed, config, cfg)

@@ -89,7 +89,7 @@ def main():
                       "gpu": torch.cuda.get_device_name(), "gpus": world, "cpus": os.cpu_count(),
                       "torch_threads": torch.get_num_threads()}
         torch.manual_seed(0)
-        cfg = pc.qwen2_config(a.model)
+        cfg = pc.model_config(a.model)
         t0 = time.perf_counter()
         model, opt, rec["checkpointing_how"] = build(a, torch, cfg)
         rec["build_s"] = round(time.perf_counter() - t0, 2)

@@ -14,8 +14,14 @@ import signal
 import time
 import traceback
 
-# Exact Qwen2.5 shapes (config.json of the released checkpoints); all but 7B
-# tie the output layer to the input embedding.
+# Exact shapes (config.json of the released checkpoints): Qwen2.5 (all but
+# 7B tie the output layer to the input embedding), Qwen3-4B and
+# Llama-3.2-3B (both tied), named as zero3's presets are.
+QWEN3 = dict(family="qwen3", rope_theta=1000000.0, head_dim=128, max_position_embeddings=40960)
+LLAMA32 = dict(family="llama", rope_theta=500000.0, head_dim=128, vocab_size=128256,
+               rms_norm_eps=1e-5, max_position_embeddings=131072,
+               rope_scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0,
+                                 high_freq_factor=4.0, original_max_position_embeddings=8192))
 SHAPES = {
     "qwen2.5-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                          num_attention_heads=14, num_key_value_heads=2),
@@ -26,6 +32,10 @@ SHAPES = {
     "qwen2.5-7b": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
                        num_attention_heads=28, num_key_value_heads=4, vocab_size=152064,
                        tie_word_embeddings=False),
+    "qwen3-4b": dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36,
+                     num_attention_heads=32, num_key_value_heads=8, **QWEN3),
+    "llama-3.2-3b": dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=28,
+                         num_attention_heads=24, num_key_value_heads=8, **LLAMA32),
 }
 VOCAB = 151936
 
@@ -35,8 +45,9 @@ NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"
 
 
 def model_name(name):
-    """Accepts 'qwen2.5-1.5b' or '1.5b'; returns the full preset name."""
-    full = name if name.startswith("qwen2.5-") else "qwen2.5-" + name
+    """Accepts a preset's name, or '1.5b' for 'qwen2.5-1.5b'; returns the
+    full preset name."""
+    full = name if name in SHAPES else "qwen2.5-" + name
     if full not in SHAPES:
         raise SystemExit(f"unknown model '{name}': choose one of {', '.join(sorted(SHAPES))}")
     return full
@@ -44,7 +55,8 @@ def model_name(name):
 
 def add_common_args(ap):
     """The flags every benchmark takes."""
-    ap.add_argument("--model", default="qwen2.5-1.5b", help="qwen2.5-{0.5b,1.5b,3b,7b} (or 0.5b, 1.5b, 3b, 7b)")
+    ap.add_argument("--model", default="qwen2.5-1.5b",
+                    help="qwen2.5-{0.5b,1.5b,3b,7b} (or 0.5b, 1.5b, 3b, 7b), qwen3-4b, llama-3.2-3b")
     ap.add_argument("--mbs", type=int, default=4, help="sequences per micro-batch")
     ap.add_argument("--seq", type=int, default=2048, help="tokens per sequence")
     ap.add_argument("--steps", type=int, default=6, help="optimizer steps, warm-up included")
@@ -64,13 +76,18 @@ def single_process_env(port):
     os.environ.update(NO_MULTICAST)
 
 
-def qwen2_config(model):
-    """A transformers Qwen2Config of the preset, sdpa attention, no KV cache."""
-    from transformers import Qwen2Config
-    shape = {"vocab_size": VOCAB, "tie_word_embeddings": True, **SHAPES[model]}
-    cfg = Qwen2Config(max_position_embeddings=32768, rms_norm_eps=1e-6,
-                      rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
-                      use_cache=False, attn_implementation="sdpa", **shape)
+def model_config(model):
+    """A transformers config of the preset (Qwen2, Qwen3 or Llama), sdpa
+    attention, no KV cache."""
+    import transformers
+    shape = {"vocab_size": VOCAB, "tie_word_embeddings": True, "rms_norm_eps": 1e-6,
+             "max_position_embeddings": 32768, "rope_theta": 1000000.0, **SHAPES[model]}
+    family = shape.pop("family", "qwen2")
+    rope = {"rope_type": "default", "rope_theta": shape.pop("rope_theta")}
+    rope.update(shape.pop("rope_scaling", {}))
+    kind = {"qwen2": transformers.Qwen2Config, "qwen3": transformers.Qwen3Config,
+            "llama": transformers.LlamaConfig}[family]
+    cfg = kind(rope_parameters=rope, use_cache=False, attn_implementation="sdpa", **shape)
     cfg._attn_implementation = "sdpa"
     return cfg
 

@@ -7,6 +7,7 @@
 #        [--mbs N] [--seq N] [--budget SECONDS] [--checkpointing none|hf|ds]
 #        [--clip X] [--zero3 FILE] [--peer-dir DIR] [--list]
 #
+# --models: 0.5b, 1.5b, 3b, 7b (Qwen2.5), qwen3-4b, llama-3.2-3b.
 # Needs: a zero3 binary (--zero3 FILE, plain or .xz, which is unpacked to
 # /tmp; default ./zero3, else bazel-bin/tools/zero3), and in --peer-dir (default
 # .peer): whl/*.whl (Python packages DeepSpeed needs that the machine lacks),
@@ -90,7 +91,7 @@ for v in ${ONLY//,/ } ${SKIP//,/ }; do
   echo "$VARIANTS" | grep -q "^$v|" || { echo "run_all.sh: no variant '$v' (--list lists them)" >&2; exit 2; }
 done
 for m in ${MODELS//,/ }; do
-  case $m in 0.5b|1.5b|3b|7b) ;; *) echo "run_all.sh: --models takes 0.5b, 1.5b, 3b, 7b, not '$m'" >&2; exit 2 ;; esac
+  case $m in 0.5b|1.5b|3b|7b|qwen3-4b|llama-3.2-3b) ;; *) echo "run_all.sh: --models takes 0.5b, 1.5b, 3b, 7b (Qwen2.5), qwen3-4b, llama-3.2-3b, not '$m'" >&2; exit 2 ;; esac
 done
 for n in "$MBS" "$SEQ"; do
   case $n in ''|*[!0-9]*|0) echo "run_all.sh: --mbs and --seq take positive integers, not '$n'" >&2; exit 2 ;; esac
@@ -113,7 +114,7 @@ mkdir -p "$WORK/logs" "$WORK/metrics"
 left() { echo $((BUDGET - (SECONDS - T0))); }
 note() { echo "[run_all +$((SECONDS - T0))s] $*" | tee -a "$LOG"; }
 fail_line() {  # label model peer status [rc]
-  printf '{"label": "%s", "model": "qwen2.5-%s", "peer": "%s", "status": "%s", "rc": %s}\n' \
+  printf '{"label": "%s", "model": "%s", "peer": "%s", "status": "%s", "rc": %s}\n' \
     "$1" "$2" "$3" "$4" "${5:-null}" >> "$JL"
 }
 
@@ -242,7 +243,9 @@ min_s() { case $1 in zero3) echo 30 ;; fsdp2) echo 45 ;; *) echo 75 ;; esac; }
 max_s() { case $1 in zero3) echo 120 ;; fsdp2) echo 150 ;; *) echo 200 ;; esac; }
 TOKENS_X10=$((MBS * SEQ * 10 / 8192))
 [ "$TOKENS_X10" -lt 10 ] && TOKENS_X10=10
-scale() { case $2 in 3b) echo $(($1 * 16 / 10)) ;; 7b) echo $(($1 * 4)) ;; 0.5b) echo $(($1 * 6 / 10)) ;; *) echo "$1" ;; esac; }
+scale() { case $2 in 3b|llama-3.2-3b) echo $(($1 * 16 / 10)) ;; qwen3-4b) echo $(($1 * 2)) ;; 7b) echo $(($1 * 4)) ;; 0.5b) echo $(($1 * 6 / 10)) ;; *) echo "$1" ;; esac; }
+# A --models entry's preset name: 1.5b is qwen2.5-1.5b.
+preset() { case $1 in qwen*|llama*) echo "$1" ;; *) echo "qwen2.5-$1" ;; esac; }
 longer() { echo $(($1 * (10 + (TOKENS_X10 - 10) / 2) / 10)); }
 
 port=29600
@@ -257,7 +260,7 @@ for m in ${MODELS//,/ }; do
     l=$(left)
     if [ "$l" -lt "$need" ]; then
       note "skip $label: ${l}s of the budget left, it needs ${need}s"
-      fail_line "$label" "$m" "$peer" skipped_budget
+      fail_line "$label" "$(preset "$m")" "$peer" skipped_budget
       continue
     fi
     to=$(longer "$(scale "$(max_s "$kind")" "$m")")
@@ -269,16 +272,16 @@ for m in ${MODELS//,/ }; do
       zero3)
         if [ -z "$Z" ]; then
           note "skip $label: no zero3 binary"
-          fail_line "$label" "$m" zero3 skipped_no_binary
+          fail_line "$label" "$(preset "$m")" zero3 skipped_no_binary
           continue
         fi
         metrics=$WORK/metrics/$label.jsonl
         # shellcheck disable=SC2086
-        run_one "$label" "$to" "$Z" train --backend cuda --model "qwen2.5-$m" --ranks 1 --seq "$SEQ" \
+        run_one "$label" "$to" "$Z" train --backend cuda --model "$(preset "$m")" --ranks 1 --seq "$SEQ" \
           --data synthetic --steps "$ZERO3_STEPS" --set bf16.enabled=true \
           --set train_micro_batch_size_per_gpu="$MBS" --set gradient_clipping="$CLIP" --metrics "$metrics" \
           "${ZERO3_CKPT[@]}" $args
-        python3 "$HERE/zero3_record.py" --metrics "$metrics" --label "$label" --model "qwen2.5-$m" \
+        python3 "$HERE/zero3_record.py" --metrics "$metrics" --label "$label" --model "$(preset "$m")" \
           --mbs "$MBS" --seq "$SEQ" --variant "$args${ZERO3_CKPT[*]:+ ${ZERO3_CKPT[*]}}$CLIP_NOTE" --log "$WORK/logs/$label.log" --warmup "$WARMUP" --rc "$RUN_RC" --wall-s $((SECONDS - t0)) --json-out "$JL" > /dev/null
         ;;
       fsdp2)
@@ -293,7 +296,7 @@ for m in ${MODELS//,/ }; do
         tree=$(echo "$args" | sed -E 's/.*--tree ([^ ]+).*/\1/')
         if [ -z "${BUILT[$tree]:-}" ]; then
           note "skip $label: no CPUAdam for $tree"
-          fail_line "$label" "$m" "$peer" skipped_build_failed
+          fail_line "$label" "$(preset "$m")" "$peer" skipped_build_failed
           continue
         fi
         pin=$(echo "$args" | sed -E 's/.*--pin ([^ ]+).*/\1/')
@@ -314,7 +317,7 @@ for m in ${MODELS//,/ }; do
         st=timeout
         [ $((SECONDS - t0)) -lt "$to" ] && st=killed
       fi
-      fail_line "$label" "$m" "$peer" "$st" "$RUN_RC"
+      fail_line "$label" "$(preset "$m")" "$peer" "$st" "$RUN_RC"
     fi
     summary=$(tail -1 "$JL" | python3 -c "import json, sys; r = json.loads(sys.stdin.read())
 print(r.get('status'), *(f'{k} {r.get(k)}' for k in ('fwd_ms', 'bwd_ms', 'step_ms', 'tokens_per_s') if r.get(k) is not None))")

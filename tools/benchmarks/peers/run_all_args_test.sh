@@ -17,7 +17,7 @@ refuses() {  # expected-text args...
 refuses "--clip takes a number >= 0, not 'abc'" --clip abc
 refuses "--clip takes a number >= 0, not '-1'" --clip -1
 refuses "--clip takes a number >= 0, not '1.0.0'" --clip 1.0.0
-refuses "--models takes 0.5b, 1.5b, 3b, 7b, not '9b'" --models 9b
+refuses "--models takes 0.5b, 1.5b, 3b, 7b (Qwen2.5), qwen3-4b, llama-3.2-3b, not '9b'" --models 9b
 refuses "no variant 'nope'" --only nope
 refuses "--checkpointing takes none, hf or ds, not 'all'" --checkpointing all
 refuses "--mbs and --seq take positive integers, not '0'" --mbs 0
