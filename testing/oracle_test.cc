@@ -194,6 +194,29 @@ TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
   }
 }
 
+// Packed samples (several examples each, positions restarting, attention
+// within each example) against transformers with restarting position_ids
+// and a mask keeping each example to itself: the same steps as
+// OracleMaskedTest (the first step's loss is the forward loss).
+TEST(OraclePackedTest, AdamWStepsOnPackedExamples) {
+  const std::string dir = "testing/testdata/hf/qwen2_tied";
+  const config::JsonValue golden = ReadGolden(dir, "packed_golden.json");
+  const config::JsonValue& adamw = *golden.Find("adamw");
+  const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
+  const GoldenWindows windows(golden);
+  ASSERT_TRUE(windows.packs());
+  ASSERT_TRUE(windows.masks_targets());
+  for (const auto& [world, accumulation] :
+       {std::pair<int, int>{1, 1}, {1, 2}, {2, 1}}) {
+    SCOPED_TRACE(
+        absl::StrCat(world, " ranks, ", accumulation, " micro-batches"));
+    zero::ZeroOptions o = OptionsFor(adamw, windows, world);
+    o.accumulation = accumulation;
+    o.micro_batch /= accumulation;
+    ExpectGoldenSteps(*c, windows, o, world, golden, adamw);
+  }
+}
+
 // The hub's classic config.json layout (top-level rope_theta, rope_scaling
 // null) gives the same model and the same loss.
 TEST(OracleClassicConfigTest, TopLevelRopeTheta) {

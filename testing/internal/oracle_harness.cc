@@ -93,6 +93,24 @@ absl::Status Upload(runtime::Runtime& rt, runtime::Stream& stream,
   return absl::OkStatus();
 }
 
+// golden[key]: [steps][batch][seq] integers as one row per sample, or none
+// where the key is absent.
+std::vector<std::vector<int32_t>> Rows(const config::JsonValue& golden,
+                                       const char* key) {
+  std::vector<std::vector<int32_t>> rows;
+  const config::JsonValue* value = golden.Find(key);
+  if (value == nullptr) return rows;
+  for (const config::JsonValue& step : value->array()) {
+    for (const config::JsonValue& sample : step.array()) {
+      std::vector<int32_t>& row = rows.emplace_back();
+      for (const config::JsonValue& v : sample.array()) {
+        row.push_back(static_cast<int32_t>(v.AsExactInt64().value()));
+      }
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 GoldenWindows::GoldenWindows(const config::JsonValue& golden) {
@@ -109,6 +127,10 @@ GoldenWindows::GoldenWindows(const config::JsonValue& golden) {
       windows_.push_back(std::move(tokens));
     }
   }
+  targets_ = Rows(golden, "targets");
+  positions_ = Rows(golden, "positions");
+  ZR_CHECK(targets_.size() == positions_.size() &&
+           (targets_.empty() || targets_.size() == windows_.size()));
   const config::JsonValue* predicted = golden.Find("predicted");
   if (predicted == nullptr) return;
   for (const config::JsonValue& step : predicted->array()) {
@@ -128,10 +150,22 @@ absl::Status GoldenWindows::SampleTargets(int64_t n, int64_t seq,
                                           int32_t* tokens,
                                           int32_t* targets) const {
   ZR_RETURN_IF_ERROR(BatchSource::SampleTargets(n, seq, tokens, targets));
+  if (!targets_.empty()) {
+    std::memcpy(targets, targets_[n].data(), seq * sizeof(int32_t));
+  }
   if (predicted_.empty()) return absl::OkStatus();
   for (int64_t i = 0; i < seq; ++i) {
     if (!predicted_[n][i]) targets[i] = -1;
   }
+  return absl::OkStatus();
+}
+
+absl::Status GoldenWindows::SamplePositions(int64_t n, int64_t seq,
+                                            int32_t* positions) const {
+  if (positions_.empty()) {
+    return BatchSource::SamplePositions(n, seq, positions);
+  }
+  std::memcpy(positions, positions_[n].data(), seq * sizeof(int32_t));
   return absl::OkStatus();
 }
 

@@ -20,6 +20,12 @@ With --masked, masked_golden.json beside a saved checkpoint: fine-tuning
 batches (prompt targets and padding not predicted) and 5 AdamW steps whose
 loss is the mean over the global batch's predicted targets, accumulated over
 two micro-batches as transformers' Trainer does with num_items_in_batch.
+With --packed, packed_golden.json likewise, each sample holding several
+examples as zero3 packs them (an example of L tokens takes L - 1 rows, its
+positions from 0; padding after the last): transformers runs the packed
+row with position_ids restarting at each example and an attention mask
+that keeps each example to itself, checked against running each example
+alone.
 
 Runs on the CPU in fp32 (deterministic). Needs torch and transformers:
     python3 tools/oracle/make_golden.py --out testing/testdata/hf [NAME...]
@@ -210,7 +216,112 @@ def masked(name):
     print(name, "masked loss", first, "steps", losses)
 
 
+def packed_samples(vocab, seed):
+    """Samples of SEQ rows, each several examples packed as zero3 packs
+    them, then padding. Returns inputs, targets (-100: not predicted) and
+    positions, each [STEPS][BATCH][SEQ], and each sample's examples as
+    (first row, rows)."""
+    g = torch.Generator().manual_seed(seed)
+    shape = (STEPS, BATCH, SEQ)
+    inputs = torch.zeros(shape, dtype=torch.long)
+    targets = torch.full(shape, -100, dtype=torch.long)
+    positions = torch.zeros(shape, dtype=torch.long)
+    spans = []
+    for step in range(STEPS):
+        for b in range(BATCH):
+            row, mine = 0, []
+            while True:
+                length = int(torch.randint(3, 9, (1,), generator=g))
+                if row + length - 1 > SEQ:
+                    break
+                tokens = torch.randint(1, vocab, (length,), generator=g)
+                prompt = int(torch.randint(1, length - 1, (1,), generator=g))
+                rows = length - 1
+                inputs[step, b, row:row + rows] = tokens[:-1]
+                # Target j is token j + 1: the answer's tokens predicted.
+                targets[step, b, row + prompt - 1:row + rows] = tokens[prompt:]
+                positions[step, b, row:row + rows] = torch.arange(rows)
+                mine.append((row, rows))
+                row += rows
+            positions[step, b, row:] = torch.arange(SEQ - row)
+            spans.append(mine)
+    return inputs, targets, positions, spans
+
+
+def packed_loss(model, inputs, targets, positions, spans, items):
+    """One micro-batch's share of the global batch's loss: the packed rows
+    with restarting position_ids and a mask keeping each example (and the
+    padding) to itself; checked against each example run alone."""
+    n = inputs.shape[0]
+    allowed = torch.zeros(n, 1, SEQ, SEQ, dtype=torch.bool)
+    for s in range(n):
+        start = 0
+        for i in range(SEQ):
+            if positions[s, i] == 0:
+                start = i
+            allowed[s, 0, i, start:i + 1] = True
+    mask = torch.zeros(allowed.shape).masked_fill(~allowed, float("-inf"))
+    logits = model(input_ids=inputs, position_ids=positions,
+                   attention_mask=mask).logits
+    total = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+        ignore_index=-100, reduction="sum")
+    with torch.no_grad():
+        alone = sum(
+            torch.nn.functional.cross_entropy(
+                model(input_ids=inputs[s:s + 1, r:r + k]).logits[0],
+                targets[s, r:r + k], ignore_index=-100, reduction="sum")
+            for s, mine in enumerate(spans) for r, k in mine)
+    assert abs(total.item() - alone.item()) <= 1e-5 * abs(alone.item()), (
+        total.item(), alone.item())
+    return total / items
+
+
+def packed(name):
+    """packed_golden.json for the saved checkpoint `name`: as masked(), with
+    packed samples."""
+    path = os.path.join(ARGS.out, name)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        path, dtype=torch.float32, attn_implementation="eager")
+    inputs, targets, positions, spans = packed_samples(
+        model.config.vocab_size, seed=2468)
+    with torch.no_grad():
+        first = packed_loss(model, inputs[0], targets[0], positions[0],
+                            spans[:BATCH],
+                            int((targets[0] != -100).sum())).item()
+    opt = adamw(model)
+    losses = []
+    for step in range(STEPS):
+        opt.zero_grad()
+        items = int((targets[step] != -100).sum())
+        total = 0.0
+        for b in range(BATCH):
+            loss = packed_loss(model, inputs[step, b:b + 1],
+                               targets[step, b:b + 1],
+                               positions[step, b:b + 1],
+                               [spans[step * BATCH + b]], items)
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        losses.append(total)
+    windows = torch.cat([inputs, torch.zeros(STEPS, BATCH, 1,
+                                             dtype=torch.long)], dim=2)
+    golden = dict(
+        golden_header(name, windows),
+        targets=targets.masked_fill(targets == -100, -1).tolist(),
+        positions=positions.tolist(),
+        forward={"loss": first},
+        adamw=dict(ADAMW, micro_batches=BATCH, losses=losses))
+    with open(os.path.join(path, "packed_golden.json"), "w") as f:
+        json.dump(golden, f, indent=1)
+    print(name, "packed loss", first, "steps", losses)
+
+
 def main():
+    if ARGS.packed:
+        for name in ARGS.names or ["qwen2_tied"]:
+            packed(name)
+        return
     if ARGS.masked:
         for name in ARGS.names or ["qwen2_tied"]:
             masked(name)
@@ -253,6 +364,11 @@ if __name__ == "__main__":
                         help="instead, masked_golden.json (fine-tuning "
                         "batches: prompt and padding not predicted, two "
                         "micro-batches per step) for saved checkpoints "
+                        "(default: qwen2_tied)")
+    parser.add_argument("--packed", action="store_true",
+                        help="instead, packed_golden.json (several "
+                        "examples per sample, positions restarting, "
+                        "attention within each) for saved checkpoints "
                         "(default: qwen2_tied)")
     ARGS = parser.parse_args()
     torch.use_deterministic_algorithms(True)
