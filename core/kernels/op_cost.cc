@@ -34,9 +34,12 @@ OpCost Elementwise(int64_t n, int64_t flops_per_element, int64_t reads,
 int64_t AttentionForwardFlops(const AttentionArgs& args) {
   // 2*S^2*D for Q*K^T and again for P*V, per (batch, query head); a causal
   // mask leaves half the score matrix (the usual S^2/2 approximation of
-  // S(S+1)/2).
-  const int64_t full =
-      4 * args.batch * args.num_heads * args.seq * args.seq * args.head_dim;
+  // S(S+1)/2), a sliding window W < S about S*W - W^2/2 of it (the GPU
+  // kernels skip the tiles before each query tile's window).
+  const int64_t per_pair = 4 * args.batch * args.num_heads * args.head_dim;
+  const int64_t s = args.seq, w = args.window;
+  if (args.causal && w > 0 && w < s) return per_pair * (s * w - w * w / 2);
+  const int64_t full = per_pair * s * s;
   return args.causal ? full / 2 : full;
 }
 

@@ -72,6 +72,15 @@ TEST(OpCostTest, AttentionByHand) {
   args.causal = false;
   EXPECT_EQ(AttentionForwardCost(args, DType::kBF16).flops, 67108864);
   EXPECT_EQ(AttentionBackwardCost(args, DType::kBF16).flops, 167772160);
+  // A causal sliding window of 32 keys: 4 * B * Hq * D * (S*W - W^2/2)
+  // = 4096 * (4096 - 512) = 14,680,064; one as long as the sequence
+  // changes nothing.
+  args.causal = true;
+  args.window = 32;
+  EXPECT_EQ(AttentionForwardCost(args, DType::kBF16).flops, 14680064);
+  EXPECT_EQ(AttentionBackwardCost(args, DType::kBF16).flops, 36700160);
+  args.window = 128;
+  EXPECT_EQ(AttentionForwardCost(args, DType::kBF16).flops, 33554432);
 }
 
 TEST(OpCostTest, ModelScaleAttentionNeedsNo32BitIntermediates) {

@@ -853,11 +853,12 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
   const zero::ZeroOptions& o = in.options;
   if (launcher.leader()) {
     out << absl::StrFormat(
-        "zero3 train: model %s (%s parameters), %d ranks, %s on %s, "
+        "zero3 train: model %s (%s parameters), %d rank%s, %s on %s, "
         "micro-batch %d x %d tokens, accumulation %d, %s, optimizer %s\n",
         in.spec.name(), WithThousands(model::ParameterCount(in.spec)),
-        launcher.world_size(), "ZeRO-3", launcher.description(), o.micro_batch,
-        o.seq, o.accumulation, kernels::DTypeName(o.dtype),
+        launcher.world_size(), launcher.world_size() == 1 ? "" : "s", "ZeRO-3",
+        launcher.description(), o.micro_batch, o.seq, o.accumulation,
+        kernels::DTypeName(o.dtype),
         o.offload_optimizer
             ? absl::StrCat("on the host (",
                            o.optimizer_pin_memory ? "pinned" : "pageable", ", ",

@@ -2,8 +2,9 @@
 //
 // Attention forward and backward against the CPU reference, on both the
 // tensor-core kernels (bf16/fp16, head_dim 64 or 128) and the CUDA-core
-// kernels (every dtype), causal and not, with grouped-query heads and
-// sequences that end mid-tile.
+// kernels (every dtype), causal and not, with grouped-query heads,
+// sequences that end mid-tile, sliding windows and packed documents whose
+// boundaries fall inside tiles.
 
 #include <cstring>
 #include <string>
@@ -30,6 +31,10 @@ struct Case {
   int64_t batch, seq, heads, kv_heads, head_dim;
   bool causal;
   DType lse = DType::kF32;
+  int64_t window = 0;  // AttentionArgs::window
+  // > 0: packed documents, the first `doc` rows long and each next one 1.5
+  // times the last (so boundaries fall anywhere in a tile); 0: none.
+  int64_t doc = 0;
 };
 
 const Case kCases[] = {
@@ -43,7 +48,34 @@ const Case kCases[] = {
     {DType::kF16, 2, 64, 2, 1, 64, true},
     {DType::kBF16, 1, 100, 2, 1, 96, true, DType::kBF16},
     {DType::kBF16, 1, 1024, 4, 2, 128, true},
+    // Sliding windows: shorter than a tile, across tiles, and two rows
+    // (one row would make dq and dk exactly zero, nothing to compare).
+    {DType::kF32, 2, 37, 4, 2, 16, true, DType::kF32, 5},
+    {DType::kBF16, 2, 150, 4, 1, 64, true, DType::kF32, 48},
+    {DType::kBF16, 1, 300, 2, 2, 128, true, DType::kF32, 100},
+    {DType::kBF16, 1, 70, 2, 1, 128, true, DType::kF32, 2},
+    // Packed documents, and packed documents under a window.
+    {DType::kF32, 2, 37, 4, 2, 16, true, DType::kF32, 0, 5},
+    {DType::kBF16, 2, 150, 4, 1, 64, true, DType::kF32, 0, 9},
+    {DType::kBF16, 1, 300, 2, 2, 128, true, DType::kF32, 0, 21},
+    {DType::kBF16, 1, 1024, 4, 2, 128, true, DType::kF32, 64, 100},
 };
+
+// Each row's place in its packed document (see Case::doc), batch by batch.
+std::vector<int32_t> PositionsOf(const Case& c) {
+  std::vector<int32_t> p(c.batch * c.seq);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    int64_t length = c.doc, start = 0;
+    for (int64_t s = 0; s < c.seq; ++s) {
+      if (s - start == length) {
+        start = s;
+        length += length / 2;
+      }
+      p[b * c.seq + s] = static_cast<int32_t>(s - start);
+    }
+  }
+  return p;
+}
 
 kernels::AttentionArgs ArgsOf(const Case& c) {
   kernels::AttentionArgs args;
@@ -53,6 +85,7 @@ kernels::AttentionArgs ArgsOf(const Case& c) {
   args.num_kv_heads = c.kv_heads;
   args.head_dim = c.head_dim;
   args.causal = c.causal;
+  args.window = c.window;
   return args;
 }
 
@@ -62,7 +95,9 @@ std::string Label(const char* what, const Case& c, bool simple) {
   return absl::StrCat(what, flash ? " [tensor cores] " : " [cuda cores] ",
                       DTypeName(c.dtype), " b=", c.batch, " s=", c.seq,
                       " h=", c.heads, "/", c.kv_heads, " d=", c.head_dim,
-                      c.causal ? " causal" : " full");
+                      c.causal ? " causal" : " full",
+                      c.window > 0 ? absl::StrCat(" window=", c.window) : "",
+                      c.doc > 0 ? absl::StrCat(" packed from ", c.doc) : "");
 }
 
 struct Inputs {
@@ -82,8 +117,10 @@ Inputs MakeInputs(const Case& c) {
   in.d_out = Rounded(c.dtype, RandomValues(nq, 53));
   in.out.resize(nq);
   in.lse.resize(c.batch * c.heads * c.seq);
+  const std::vector<int32_t> positions = PositionsOf(c);
   kernels::AttentionForward(ArgsOf(c), in.q.data(), in.k.data(), in.v.data(),
-                            in.out.data(), in.lse.data());
+                            in.out.data(), in.lse.data(),
+                            c.doc > 0 ? positions.data() : nullptr);
   in.out = Rounded(c.dtype, in.out);
   in.lse = Rounded(c.lse, in.lse);
   return in;
@@ -100,6 +137,7 @@ class AttentionTest : public KernelTest {
              Tolerance::For(c.dtype));
     h.Output("lse", c.lse, static_cast<int64_t>(in.lse.size()),
              Tolerance::For(c.lse));
+    if (c.doc > 0) h.Ids("positions", PositionsOf(c));
     const std::string label = Label("attention fwd", c, simple);
     const absl::Status status = h.Run(simple ? *simple_ctx_ : *ctx_, label,
                                       [&](const OpHarness::Binder& b) {
@@ -110,6 +148,9 @@ class AttentionTest : public KernelTest {
                                         op.v = b.T("v");
                                         op.out = b.T("out");
                                         op.lse = b.T("lse");
+                                        if (c.doc > 0) {
+                                          op.positions = b.Ids("positions");
+                                        }
                                         return runtime::Op(op);
                                       });
     EXPECT_TRUE(status.ok()) << label << ": " << status;
@@ -130,6 +171,7 @@ class AttentionTest : public KernelTest {
              Tolerance::For(c.dtype));
     h.Output("dv", c.dtype, static_cast<int64_t>(in.v.size()),
              Tolerance::For(c.dtype));
+    if (c.doc > 0) h.Ids("positions", PositionsOf(c));
     const std::string label = Label("attention bwd", c, simple);
     const absl::Status status = h.Run(simple ? *simple_ctx_ : *ctx_, label,
                                       [&](const OpHarness::Binder& b) {
@@ -144,6 +186,9 @@ class AttentionTest : public KernelTest {
                                         op.dq = b.T("dq");
                                         op.dk = b.T("dk");
                                         op.dv = b.T("dv");
+                                        if (c.doc > 0) {
+                                          op.positions = b.Ids("positions");
+                                        }
                                         return runtime::Op(op);
                                       });
     EXPECT_TRUE(status.ok()) << label << ": " << status;

@@ -200,6 +200,44 @@ __device__ __forceinline__ float QuadSum(float v) {
   return v + __shfl_xor_sync(0xFFFFFFFFu, v, 2);
 }
 
+// The first key tile any query of the tile starting at row q0 (< seq) can
+// see: rows after q0 start their documents and windows no earlier than
+// q0's do, so tiles before q0's are masked for the whole tile.
+__device__ __forceinline__ int FirstKeyTile(const FlashDims& dims, int64_t row0,
+                                            int64_t q0) {
+  int64_t first = 0;
+  if (dims.positions != nullptr) first = q0 - dims.positions[row0 + q0];
+  if (dims.window > 0 && q0 - dims.window + 1 > first) {
+    first = q0 - dims.window + 1;
+  }
+  return static_cast<int>(first / kTileRows);
+}
+
+// One past the last query that can see a key of the tile whose last key is
+// k_last (< seq): the end of k_last's document (the next row at position
+// 0) and of its window. Every thread of the block calls it; `scratch` is
+// one shared int.
+__device__ __forceinline__ int64_t QueryEnd(const FlashDims& dims, int64_t row0,
+                                            int64_t k_last, int* scratch) {
+  int64_t end = dims.seq;
+  if (dims.window > 0 && k_last + dims.window < end) {
+    end = k_last + dims.window;
+  }
+  if (dims.positions == nullptr) return end;
+  if (threadIdx.x == 0) *scratch = static_cast<int>(end);
+  __syncthreads();
+  for (int64_t r = k_last + 1 + threadIdx.x; r < end; r += blockDim.x) {
+    if (dims.positions[row0 + r] == 0) {
+      atomicMin(scratch, static_cast<int>(r));
+      break;
+    }
+  }
+  __syncthreads();
+  end = *scratch;
+  __syncthreads();  // every thread has read it before anyone reuses it
+  return end;
+}
+
 // ---------------------------------------------------------------------------
 // Forward.
 
@@ -227,10 +265,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t key_end =
       dims.causal ? (q0 + kTileRows < S ? q0 + kTileRows : S) : S;
   const int tiles = static_cast<int>((key_end + kTileRows - 1) / kTileRows);
+  const int first_tile = FirstKeyTile(dims, row0, q0);
 
   LoadTile<E, D>(q_tile, q, row0, q0, S, dims.heads, h);
-  LoadTile<E, D>(k_tile(0), k, row0, 0, S, dims.kv_heads, kvh);
-  LoadTile<E, D>(v_tile(0), v, row0, 0, S, dims.kv_heads, kvh);
+  LoadTile<E, D>(k_tile(0), k, row0, first_tile * kTileRows, S, dims.kv_heads,
+                 kvh);
+  LoadTile<E, D>(v_tile(0), v, row0, first_tile * kTileRows, S, dims.kv_heads,
+                 kvh);
   CpAsyncCommit();
   CpAsyncWaitAll();
   __syncthreads();
@@ -248,8 +289,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   float l[2] = {0.0f, 0.0f};
   const int64_t rows[2] = {q0 + warp * 16 + gq, q0 + warp * 16 + gq + 8};
 
-  for (int n = 0; n < tiles; ++n) {
-    const int buf = n & 1;
+  for (int n = first_tile; n < tiles; ++n) {
+    const int buf = (n - first_tile) & 1;
     if (n + 1 < tiles) {
       LoadTile<E, D>(k_tile(buf ^ 1), k, row0, (n + 1) * kTileRows, S,
                      dims.kv_heads, kvh);
@@ -387,11 +428,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t key_end =
       dims.causal ? (q0 + kTileRows < S ? q0 + kTileRows : S) : S;
   const int tiles = static_cast<int>((key_end + kTileRows - 1) / kTileRows);
+  const int first_tile = FirstKeyTile(dims, row0, q0);
 
   LoadTile<E, D>(q_tile, q, row0, q0, S, dims.heads, h);
   LoadTile<E, D>(do_tile, d_out, row0, q0, S, dims.heads, h);
-  LoadTile<E, D>(k_tile(0), k, row0, 0, S, dims.kv_heads, kvh);
-  LoadTile<E, D>(v_tile(0), v, row0, 0, S, dims.kv_heads, kvh);
+  LoadTile<E, D>(k_tile(0), k, row0, first_tile * kTileRows, S, dims.kv_heads,
+                 kvh);
+  LoadTile<E, D>(v_tile(0), v, row0, first_tile * kTileRows, S, dims.kv_heads,
+                 kvh);
   CpAsyncCommit();
 
   const int64_t rows[2] = {q0 + warp * 16 + gq, q0 + warp * 16 + gq + 8};
@@ -409,8 +453,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   CpAsyncWaitAll();
   __syncthreads();
 
-  for (int n = 0; n < tiles; ++n) {
-    const int buf = n & 1;
+  for (int n = first_tile; n < tiles; ++n) {
+    const int buf = (n - first_tile) & 1;
     if (n + 1 < tiles) {
       LoadTile<E, D>(k_tile(buf ^ 1), k, row0, (n + 1) * kTileRows, S,
                      dims.kv_heads, kvh);
@@ -450,8 +494,9 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int e = 0; e < 4; ++e) {
         const int64_t j = key0 + nt * 8 + 2 * tq + (e & 1);
         const int64_t i = rows[e >> 1];
-        const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
-                            OutsideDocument(dims.positions, dims.window, row0, i, j);
+        const bool masked =
+            i >= S || j >= S || (dims.causal && j > i) ||
+            OutsideDocument(dims.positions, dims.window, row0, i, j);
         const float p =
             masked ? 0.0f : __expf(s[nt][e] * dims.scale - row_lse[e >> 1]);
         s[nt][e] = p * (dp[nt][e] - row_delta[e >> 1]);
@@ -520,9 +565,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t row0 = b * S;
   // Under a causal mask, queries before k0 see none of these keys; query
   // tiles are aligned at multiples of 64 like key tiles.
+  // Past the end of the last key's document or window, no query sees any.
   const int64_t first_query = dims.causal ? k0 : 0;
+  __shared__ int query_end_scratch;
+  const int64_t query_end =
+      QueryEnd(dims, row0, (k0 + kTileRows < S ? k0 + kTileRows : S) - 1,
+               &query_end_scratch);
   const int tiles_per_head =
-      static_cast<int>((S - first_query + kTileRows - 1) / kTileRows);
+      static_cast<int>((query_end - first_query + kTileRows - 1) / kTileRows);
   const int total = static_cast<int>(dims.group) * tiles_per_head;
 
   // Issues the loads of step `it` (query head, query tile) into buffer buf.
@@ -598,8 +648,9 @@ __global__ void __launch_bounds__(kThreads, 2)
           const int col = qbase + nt * 8 + 2 * tq + (e & 1);
           const int64_t i = i0 + col;
           const int64_t j = keys[e >> 1];
-          const bool masked = i >= S || (dims.causal && i < j) ||
-                              OutsideDocument(dims.positions, dims.window, row0, i, j);
+          const bool masked =
+              i >= S || (dims.causal && i < j) ||
+              OutsideDocument(dims.positions, dims.window, row0, i, j);
           const float p =
               masked ? 0.0f : __expf(st[nt][e] * dims.scale - tile_lse[col]);
           st[nt][e] = p;

@@ -141,17 +141,9 @@ class Checker {
   absl::Status status_;
 };
 
-// Packed documents' positions: the CUDA rotary and attention kernels take
-// them (compiled, masks as the reference's), but no GPU has run them yet:
-// refused until the conformance suite's packed cases pass on one, then this
-// check goes.
-void RefusePositions(Checker& c, const BufferSlice& positions) {
-  if (positions.bytes() > 0) {
-    c.Unsupported(
-        "packed documents (--data-packing pack) are not on GPUs yet: the "
-        "CUDA kernels that take document positions have not been checked on "
-        "a GPU; use --data-packing pad");
-  }
+// Packed documents' positions, where the op has them: one int32 a row.
+void NeedPositions(Checker& c, const BufferSlice& positions, int64_t rows) {
+  if (positions.bytes() > 0) c.NeedIds(positions, rows, "positions");
 }
 
 void CheckLossDivisor(Checker& c, const k::CrossEntropyArgs& a) {
@@ -297,7 +289,6 @@ absl::Status Validate(const KernelCall& call) {
           }
         } else if constexpr (std::is_same_v<T, ops::RotaryForward> ||
                              std::is_same_v<T, ops::RotaryBackward>) {
-          RefusePositions(c, o.positions);
           c.NonNegative(a.batch, "batch");
           c.NonNegative(a.seq, "seq");
           c.NonNegative(a.heads, "heads");
@@ -312,6 +303,7 @@ absl::Status Validate(const KernelCall& call) {
           if (a.has_inv_freq && a.RotaryDim() / 2 > kernels::kMaxRotaryPairs) {
             c.Fail("too many rotary pairs for the frequency table");
           }
+          NeedPositions(c, o.positions, a.batch * a.seq);
           const int64_t n = a.batch * a.seq * a.heads * a.head_dim;
           if constexpr (std::is_same_v<T, ops::RotaryForward>) {
             c.Need(o.x, n, "x");
@@ -322,15 +314,8 @@ absl::Status Validate(const KernelCall& call) {
           }
         } else if constexpr (std::is_same_v<T, ops::AttentionForward> ||
                              std::is_same_v<T, ops::AttentionBackward>) {
-          RefusePositions(c, o.positions);
-          if (a.window > 0) {
-            c.Unsupported(
-                "sliding windows shorter than the sequence are not on GPUs "
-                "yet: the CUDA attention kernels that mask them have not been "
-                "checked on a GPU; use --seq up to the model's "
-                "sliding_window");
-          }
           CheckAttention(a, c);
+          NeedPositions(c, o.positions, a.batch * a.seq);
           if (!c.ok()) return;
           const int64_t tq = a.batch * a.seq * a.num_heads * a.head_dim;
           const int64_t tk = a.batch * a.seq * a.num_kv_heads * a.head_dim;

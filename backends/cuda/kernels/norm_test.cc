@@ -187,6 +187,12 @@ TEST_F(NormTest, Rotary) {
     int64_t batch, seq, heads, head_dim;
     float theta;
     bool in_place;
+    // > 0: packed documents, positions restarting every `doc` rows.
+    int64_t doc = 0;
+    // A frequency table (as the scaled RoPE types make one), an attention
+    // scaling and a partial rotation (rotary_dim < head_dim).
+    bool table = false;
+    int64_t rotary_dim = 0;
   };
   const Case cases[] = {
       {DType::kF32, DType::kF32, 2, 37, 3, 16, 10000.0f, false},
@@ -194,6 +200,11 @@ TEST_F(NormTest, Rotary) {
       {DType::kBF16, DType::kBF16, 2, 100, 12, 128, 1e6f, true},
       {DType::kBF16, DType::kF32, 1, 9, 2, 6, 5e5f, false},
       {DType::kF16, DType::kF16, 3, 50, 2, 64, 1e4f, false},
+      {DType::kF32, DType::kF32, 2, 37, 3, 16, 10000.0f, false, 7},
+      {DType::kBF16, DType::kBF16, 2, 100, 12, 128, 1e6f, true, 33},
+      {DType::kF32, DType::kF32, 2, 37, 3, 16, 10000.0f, false, 0, true, 8},
+      {DType::kBF16, DType::kBF16, 1, 300, 4, 96, 1e4f, true, 0, true, 64},
+      {DType::kBF16, DType::kBF16, 2, 100, 2, 128, 5e5f, false, 40, true},
   };
   for (const Case& c : cases) {
     for (bool backward : {false, true}) {
@@ -205,10 +216,20 @@ TEST_F(NormTest, Rotary) {
         h.Input("x", c.in, RandomValues(n, 30));
         h.Output("y", c.out, n, Tolerance::For(c.out));
       }
+      if (c.doc > 0) {
+        std::vector<int32_t> positions(c.batch * c.seq);
+        for (size_t i = 0; i < positions.size(); ++i) {
+          positions[i] = static_cast<int32_t>((i % c.seq) % c.doc);
+        }
+        h.Ids("positions", positions);
+      }
       const std::string label = absl::StrCat(
           backward ? "rotary bwd " : "rotary fwd ", DTypeName(c.in), "/",
           DTypeName(c.out), " b=", c.batch, " s=", c.seq, " h=", c.heads,
-          " d=", c.head_dim, c.in_place ? " in place" : "");
+          " d=", c.head_dim, c.in_place ? " in place" : "",
+          c.doc > 0 ? absl::StrCat(" packed every ", c.doc) : "",
+          c.table ? " table" : "",
+          c.rotary_dim > 0 ? absl::StrCat(" rotary_dim=", c.rotary_dim) : "");
       ASSERT_TRUE(h.Run(*ctx_, label, [&](const OpHarness::Binder& b) {
                      kernels::RotaryArgs args;
                      args.batch = c.batch;
@@ -216,6 +237,23 @@ TEST_F(NormTest, Rotary) {
                      args.heads = c.heads;
                      args.head_dim = c.head_dim;
                      args.theta = c.theta;
+                     args.rotary_dim = c.rotary_dim;
+                     if (c.table) {
+                       // Frequencies as llama3/yarn leave them: the low
+                       // ones divided, and an attention scaling.
+                       args.has_inv_freq = true;
+                       args.attention_scaling = 1.125f;
+                       const int64_t pairs = args.RotaryDim() / 2;
+                       for (int64_t i = 0; i < pairs; ++i) {
+                         const float f = std::pow(
+                             c.theta, -2.0f * static_cast<float>(i) /
+                                          static_cast<float>(args.RotaryDim()));
+                         args.inv_freq[i] = i < pairs / 2 ? f : f / 8.0f;
+                       }
+                     }
+                     const runtime::BufferSlice positions =
+                         c.doc > 0 ? b.Ids("positions")
+                                   : runtime::BufferSlice();
                      const runtime::TensorRef in = b.T("x");
                      const runtime::TensorRef out = b.T(c.in_place ? "x" : "y");
                      if (backward) {
@@ -223,12 +261,14 @@ TEST_F(NormTest, Rotary) {
                        op.args = args;
                        op.dy = in;
                        op.dx = out;
+                       op.positions = positions;
                        return runtime::Op(op);
                      }
                      ops::RotaryForward op;
                      op.args = args;
                      op.x = in;
                      op.y = out;
+                     op.positions = positions;
                      return runtime::Op(op);
                    }).ok());
     }

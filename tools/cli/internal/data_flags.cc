@@ -33,8 +33,8 @@ void DataFlags::Define(FlagSet& flags) {
                   "padded to --seq, and trains on its loss mask's tokens "
                   "(the default where PREFIX.loss_mask.bin exists); pack "
                   "puts as many examples in a sample as fit, each attending "
-                  "only to itself with positions from 0 (simulator only so "
-                  "far); stream reads the documents as one stream, every "
+                  "only to itself with positions from 0; stream reads the "
+                  "documents as one stream, every "
                   "token predicted");
   flags.AddBool("no-truncate", &no_truncate_,
                 "with padded examples: an example longer than --seq + 1 "
