@@ -172,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleTest,
                          ::testing::Values("qwen2_tied", "qwen2_untied",
                                            "llama3_rope", "qwen2_yarn", "qwen3",
                                            "olmo2", "phi3", "qwen2_bytes",
-                                           "llama", "mistral_window"));
+                                           "llama", "mistral_window",
+                                           "qwen2_window"));
 
 // Fine-tuning batches: however the global batch is split into ranks and
 // micro-batches, the loss is transformers' num_items_in_batch mean.

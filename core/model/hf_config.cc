@@ -296,17 +296,6 @@ absl::Status CheckUnsupported(const Reader& r, const std::string& arch) {
                      "zero3 does not implement dropout; set it to 0.0");
     }
   }
-  // Qwen2 and Qwen3 turn their window on with use_sliding_window (the
-  // window is then ModelSpecFromHfConfig's to read).
-  if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") {
-    ZR_ASSIGN_OR_RETURN(const bool sliding,
-                        r.Bool("use_sliding_window", false));
-    if (sliding) {
-      return r.Error("use_sliding_window", r.Get("use_sliding_window"),
-                     "zero3's attention is full causal attention; set it "
-                     "to false");
-    }
-  }
   const JsonValue* types = r.Get("layer_types");
   if (types != nullptr && types->is_array()) {
     for (size_t i = 0; i < types->array().size(); ++i) {
@@ -320,6 +309,53 @@ absl::Status CheckUnsupported(const Reader& r, const std::string& arch) {
                        "sliding window");
       }
     }
+  }
+  return absl::OkStatus();
+}
+
+// The sliding window as transformers applies it: Mistral's and Phi-3's on
+// every layer; Qwen2's and Qwen3's only with use_sliding_window, on the
+// layers from max_window_layers on; layer_types, where written (5.x),
+// names each layer's. The attention masks keys outside the window
+// (AttentionArgs::window) where the sequence is longer than it.
+absl::Status ReadSlidingWindow(const Reader& r, const std::string& arch,
+                               ModelSpec* spec) {
+  const bool qwen = arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM";
+  ZR_ASSIGN_OR_RETURN(const bool use, r.Bool("use_sliding_window", false));
+  if ((qwen && !use) || r.Get("sliding_window") == nullptr) {
+    return absl::OkStatus();
+  }
+  ZR_ASSIGN_OR_RETURN(const int64_t window, r.Int("sliding_window"));
+  spec->set_sliding_window(window);
+  const int64_t layers = spec->num_layers();
+  std::vector<bool> sliding(layers, true);
+  const JsonValue* types = r.Get("layer_types");
+  if (types != nullptr) {
+    if (!types->is_array() ||
+        static_cast<int64_t>(types->array().size()) != layers) {
+      return r.Error(
+          "layer_types", types,
+          absl::StrCat("expected one entry per layer (", layers, ")"));
+    }
+    for (int64_t i = 0; i < layers; ++i) {
+      sliding[i] = types->array()[i].string_value() == "sliding_attention";
+    }
+  } else if (qwen) {
+    const JsonValue* v = r.Get("max_window_layers");
+    int64_t full = 28;  // transformers' default for both
+    if (v != nullptr) {
+      const absl::optional<int64_t> n =
+          v->is_number() ? v->AsExactInt64() : absl::nullopt;
+      if (!n.has_value() || *n < 0) {
+        return r.Error("max_window_layers", v,
+                       "expected a non-negative integer");
+      }
+      full = *n;
+    }
+    for (int64_t i = 0; i < layers && i < full; ++i) sliding[i] = false;
+  }
+  if (std::find(sliding.begin(), sliding.end(), false) != sliding.end()) {
+    for (const bool b : sliding) spec->add_sliding_layers(b);
   }
   return absl::OkStatus();
 }
@@ -377,14 +413,7 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
   } else if (arch == "Phi3ForCausalLM") {
     spec.set_fused_projections(true);
   }
-  // Mistral's and Phi-3's sliding_window (Qwen's only where switched on,
-  // which CheckUnsupported refuses): the attention masks keys outside it
-  // (AttentionArgs::window) where the sequence is longer.
-  if (arch != "Qwen2ForCausalLM" && arch != "Qwen3ForCausalLM" &&
-      r.Get("sliding_window") != nullptr) {
-    ZR_ASSIGN_OR_RETURN(const int64_t window, r.Int("sliding_window"));
-    spec.set_sliding_window(window);
-  }
+  ZR_RETURN_IF_ERROR(ReadSlidingWindow(r, arch, &spec));
   const absl::Status valid = ValidateModelSpec(spec);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(
@@ -528,6 +557,23 @@ config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
   }
   if (spec.sliding_window() > 0) {
     c.Set("sliding_window", JsonValue::Int(spec.sliding_window()));
+    if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") {
+      c.Set("use_sliding_window", JsonValue::Bool(true));
+    }
+    if (spec.sliding_layers_size() > 0) {
+      // transformers 5.x reads layer_types; 4.x Qwen max_window_layers,
+      // which says the same where the full layers come first.
+      JsonValue types = JsonValue::Array();
+      int64_t full = 0, i = 0;
+      for (const bool b : spec.sliding_layers()) {
+        types.Append(
+            JsonValue::String(b ? "sliding_attention" : "full_attention"));
+        if (!b && full == i) ++full;
+        ++i;
+      }
+      c.Set("layer_types", std::move(types));
+      c.Set("max_window_layers", JsonValue::Int(full));
+    }
   }
   // transformers' Phi3Config defaults pad_token_id to 32000, which a smaller
   // vocabulary's embedding cannot hold.

@@ -14,6 +14,7 @@ namespace model {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::zero3::testing::StatusIs;
 
@@ -178,6 +179,45 @@ TEST(HfConfigTest, FamiliesReadBackAsTheirSpec) {
   EXPECT_EQ(olmo2.norm_placement(), ModelSpec::NORM_POST);
 }
 
+// Qwen2's window as transformers applies it: only with use_sliding_window,
+// on the layers from max_window_layers on (layer_types, where written,
+// says it per layer); Mistral's on every layer. Written back the same.
+TEST(HfConfigTest, SlidingWindowLayers) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec off, FromText(kClassicQwen2));
+  EXPECT_EQ(off.sliding_window(), 0);
+  const std::string on = absl::StrReplaceAll(
+      kClassicQwen2,
+      {{"\"use_sliding_window\": false",
+        "\"use_sliding_window\": true, \"max_window_layers\": 1"},
+       {"32768", "8"}});
+  ASSERT_OK_AND_ASSIGN(ModelSpec qwen, FromText(on));
+  EXPECT_EQ(qwen.sliding_window(), 8);
+  EXPECT_THAT(qwen.sliding_layers(), ElementsAre(false, true, true));
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec back,
+      ModelSpecFromHfConfig(HfConfigFromModelSpec(qwen, "float32"), "x", "m"));
+  EXPECT_EQ(back.DebugString(), qwen.DebugString());
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec typed,
+      FromText(absl::StrReplaceAll(
+          on, {{"\"max_window_layers\": 1",
+                "\"layer_types\": [\"sliding_attention\", "
+                "\"full_attention\", \"sliding_attention\"]"}})));
+  EXPECT_THAT(typed.sliding_layers(), ElementsAre(true, false, true));
+  // Every layer windowed: no per-layer list.
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec all,
+      FromText(absl::StrReplaceAll(
+          on, {{"\"max_window_layers\": 1", "\"max_window_layers\": 0"}})));
+  EXPECT_EQ(all.sliding_window(), 8);
+  EXPECT_EQ(all.sliding_layers_size(), 0);
+  ASSERT_OK_AND_ASSIGN(
+      ModelSpec mistral,
+      FromText(absl::StrReplaceAll(
+          kClassicQwen2, {{"Qwen2ForCausalLM", "MistralForCausalLM"}})));
+  EXPECT_EQ(mistral.sliding_layers_size(), 0);
+}
+
 TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
   const std::vector<BadCase> cases = {
       {"Qwen2ForCausalLM", "GPT2LMHeadModel",
@@ -194,8 +234,13 @@ TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
       {"\"rope_scaling\": null",
        "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 5e5}",
        "\"rope_theta\" is 1000000.0: disagrees"},
-      {"\"use_sliding_window\": false", "\"use_sliding_window\": true",
-       "\"use_sliding_window\" is true"},
+      {"\"use_sliding_window\": false",
+       "\"use_sliding_window\": true, \"max_window_layers\": -1",
+       "\"max_window_layers\" is -1: expected a non-negative integer"},
+      {"\"use_sliding_window\": false",
+       "\"use_sliding_window\": true, \"layer_types\": [\"full_attention\"]",
+       "\"layer_types\" is [\"full_attention\"]: expected one entry per "
+       "layer (3)"},
       {"\"silu\"", "\"gelu\"", "\"hidden_act\" is \"gelu\""},
       {"\"hidden_size\": 64,", "", "\"hidden_size\": missing"},
       {"\"num_hidden_layers\": 3", "\"num_hidden_layers\": 2.5",

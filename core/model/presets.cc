@@ -431,6 +431,12 @@ absl::Status ValidateModelSpec(const ModelSpec& s) {
         "model spec: sliding_window and max_position_embeddings must not be "
         "negative");
   }
+  if (s.sliding_layers_size() != 0 &&
+      s.sliding_layers_size() != s.num_layers()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model spec: sliding_layers has ", s.sliding_layers_size(),
+                     " entries, one per layer is ", s.num_layers()));
+  }
   const absl::Status rope = ValidateRope(s);
   if (!rope.ok()) {
     return absl::InvalidArgumentError(

@@ -846,7 +846,7 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
   ops::AttentionForward at;
-  at.args = args_.attention;
+  at.args = m_.LayerAttention(l);
   at.positions = m_.positions_;
   at.q = a.q;
   at.k = a.k;
@@ -1152,7 +1152,7 @@ absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, q_, h_, 0.0f),
                               d_out, a.att, g_wo, "o_proj bwd weight"));
   ops::AttentionBackward ab;
-  ab.args = args_.attention;
+  ab.args = m_.LayerAttention(l);
   ab.positions = m_.positions_;
   ab.q = a.q;
   ab.k = a.k;
@@ -1322,6 +1322,13 @@ absl::Status Transformer::AllReduceTp(Stream& stream, const TensorRef& x,
                                       absl::string_view label) {
   if (tp_.size == 1) return absl::OkStatus();
   return tp_.comm->AllReduce(stream, x, x, runtime::ReduceOp::kSum, label);
+}
+
+kernels::AttentionArgs Transformer::LayerAttention(int64_t layer) const {
+  kernels::AttentionArgs a = args_->attention;
+  const auto& sliding = spec_.sliding_layers();
+  if (!sliding.empty() && !sliding.Get(static_cast<int>(layer))) a.window = 0;
+  return a;
 }
 
 double Transformer::ForwardFlops() const {

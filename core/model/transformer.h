@@ -48,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/kernels/op_args.h"
 #include "core/model/model_spec.pb.h"
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
@@ -237,6 +238,9 @@ class Transformer {
   }
   absl::Status AllReduceTp(runtime::Stream& stream, const TensorRef& x,
                            absl::string_view label);
+  // Layer `layer`'s attention: the model's, without the window where
+  // spec().sliding_layers() leaves the layer out.
+  kernels::AttentionArgs LayerAttention(int64_t layer) const;
   absl::Status Allocate();
   void BuildParams();
   void BuildOpArgs();

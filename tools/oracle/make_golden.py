@@ -4,7 +4,7 @@
 For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, a byte-token
 Qwen2, Llama with an explicit head_dim; llama3 and yarn RoPE scaling, Qwen3,
 OLMo 2, Phi-3 with longrope and partial rotation, Mistral with a sliding
-window shorter than the sequence) it saves a Hugging Face checkpoint
+window shorter than the sequence, Qwen2 with it on its second layer only) it saves a Hugging Face checkpoint
 made by transformers (config.json and model.safetensors, fp32) and
 golden.json with, for fixed token windows:
   - forward: the loss of the first batch at the saved weights and the logits
@@ -97,6 +97,11 @@ def models():
         # A sliding window shorter than the sequence (8 of 16 tokens).
         "mistral_window": transformers.MistralConfig(
             **common, tie_word_embeddings=False, sliding_window=8),
+        # Qwen2's window on the layers from max_window_layers on: layer 0
+        # full, layer 1 within 8 tokens.
+        "qwen2_window": transformers.Qwen2Config(
+            **common, tie_word_embeddings=True, use_sliding_window=True,
+            sliding_window=8, max_window_layers=1),
     }
 
 
