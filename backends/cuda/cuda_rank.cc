@@ -180,6 +180,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
     config.host = re->master_addr;
     config.port = re->master_port;
     config.file = re->rendezvous_file;
+    config.job = re->job;
     config.timeout = re->rendezvous_timeout;
     absl::StatusOr<std::string> shared = ShareFromRankZero(config, id);
     if (!shared.ok()) return Annotate(shared.status(), re->Describe());

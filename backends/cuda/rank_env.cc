@@ -68,6 +68,28 @@ absl::StatusOr<std::optional<int>> Port(const EnvLookup& env,
   return std::optional<int>(*p);
 }
 
+// The job's identity from the launcher's variables (RankEnvironment::job).
+std::string JobIdentity(const EnvLookup& env) {
+  if (std::optional<std::string> id = Get(env, "ZERO3_JOB_ID")) return *id;
+  if (std::optional<std::string> id = Get(env, "SLURM_JOB_ID")) {
+    const std::optional<std::string> step = Get(env, "SLURM_STEP_ID");
+    return absl::StrCat("slurm:", *id, step ? "." + *step : "");
+  }
+  // torchrun restarts a failed job under the same run id: the restart
+  // count tells the attempts apart.
+  if (std::optional<std::string> id = Get(env, "TORCHELASTIC_RUN_ID")) {
+    const std::optional<std::string> restart =
+        Get(env, "TORCHELASTIC_RESTART_COUNT");
+    return absl::StrCat("torchrun:", *id, restart ? "." + *restart : "");
+  }
+  for (const char* name : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}) {
+    if (std::optional<std::string> id = Get(env, name)) {
+      return absl::StrCat(name, ":", *id);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 EnvLookup ProcessEnv() {
@@ -141,6 +163,7 @@ absl::StatusOr<RankEnvironment> ReadRankEnvironment(const EnvLookup& env) {
     result.rendezvous_timeout = absl::Seconds(seconds);
   }
   if (result.world_size == 1) return result;
+  result.job = JobIdentity(env);
 
   if (std::optional<std::string> file = Get(env, "ZERO3_RENDEZVOUS_FILE")) {
     result.rendezvous_file = *file;

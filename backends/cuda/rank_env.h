@@ -73,6 +73,11 @@ struct RankEnvironment {
   int master_port = 0;
   std::string rendezvous_file;
   absl::Duration rendezvous_timeout = absl::Seconds(300);
+  // The job's identity, the same on every rank where a launcher gives one:
+  // ZERO3_JOB_ID, else SLURM_JOB_ID (with SLURM_STEP_ID), else
+  // TORCHELASTIC_RUN_ID (with TORCHELASTIC_RESTART_COUNT), else Open MPI's
+  // or PMIx's job; empty otherwise.
+  std::string job;
 
   // "rank 1 of 2 (local rank 1; from RANK/WORLD_SIZE/LOCAL_RANK)".
   std::string Describe() const;

@@ -94,6 +94,36 @@ TEST(RankEnvTest, Slurm) {
   EXPECT_EQ(env.source, "SLURM_*");
 }
 
+// The job's identity (the file rendezvous passes over other jobs' files),
+// from the launcher's variables, ZERO3_JOB_ID first.
+TEST(RankEnvTest, JobIdentity) {
+  const std::vector<std::pair<std::string, std::string>> two = {
+      {"RANK", "1"},
+      {"WORLD_SIZE", "2"},
+      {"LOCAL_RANK", "1"},
+      {"ZERO3_RENDEZVOUS_FILE", "/shared/id"}};
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> vars;
+    std::string job;
+  };
+  const Case cases[] = {
+      {{}, ""},
+      {{{"SLURM_JOB_ID", "77"}}, "slurm:77"},
+      {{{"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "3"}}, "slurm:77.3"},
+      {{{"TORCHELASTIC_RUN_ID", "abc"}, {"TORCHELASTIC_RESTART_COUNT", "1"}},
+       "torchrun:abc.1"},
+      {{{"PMIX_NAMESPACE", "prterun-x-1@1"}}, "PMIX_NAMESPACE:prterun-x-1@1"},
+      {{{"ZERO3_JOB_ID", "mine"}, {"SLURM_JOB_ID", "77"}}, "mine"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<std::string, std::string>> vars = two;
+    vars.insert(vars.end(), c.vars.begin(), c.vars.end());
+    std::map<std::string, std::string> m(vars.begin(), vars.end());
+    ASSERT_OK_AND_ASSIGN(RankEnvironment env, ReadRankEnvironment(MapEnv(m)));
+    EXPECT_EQ(env.job, c.job);
+  }
+}
+
 TEST(RankEnvTest, OpenMpi) {
   ASSERT_OK_AND_ASSIGN(
       RankEnvironment env,

@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -427,25 +429,59 @@ absl::Status WriteFileAtomically(const std::string& path,
   return absl::OkStatus();
 }
 
+// The file's layout: kFileMagic, world size, the job's identity and a
+// nonce rank 0 draws, then the payload (sizes as little-endian u32).
+constexpr char kFileMagic[8] = {'Z', 'R', '3', 'R', 'D', 'V', 'F', '2'};
+constexpr size_t kNonceBytes = 16;
+
+std::string NewNonce() {
+  std::random_device device;
+  std::string nonce(kNonceBytes, '\0');
+  for (char& c : nonce) c = static_cast<char>(device() & 0xFF);
+  return nonce;
+}
+
+// The whole content of `path`, or nullopt where it cannot be opened.
+std::optional<std::string> ReadWhole(const std::string& path) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  std::string content;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd.get(), buffer, sizeof(buffer))) > 0 ||
+         (n < 0 && errno == EINTR)) {
+    if (n > 0) content.append(buffer, static_cast<size_t>(n));
+  }
+  return content;
+}
+
 absl::StatusOr<std::string> PublishFile(const RendezvousConfig& config,
                                         absl::string_view payload,
                                         absl::Time deadline) {
+  // What an earlier job left: its file first, so that no rank of this job
+  // reads it once its acknowledgements are gone.
+  unlink(config.file.c_str());
   for (int r = 1; r < config.world_size; ++r) {
-    unlink(AckPath(config.file, r).c_str());  // left by an earlier run
+    unlink(AckPath(config.file, r).c_str());
   }
-  std::string content(kMagic, sizeof(kMagic));
+  const std::string nonce = NewNonce();
+  std::string content(kFileMagic, sizeof(kFileMagic));
   PutU32(&content, static_cast<uint32_t>(config.world_size));
+  PutU32(&content, static_cast<uint32_t>(config.job.size()));
   PutU32(&content, static_cast<uint32_t>(payload.size()));
+  content += nonce;
+  content += config.job;
   content.append(payload.data(), payload.size());
   absl::Status written = WriteFileAtomically(config.file, content);
   if (!written.ok()) return written;
 
+  // An acknowledgement counts only if it holds this file's nonce.
   std::vector<bool> acked(config.world_size, false);
   acked[0] = true;
   int missing = config.world_size - 1;
   while (missing > 0) {
     for (int r = 1; r < config.world_size; ++r) {
-      if (!acked[r] && access(AckPath(config.file, r).c_str(), F_OK) == 0) {
+      if (!acked[r] && ReadWhole(AckPath(config.file, r)) == nonce) {
         acked[r] = true;
         --missing;
       }
@@ -468,43 +504,62 @@ absl::StatusOr<std::string> PublishFile(const RendezvousConfig& config,
   return std::string(payload);
 }
 
+// A published file's payload and nonce for this rank's job, or why the
+// file is not that.
+struct Published {
+  std::string payload, nonce, problem;
+};
+
+Published ParsePublished(const RendezvousConfig& config,
+                         const std::string& content) {
+  constexpr size_t kHeader = sizeof(kFileMagic) + 12 + kNonceBytes;
+  Published p;
+  if (content.size() < kHeader ||
+      std::memcmp(content.data(), kFileMagic, sizeof(kFileMagic)) != 0) {
+    p.problem = "it is not a zero3 rendezvous file";
+    return p;
+  }
+  const int world = static_cast<int>(GetU32(content.data() + 8));
+  const uint64_t job_size = GetU32(content.data() + 12);
+  const uint64_t size = GetU32(content.data() + 16);
+  if (content.size() != kHeader + job_size + size) {
+    p.problem = "it is truncated";
+    return p;
+  }
+  const std::string job = content.substr(kHeader, job_size);
+  if (world != config.world_size) {
+    p.problem =
+        absl::StrCat("it is for a job of ", world, " ranks, this one has ",
+                     config.world_size,
+                     " (left by another job? use a path unique to the job)");
+  } else if (!config.job.empty() && job != config.job) {
+    p.problem = absl::StrCat("it belongs to job '", job, "', this is job '",
+                             config.job, "' (left by an earlier job)");
+  } else {
+    p.nonce = content.substr(kHeader - kNonceBytes, kNonceBytes);
+    p.payload = content.substr(kHeader + job_size);
+  }
+  return p;
+}
+
 absl::StatusOr<std::string> ReadPublishedFile(const RendezvousConfig& config,
                                               absl::Time deadline) {
   std::string problem;  // why the last file found was not accepted
   for (;;) {
-    Fd fd(open(config.file.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.valid()) {
-      std::string content;
-      char buffer[4096];
-      ssize_t n;
-      while ((n = read(fd.get(), buffer, sizeof(buffer))) > 0 ||
-             (n < 0 && errno == EINTR)) {
-        if (n > 0) content.append(buffer, static_cast<size_t>(n));
-      }
-      constexpr size_t kHeader = sizeof(kMagic) + 8;
-      if (content.size() < kHeader ||
-          std::memcmp(content.data(), kMagic, sizeof(kMagic)) != 0) {
-        problem = "it is not a zero3 rendezvous file";
-      } else {
-        const int world = static_cast<int>(GetU32(content.data() + 8));
-        const uint32_t size = GetU32(content.data() + 12);
-        if (world != config.world_size) {
-          problem = absl::StrCat(
-              "it is for a job of ", world, " ranks, this one has ",
-              config.world_size,
-              " (left by another job? use a path unique to the job)");
-        } else if (content.size() != kHeader + size) {
-          problem = "it is truncated";
-        } else {
-          Fd ack(open(AckPath(config.file, config.rank).c_str(),
-                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-          if (!ack.valid()) {
-            return absl::FailedPreconditionError(absl::StrCat(
-                "rendezvous: rank ", config.rank, " cannot create '",
-                AckPath(config.file, config.rank), "': ", ErrnoText(errno)));
-          }
-          return content.substr(kHeader);
+    if (std::optional<std::string> content = ReadWhole(config.file)) {
+      Published p = ParsePublished(config, *content);
+      problem = p.problem;
+      if (problem.empty()) {
+        const std::string ack = AckPath(config.file, config.rank);
+        Fd fd(
+            open(ack.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        if (!fd.valid() || write(fd.get(), p.nonce.data(), p.nonce.size()) !=
+                               static_cast<ssize_t>(p.nonce.size())) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("rendezvous: rank ", config.rank, " cannot write '",
+                           ack, "': ", ErrnoText(errno)));
         }
+        return std::move(p.payload);
       }
     }
     if (absl::Now() >= deadline) break;

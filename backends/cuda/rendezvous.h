@@ -13,13 +13,16 @@
 //    hanging in NCCL's initialization. Rank 0 returns once every rank has
 //    its copy, so the exchange is also a barrier with a timeout.
 //
-//  - A file on a shared file system. Rank 0 writes `file` atomically (a
-//    temporary file in the same directory, then rename); the others poll
-//    for it, read it, and acknowledge by creating `file`.ack.<rank>; rank 0
-//    waits for every acknowledgement, then removes the file and the
-//    acknowledgements. Use a path unique to the job (include the job id): a
-//    file left by a job that died mid-rendezvous would be read as this
-//    job's.
+//  - A file on a shared file system. Rank 0 removes what an earlier job
+//    left there, then writes `file` atomically (a temporary file in the
+//    same directory, then rename) with the job's identity and a random
+//    nonce; the others poll for it, read it, and acknowledge by writing
+//    the nonce to `file`.ack.<rank>; rank 0 waits until every
+//    acknowledgement holds its nonce, then removes the file and the
+//    acknowledgements. A rank takes only a file of its own job (`job`,
+//    where the launcher names the job): one left by a job that died
+//    mid-rendezvous is passed over, and an acknowledgement of such a file
+//    is not counted. Without a job identity, use a path unique to the job.
 //
 // Errors name the address or path, the ranks missing, and what to check.
 // Thread-safe: each call uses its own sockets and files; tests run several
@@ -45,6 +48,9 @@ struct RendezvousConfig {
   int port = 0;
   // File: used instead of TCP when non-empty.
   std::string file;
+  // The job's identity as the launcher gives it (RankEnvironment::job), the
+  // same on every rank; empty: none known.
+  std::string job;
   // How long any rank waits for the others, in total.
   absl::Duration timeout = absl::Seconds(300);
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -270,6 +271,60 @@ TEST(RendezvousTest, FileOfAnotherJobIsRejected) {
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        HasSubstr("for a job of 2 ranks, this one has 3")));
   writer.join();
+}
+
+RendezvousConfig JobFile(int rank, int world, const std::string& path,
+                         const std::string& job, absl::Duration timeout) {
+  RendezvousConfig c = File(rank, world, path, timeout);
+  c.job = job;
+  return c;
+}
+
+TEST(RendezvousTest, FileLeftByAnEarlierJobOfTheSameSizeIsPassedOver) {
+  const std::string path = TempPath("rendezvous_stale");
+  // Job A's rank 0 publishes and dies waiting: its file stays.
+  EXPECT_THAT(
+      ShareFromRankZero(
+          JobFile(0, 2, path, "slurm:41", absl::Milliseconds(200)), FakeId(1)),
+      StatusIs(absl::StatusCode::kDeadlineExceeded));
+  ASSERT_EQ(access(path.c_str(), F_OK), 0);
+  // Job B's rank 1 starts first and finds A's file; it waits for B's.
+  const std::string id = FakeId(2);
+  const auto results =
+      RunRanks({JobFile(0, 2, path, "slurm:42", absl::Seconds(20)),
+                JobFile(1, 2, path, "slurm:42", absl::Seconds(20))},
+               id, {absl::Milliseconds(400)});
+  ASSERT_THAT(results[0], IsOk());
+  ASSERT_THAT(results[1], IsOk());
+  EXPECT_EQ(*results[1], id);
+  // Alone, B's rank 1 says whose file it found.
+  EXPECT_THAT(
+      ShareFromRankZero(
+          JobFile(0, 2, path, "slurm:41", absl::Milliseconds(100)), FakeId(1)),
+      StatusIs(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_THAT(ShareFromRankZero(
+                  JobFile(1, 2, path, "slurm:42", absl::Milliseconds(300)), ""),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       HasSubstr("it belongs to job 'slurm:41', this is job "
+                                 "'slurm:42'")));
+  unlink(path.c_str());
+}
+
+TEST(RendezvousTest, AcknowledgementOfAnotherFileIsNotCounted) {
+  const std::string path = TempPath("rendezvous_stale_ack");
+  // An acknowledgement that appears while rank 0 waits, holding another
+  // file's nonce (a rank that read an earlier job's file): not rank 1's
+  // acknowledgement of this one.
+  std::thread stale([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    std::ofstream(path + ".ack.1") << "0123456789abcdef";
+  });
+  EXPECT_THAT(ShareFromRankZero(File(0, 2, path, absl::Milliseconds(600)), "x"),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       HasSubstr("rank 1 of 2 did not read it")));
+  stale.join();
+  unlink((path + ".ack.1").c_str());
+  unlink(path.c_str());
 }
 
 TEST(RendezvousTest, FileInMissingDirectory) {
