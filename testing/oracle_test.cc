@@ -175,15 +175,18 @@ INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleTest,
                                            "llama", "mistral_window",
                                            "qwen2_window"));
 
-// Fine-tuning batches: however the global batch is split into ranks and
-// micro-batches, the loss is transformers' num_items_in_batch mean.
-TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
+// Fine-tuning golden `name` of qwen2_tied (its "adamw" steps): however the
+// global batch is split into ranks and micro-batches, the loss is
+// transformers' num_items_in_batch mean. `packed`: the samples hold several
+// examples each.
+void ExpectFineTuningSteps(const char* name, bool packed) {
   const std::string dir = "testing/testdata/hf/qwen2_tied";
-  const config::JsonValue golden = ReadGolden(dir, "masked_golden.json");
+  const config::JsonValue golden = ReadGolden(dir, name);
   const config::JsonValue& adamw = *golden.Find("adamw");
   const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
   const GoldenWindows windows(golden);
   ASSERT_TRUE(windows.masks_targets());
+  ASSERT_EQ(windows.packs(), packed);
   for (const auto& [world, accumulation] :
        {std::pair<int, int>{1, 1}, {1, 2}, {2, 1}}) {
     SCOPED_TRACE(
@@ -195,27 +198,17 @@ TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
   }
 }
 
+// Padded batches with the prompts' targets masked.
+TEST(OracleMaskedTest, AdamWStepsOnPredictedTargets) {
+  ExpectFineTuningSteps("masked_golden.json", /*packed=*/false);
+}
+
 // Packed samples (several examples each, positions restarting, attention
 // within each example) against transformers with restarting position_ids
-// and a mask keeping each example to itself: the same steps as
-// OracleMaskedTest (the first step's loss is the forward loss).
+// and a mask keeping each example to itself (the first step's loss is the
+// forward loss).
 TEST(OraclePackedTest, AdamWStepsOnPackedExamples) {
-  const std::string dir = "testing/testdata/hf/qwen2_tied";
-  const config::JsonValue golden = ReadGolden(dir, "packed_golden.json");
-  const config::JsonValue& adamw = *golden.Find("adamw");
-  const std::unique_ptr<model::HfCheckpoint> c = OpenCheckpoint(dir);
-  const GoldenWindows windows(golden);
-  ASSERT_TRUE(windows.packs());
-  ASSERT_TRUE(windows.masks_targets());
-  for (const auto& [world, accumulation] :
-       {std::pair<int, int>{1, 1}, {1, 2}, {2, 1}}) {
-    SCOPED_TRACE(
-        absl::StrCat(world, " ranks, ", accumulation, " micro-batches"));
-    zero::ZeroOptions o = OptionsFor(adamw, windows, world);
-    o.accumulation = accumulation;
-    o.micro_batch /= accumulation;
-    ExpectGoldenSteps(*c, windows, o, world, golden, adamw);
-  }
+  ExpectFineTuningSteps("packed_golden.json", /*packed=*/true);
 }
 
 // The hub's classic config.json layout (top-level rope_theta, rope_scaling

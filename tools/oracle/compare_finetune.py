@@ -48,6 +48,9 @@ import numpy as np
 import torch
 import transformers
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loss_curves  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA_TOOLS = os.path.join(os.path.dirname(HERE), "data")
 sys.path.insert(0, DATA_TOOLS)
@@ -268,19 +271,9 @@ def main():
         p.error(f"{len(batches)} samples, fewer than --steps x --batch")
     ours = run_zero3(args, model, prefix, os.path.join(args.work, "m.jsonl"))
     theirs = run_torch(args, model, batches)
-    worst = 0.0
-    print(f"{'step':>4} {'zero3':>10} {'pytorch':>10} {'relative':>9}")
-    for i, (a, b) in enumerate(zip(ours, theirs)):
-        d = abs(a - b) / abs(b)
-        worst = max(worst, d)
-        print(f"{i + 1:>4} {a:>10.6f} {b:>10.6f} {d:>9.2e}")
-    print(f"{args.family} {args.packing} {args.precision}: largest relative difference "
-          f"{worst:.2e} (tolerance {args.tolerance:g})")
-    with open(os.path.join(args.work, "compare.json"), "w") as f:
-        json.dump({"zero3": ours, "pytorch": theirs, "args": vars(args),
-                   "torch": torch.__version__,
-                   "transformers": transformers.__version__}, f, indent=1)
-    return 0 if worst <= args.tolerance and len(ours) == args.steps else 1
+    return loss_curves.report(
+        ours, theirs, args, f"{args.family} {args.packing} {args.precision}: ",
+        {"torch": torch.__version__, "transformers": transformers.__version__})
 
 
 if __name__ == "__main__":

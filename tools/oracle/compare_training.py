@@ -28,6 +28,9 @@ import numpy as np
 import torch
 import transformers
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loss_curves  # noqa: E402
+
 
 def make_checkpoint(path):
     config = transformers.Qwen2Config(
@@ -120,19 +123,9 @@ def main():
     stream = make_tokens(tokens, args.steps * args.batch * args.seq + 1)
     ours = run_zero3(args, ckpt, tokens, os.path.join(args.work, "m.jsonl"))
     theirs = run_torch(args, ckpt, stream)
-    worst = 0.0
-    print(f"{'step':>4} {'zero3':>10} {'pytorch':>10} {'rel diff':>9}")
-    for i, (a, b) in enumerate(zip(ours, theirs)):
-        d = abs(a - b) / abs(b)
-        worst = max(worst, d)
-        print(f"{i + 1:>4} {a:>10.4f} {b:>10.4f} {d:>9.2%}")
-    print(f"largest relative difference {worst:.2%} "
-          f"(tolerance {args.tolerance:.0%})")
-    with open(os.path.join(args.work, "compare.json"), "w") as f:
-        json.dump({"zero3": ours, "pytorch": theirs, "args": vars(args),
-                   "torch": torch.__version__,
-                   "transformers": transformers.__version__}, f, indent=1)
-    return 0 if worst <= args.tolerance and len(ours) == args.steps else 1
+    return loss_curves.report(
+        ours, theirs, args, "",
+        {"torch": torch.__version__, "transformers": transformers.__version__})
 
 
 if __name__ == "__main__":
