@@ -98,11 +98,14 @@ struct BiasArgs {
 };
 
 // RMSNorm over the last dimension of x [rows, dim]:
-// y = x * rsqrt(mean(x^2) + eps) * weight.
+// y = x * rsqrt(mean(x^2) + eps) * (weight_offset + weight).
 struct RmsNormArgs {
   int64_t rows = 0;
   int64_t dim = 0;
   float eps = 1e-6f;
+  // 0, or 1 for Gemma's RMSNorm, which scales by (1 + weight) with the
+  // weight initialized to zero.
+  float weight_offset = 0.0f;
 };
 
 // Rotary position embedding in the Llama/Qwen "rotate_half" convention on
@@ -135,8 +138,10 @@ struct RotaryArgs {
 // Scaled dot-product self-attention with grouped-query heads:
 // q [batch * seq, num_heads, head_dim], k and v
 // [batch * seq, num_kv_heads, head_dim], out like q. Query head h reads
-// kv head h / (num_heads / num_kv_heads), as Hugging Face's repeat_kv. The
-// scale is 1 / sqrt(head_dim).
+// kv head h / (num_heads / num_kv_heads), as Hugging Face's repeat_kv. A
+// score is scale * q.k (scale 1 / sqrt(head_dim) unless set), then, with
+// softcap > 0, softcap * tanh(score / softcap) (Gemma 2's
+// attn_logit_softcapping), before the mask and the softmax.
 struct AttentionArgs {
   int64_t batch = 0;
   int64_t seq = 0;
@@ -148,12 +153,28 @@ struct AttentionArgs {
   // s - window + 1 .. s (Mistral's and Phi-3's sliding_window, as
   // transformers masks it); 0: no window.
   int64_t window = 0;
+  // > 0: the scores' scale (Gemma's query_pre_attn_scalar^-0.5); 0:
+  // 1 / sqrt(head_dim).
+  float scale = 0.0f;
+  // > 0: scores are capped at +-softcap by tanh; 0: no capping.
+  float softcap = 0.0f;
+  double Scale() const {
+    return scale > 0 ? static_cast<double>(scale)
+                     : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  }
 };
 
-// SwiGLU over n elements (gate, up and h alike, typically [rows, ffn]):
-// h = silu(gate) * up, silu(g) = g * sigmoid(g).
+// The gated MLP's activation (transformers' hidden_act / hidden_activation).
+enum class GluActivation {
+  kSilu,      // "silu": g * sigmoid(g) (SwiGLU: Llama, Qwen, ...)
+  kGeluTanh,  // "gelu_pytorch_tanh": GELU's tanh approximation (GeGLU: Gemma)
+};
+
+// The gated activation over n elements (gate, up and h alike, typically
+// [rows, ffn]): h = act(gate) * up, act as `activation` says.
 struct SwigluArgs {
   int64_t n = 0;
+  GluActivation activation = GluActivation::kSilu;
 };
 
 // Softmax cross-entropy of logits [num_tokens, vocab_size] against int32
@@ -178,6 +199,10 @@ struct CrossEntropyArgs {
   double loss_divisor = 0.0;  // >= 0 and finite; 0: the counted rows
   int64_t batch_tokens = 0;
   int64_t row_offset = 0;
+  // > 0: each logit x is first capped to softcap * tanh(x / softcap)
+  // (Gemma 2's final_logit_softcapping), and the gradient written is that
+  // of the raw logits; 0: no capping.
+  float logit_softcap = 0.0f;
   // The rows of the batch: batch_tokens, or num_tokens when it is 0.
   int64_t BatchTokens() const {
     return batch_tokens > 0 ? batch_tokens : num_tokens;

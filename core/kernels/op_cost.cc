@@ -123,24 +123,31 @@ OpCost AttentionBackwardCost(const AttentionArgs& args, DType dtype) {
               (3 * q + 2 * kv) * s + kStatBytes * lse, (q + 2 * kv) * s);
 }
 
+// GELU's tanh approximation takes a cubic and a tanh where SiLU takes an
+// exp: a few more flops per element, the same bytes.
 OpCost SwigluForwardCost(const SwigluArgs& args, DType dtype) {
-  return Elementwise(args.n, 6, 2, 1, dtype);
+  const bool gelu = args.activation == GluActivation::kGeluTanh;
+  return Elementwise(args.n, gelu ? 10 : 6, 2, 1, dtype);
 }
 
 OpCost SwigluBackwardCost(const SwigluArgs& args, DType dtype) {
-  return Elementwise(args.n, 12, 3, 2, dtype);
+  const bool gelu = args.activation == GluActivation::kGeluTanh;
+  return Elementwise(args.n, gelu ? 18 : 12, 3, 2, dtype);
 }
 
+// Soft-capping adds a division, a tanh and a product per logit each way.
 OpCost CrossEntropyForwardCost(const CrossEntropyArgs& args, DType dtype) {
   const int64_t n = args.num_tokens * args.vocab_size;
-  return Cost(4 * n, n * DTypeSize(dtype) + kIndexBytes * args.num_tokens,
+  const int64_t per = args.logit_softcap > 0 ? 7 : 4;
+  return Cost(per * n, n * DTypeSize(dtype) + kIndexBytes * args.num_tokens,
               kStatBytes * args.num_tokens);
 }
 
 OpCost CrossEntropyBackwardCost(const CrossEntropyArgs& args, DType dtype) {
   const int64_t s = DTypeSize(dtype);
   const int64_t n = args.num_tokens * args.vocab_size;
-  return Cost(4 * n, n * s + (kIndexBytes + kStatBytes) * args.num_tokens,
+  const int64_t per = args.logit_softcap > 0 ? 8 : 4;
+  return Cost(per * n, n * s + (kIndexBytes + kStatBytes) * args.num_tokens,
               n * s);
 }
 

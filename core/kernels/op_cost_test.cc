@@ -110,6 +110,9 @@ TEST(OpCostTest, NormsAndActivations) {
   swiglu.n = 100;
   EXPECT_EQ(SwigluForwardCost(swiglu, DType::kBF16), MakeCost(600, 400, 200));
   EXPECT_EQ(SwigluBackwardCost(swiglu, DType::kBF16), MakeCost(1200, 600, 400));
+  swiglu.activation = GluActivation::kGeluTanh;  // GeGLU: same bytes
+  EXPECT_EQ(SwigluForwardCost(swiglu, DType::kBF16), MakeCost(1000, 400, 200));
+  EXPECT_EQ(SwigluBackwardCost(swiglu, DType::kBF16), MakeCost(1800, 600, 400));
 
   RotaryArgs rotary;
   rotary.batch = 2;
@@ -145,6 +148,11 @@ TEST(OpCostTest, EmbeddingAndCrossEntropy) {
   EXPECT_EQ(CrossEntropyBackwardCost(ce, DType::kF32),
             MakeCost(176, 176 + 32, 176));
   EXPECT_EQ(CrossEntropyLossCost(ce), MakeCost(8, 16 + 32, 4));
+  ce.logit_softcap = 30.0f;  // the cap's tanh per logit, each way
+  EXPECT_EQ(CrossEntropyForwardCost(ce, DType::kF32),
+            MakeCost(7 * 44, 176 + 16, 16));
+  EXPECT_EQ(CrossEntropyBackwardCost(ce, DType::kF32),
+            MakeCost(8 * 44, 176 + 32, 176));
 }
 
 TEST(OpCostTest, ElementwiseReductionsAndOptimizer) {

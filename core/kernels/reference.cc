@@ -55,6 +55,42 @@ T Sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
 }
 
+// GELU's tanh approximation (PyTorch's gelu(approximate="tanh")) and its
+// derivative.
+constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluA = 0.044715;
+
+template <typename T>
+T GeluTanh(T x) {
+  const T t = std::tanh(T(kGeluC) * (x + T(kGeluA) * x * x * x));
+  return T(0.5) * x * (T(1) + t);
+}
+
+template <typename T>
+T GeluTanhGrad(T x) {
+  const T t = std::tanh(T(kGeluC) * (x + T(kGeluA) * x * x * x));
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(kGeluC) *
+                                   (T(1) + T(3 * kGeluA) * x * x);
+}
+
+// Soft-capping: cap * tanh(x / cap), or x where cap is 0.
+template <typename T>
+T Softcap(T x, float cap) {
+  return cap > 0 ? T(cap) * std::tanh(x / T(cap)) : x;
+}
+
+// The derivative of Softcap at the point where it returned `capped`.
+template <typename T>
+T SoftcapGrad(T capped, float cap) {
+  if (!(cap > 0)) return T(1);
+  const T t = capped / T(cap);
+  return T(1) - t * t;
+}
+
+void CheckCap(float cap, const char* name) {
+  ZR_CHECK(cap >= 0 && std::isfinite(cap)) << name << " " << cap;
+}
+
 // Inverse frequencies theta^(-2i / head_dim), i < head_dim / 2, in double so
 // float and double runs see the same rotation up to the final rounding.
 std::vector<double> RotaryInverseFrequencies(const RotaryArgs& args) {
@@ -147,6 +183,8 @@ void CheckAttentionArgs(const AttentionArgs& args) {
   CheckNonNegative(args.window, "window");
   ZR_CHECK(args.window == 0 || args.causal)
       << "a sliding window needs causal attention";
+  CheckCap(args.scale, "scale");
+  CheckCap(args.softcap, "softcap");
 }
 
 template <typename T>
@@ -164,6 +202,7 @@ void CheckCrossEntropyArgs(const CrossEntropyArgs& args) {
   ZR_CHECK_LE(args.row_offset + args.num_tokens, args.BatchTokens());
   ZR_CHECK(args.loss_divisor >= 0 && std::isfinite(args.loss_divisor))
       << "loss_divisor " << args.loss_divisor;
+  CheckCap(args.logit_softcap, "logit_softcap");
 }
 
 // Number of counted rows of the batch; checks every target.
@@ -304,6 +343,8 @@ void RmsNormForward(const RmsNormArgs& args, const T* x, const T* weight, T* y,
   CheckNonNegative(args.rows, "rows");
   ZR_CHECK_GT(args.dim, int64_t{0});
   ZR_CHECK_GE(args.eps, 0.0f);
+  ZR_CHECK(std::isfinite(args.weight_offset));
+  const T offset = static_cast<T>(args.weight_offset);
   for (int64_t r = 0; r < args.rows; ++r) {
     const T* xr = x + r * args.dim;
     T* yr = y + r * args.dim;
@@ -315,7 +356,9 @@ void RmsNormForward(const RmsNormArgs& args, const T* x, const T* weight, T* y,
         static_cast<T>(1.0 / std::sqrt(sum_sq / static_cast<double>(args.dim) +
                                        static_cast<double>(args.eps)));
     rstd[r] = inv;
-    for (int64_t i = 0; i < args.dim; ++i) yr[i] = xr[i] * inv * weight[i];
+    for (int64_t i = 0; i < args.dim; ++i) {
+      yr[i] = xr[i] * inv * (offset + weight[i]);
+    }
   }
 }
 
@@ -324,16 +367,18 @@ void RmsNormBackward(const RmsNormArgs& args, const T* x, const T* weight,
                      const T* rstd, const T* dy, T* dx, T* d_weight) {
   CheckNonNegative(args.rows, "rows");
   ZR_CHECK_GT(args.dim, int64_t{0});
+  const T offset = static_cast<T>(args.weight_offset);
   for (int64_t r = 0; r < args.rows; ++r) {
     const T* xr = x + r * args.dim;
     const T* dyr = dy + r * args.dim;
     T* dxr = dx + r * args.dim;
     const T inv = rstd[r];
     // First pass reads all of dy (dx may alias it): the projection of
-    // g = dy * weight on x, and the weight gradient.
+    // g = dy * (offset + weight) on x, and the weight gradient.
     double dot = 0;
     for (int64_t i = 0; i < args.dim; ++i) {
-      dot += static_cast<double>(dyr[i]) * static_cast<double>(weight[i]) *
+      dot += static_cast<double>(dyr[i]) *
+             static_cast<double>(offset + weight[i]) *
              static_cast<double>(xr[i]);
       d_weight[i] += dyr[i] * xr[i] * inv;
     }
@@ -342,7 +387,7 @@ void RmsNormBackward(const RmsNormArgs& args, const T* x, const T* weight,
         dot * static_cast<double>(inv) * static_cast<double>(inv) *
         static_cast<double>(inv) / static_cast<double>(args.dim));
     for (int64_t i = 0; i < args.dim; ++i) {
-      dxr[i] = inv * dyr[i] * weight[i] - coeff * xr[i];
+      dxr[i] = inv * dyr[i] * (offset + weight[i]) - coeff * xr[i];
     }
   }
 }
@@ -383,7 +428,7 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
   const int64_t S = args.seq, Hq = args.num_heads, Hkv = args.num_kv_heads,
                 D = args.head_dim;
   const int64_t group = Hq / Hkv;
-  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(D)));
+  const T scale = static_cast<T>(args.Scale());
   std::vector<T> scores(S);
   std::vector<double> acc(D);
   for (int64_t b = 0; b < args.batch; ++b) {
@@ -396,7 +441,7 @@ void AttentionForward(const AttentionArgs& args, const T* q, const T* k,
         T max_score = -std::numeric_limits<T>::infinity();
         for (int64_t j = first; j < num_keys; ++j) {
           const T* kj = k + ((b * S + j) * Hkv + g) * D;
-          scores[j] = scale * Dot(qi, kj, D);
+          scores[j] = Softcap(scale * Dot(qi, kj, D), args.softcap);
           max_score = std::max(max_score, scores[j]);
         }
         // Subtracting the max keeps every exp() <= 1: no overflow, and the
@@ -428,7 +473,7 @@ void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
   const int64_t S = args.seq, Hq = args.num_heads, Hkv = args.num_kv_heads,
                 D = args.head_dim;
   const int64_t group = Hq / Hkv;
-  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(D)));
+  const T scale = static_cast<T>(args.Scale());
   const int64_t kv_size = args.batch * S * Hkv * D;
   std::fill_n(dk, kv_size, T(0));
   std::fill_n(dv, kv_size, T(0));
@@ -449,8 +494,10 @@ void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
           const int64_t kj_offset = ((b * S + j) * Hkv + g) * D;
           const T* kj = k + kj_offset;
           const T* vj = v + kj_offset;
-          const T p = std::exp(scale * Dot(qi, kj, D) - row_lse);
-          const T ds = p * (Dot(doi, vj, D) - delta);
+          const T score = Softcap(scale * Dot(qi, kj, D), args.softcap);
+          const T p = std::exp(score - row_lse);
+          const T ds =
+              p * (Dot(doi, vj, D) - delta) * SoftcapGrad(score, args.softcap);
           T* dkj = dk + kj_offset;
           T* dvj = dv + kj_offset;
           for (int64_t d = 0; d < D; ++d) {
@@ -470,8 +517,10 @@ void AttentionBackward(const AttentionArgs& args, const T* q, const T* k,
 template <typename T>
 void SwigluForward(const SwigluArgs& args, const T* gate, const T* up, T* h) {
   CheckNonNegative(args.n, "n");
+  const bool gelu = args.activation == GluActivation::kGeluTanh;
   for (int64_t i = 0; i < args.n; ++i) {
-    h[i] = gate[i] * Sigmoid(gate[i]) * up[i];
+    const T g = gate[i];
+    h[i] = (gelu ? GeluTanh(g) : g * Sigmoid(g)) * up[i];
   }
 }
 
@@ -479,14 +528,19 @@ template <typename T>
 void SwigluBackward(const SwigluArgs& args, const T* gate, const T* up,
                     const T* dh, T* d_gate, T* d_up) {
   CheckNonNegative(args.n, "n");
+  const bool gelu = args.activation == GluActivation::kGeluTanh;
   for (int64_t i = 0; i < args.n; ++i) {
     const T g = gate[i];
-    const T sig = Sigmoid(g);
-    const T silu = g * sig;
     const T grad = dh[i];
     const T u = up[i];
+    if (gelu) {
+      d_gate[i] = grad * u * GeluTanhGrad(g);
+      d_up[i] = grad * GeluTanh(g);
+      continue;
+    }
+    const T sig = Sigmoid(g);
     d_gate[i] = grad * u * sig * (T(1) + g * (T(1) - sig));
-    d_up[i] = grad * silu;
+    d_up[i] = grad * g * sig;
   }
 }
 
@@ -499,20 +553,23 @@ void CrossEntropyRowLosses(const CrossEntropyArgs& args, const T* logits,
   CheckCrossEntropyArgs(args);
   CountTargets(args, targets);
   const int64_t V = args.vocab_size;
+  const float cap = args.logit_softcap;
+  std::vector<T> capped(V);
   for (int64_t t = 0; t < args.num_tokens; ++t) {
     const T* row = logits + t * V;
+    for (int64_t v = 0; v < V; ++v) capped[v] = Softcap(row[v], cap);
     const double max_logit =
-        static_cast<double>(*std::max_element(row, row + V));
+        static_cast<double>(*std::max_element(capped.begin(), capped.end()));
     double sum = 0;
     for (int64_t v = 0; v < V; ++v) {
-      sum += std::exp(static_cast<double>(row[v]) - max_logit);
+      sum += std::exp(static_cast<double>(capped[v]) - max_logit);
     }
     const double row_lse = max_logit + std::log(sum);
     lse[t] = static_cast<T>(row_lse);
     const int32_t target = targets[args.row_offset + t];
     row_loss[t] = target == args.ignore_index
                       ? 0.0
-                      : row_lse - static_cast<double>(row[target]);
+                      : row_lse - static_cast<double>(capped[target]);
   }
 }
 
@@ -556,8 +613,10 @@ void CrossEntropyBackward(const CrossEntropyArgs& args, const T* logits,
     }
     const T row_lse = lse[t];
     for (int64_t v = 0; v < V; ++v) {
-      const T p = std::exp(row[v] - row_lse);
-      d_row[v] = (p - (v == target ? T(1) : T(0))) * factor;
+      const T z = Softcap(row[v], args.logit_softcap);
+      const T p = std::exp(z - row_lse);
+      d_row[v] = (p - (v == target ? T(1) : T(0))) * factor *
+                 SoftcapGrad(z, args.logit_softcap);
     }
   }
 }

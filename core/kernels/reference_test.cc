@@ -322,6 +322,36 @@ TEST(RmsNormTest, BackwardMatchesFiniteDifferences) {
   EXPECT_LT(MaxRelativeError(dw, NumericGradient(forward, &w)), kGradTolerance);
 }
 
+// Gemma's RMSNorm scales by (1 + weight): the same as weight + 1 without
+// the offset, and its gradients are those of that function.
+TEST(RmsNormTest, UnitOffsetScalesByOnePlusWeight) {
+  RmsNormArgs args;
+  args.rows = 5;
+  args.dim = 7;
+  args.weight_offset = 1.0f;
+  auto x = RandomVector(args.rows * args.dim, 33);
+  auto w = RandomVector(args.dim, 34, -0.5, 0.5);
+  const auto r = RandomVector(args.rows * args.dim, 35);
+  std::vector<double> y(x.size()), rstd(args.rows);
+  RmsNormForward(args, x.data(), w.data(), y.data(), rstd.data());
+  RmsNormArgs plain = args;
+  plain.weight_offset = 0;
+  std::vector<double> w1 = w, y1(x.size()), rstd1(args.rows);
+  for (double& v : w1) v += 1;
+  RmsNormForward(plain, x.data(), w1.data(), y1.data(), rstd1.data());
+  EXPECT_LT(MaxRelativeError(y, y1), 1e-15);
+  auto forward = [&]() {
+    std::vector<double> yy(x.size()), rr(args.rows);
+    RmsNormForward(args, x.data(), w.data(), yy.data(), rr.data());
+    return Loss(yy, r);
+  };
+  std::vector<double> dx(x.size(), kNaN), dw(args.dim, 0.0);
+  RmsNormBackward(args, x.data(), w.data(), rstd.data(), r.data(), dx.data(),
+                  dw.data());
+  EXPECT_LT(MaxRelativeError(dx, NumericGradient(forward, &x)), kGradTolerance);
+  EXPECT_LT(MaxRelativeError(dw, NumericGradient(forward, &w)), kGradTolerance);
+}
+
 TEST(RmsNormTest, InPlaceMatchesOutOfPlace) {
   RmsNormArgs args;
   args.rows = 3;
@@ -509,7 +539,9 @@ void NaiveAttention(const AttentionArgs& args, const AttentionInputs& in,
             s += in.q[((b * S + i) * Hq + h) * D + d] *
                  in.k[((b * S + j) * Hkv + g) * D + d];
           }
-          p[i][j] = std::exp(s / std::sqrt(static_cast<double>(D)));
+          s *= args.scale > 0 ? args.scale : 1 / std::sqrt(double(D));
+          if (args.softcap > 0) s = args.softcap * std::tanh(s / args.softcap);
+          p[i][j] = std::exp(s);
           sum += p[i][j];
         }
         (*lse)[(b * Hq + h) * S + i] = std::log(sum);
@@ -600,6 +632,51 @@ TEST(WindowedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
             kGradTolerance);
   EXPECT_LT(MaxRelativeError(dv, NumericGradient(forward, &in.v)),
             kGradTolerance);
+}
+
+// Gemma 2's attention: a scale of its own, scores capped by tanh, on a
+// windowed layer: the explicit softmax of the capped scores, and backward is
+// the forward's gradient. The cap binds: unscaled inputs give scores past it.
+TEST(SoftcappedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
+  for (const int64_t window : {int64_t{0}, int64_t{3}}) {
+    AttentionArgs args = SmallAttention(true);
+    args.window = window;
+    args.scale = 0.7f;
+    args.softcap = 1.5f;
+    AttentionInputs in = RandomAttentionInputs(args, 90);
+    for (double& x : in.q) x *= 2;
+    const int64_t lse_size = args.batch * args.num_heads * args.seq;
+    std::vector<double> out(in.q.size()), lse(lse_size);
+    AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                     lse.data());
+    std::vector<double> want_out, want_lse;
+    NaiveAttention(args, in, &want_out, &want_lse);
+    EXPECT_LT(MaxRelativeError(out, want_out), 1e-14);
+    EXPECT_LT(MaxRelativeError(lse, want_lse), 1e-14);
+    AttentionArgs uncapped = args;
+    uncapped.softcap = 0;
+    std::vector<double> out_uncapped(in.q.size()), lse_uncapped(lse_size);
+    AttentionForward(uncapped, in.q.data(), in.k.data(), in.v.data(),
+                     out_uncapped.data(), lse_uncapped.data());
+    EXPECT_GT(MaxRelativeError(out_uncapped, out), 1e-2) << "cap never binds";
+    const auto r = RandomVector(in.q.size(), 91);
+    auto forward = [&]() {
+      std::vector<double> o(in.q.size()), l(lse_size);
+      AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), o.data(),
+                       l.data());
+      return Loss(o, r);
+    };
+    std::vector<double> dq(in.q.size(), kNaN), dk(in.k.size(), kNaN),
+        dv(in.v.size(), kNaN);
+    AttentionBackward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
+                      lse.data(), r.data(), dq.data(), dk.data(), dv.data());
+    EXPECT_LT(MaxRelativeError(dq, NumericGradient(forward, &in.q)),
+              kGradTolerance);
+    EXPECT_LT(MaxRelativeError(dk, NumericGradient(forward, &in.k)),
+              kGradTolerance);
+    EXPECT_LT(MaxRelativeError(dv, NumericGradient(forward, &in.v)),
+              kGradTolerance);
+  }
 }
 
 // Packed documents: batch 0 holds two (3 and 2 tokens), batch 1 one (5):
@@ -882,6 +959,55 @@ TEST(SwigluTest, FloatMatchesDouble) {
   EXPECT_LT(MaxRelativeError(duf, du), kFloatTolerance);
 }
 
+// GeGLU (Gemma): gelu_pytorch_tanh(gate) * up, PyTorch's formula written
+// out, its gradient by finite differences, float against double, and
+// extreme gates finite.
+TEST(GegluTest, ForwardByHandAndBackwardMatchesFiniteDifferences) {
+  SwigluArgs args;
+  args.activation = GluActivation::kGeluTanh;
+  args.n = 35;
+  auto gate = RandomVector(args.n, 76, -5, 5);
+  auto up = RandomVector(args.n, 77);
+  const auto r = RandomVector(args.n, 78);
+  std::vector<double> h(args.n);
+  SwigluForward(args, gate.data(), up.data(), h.data());
+  for (int64_t i = 0; i < args.n; ++i) {
+    const double g = gate[i];
+    const double gelu =
+        0.5 * g *
+        (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)));
+    EXPECT_NEAR(h[i], gelu * up[i], 1e-14) << i;
+  }
+  auto forward = [&]() {
+    std::vector<double> hh(args.n);
+    SwigluForward(args, gate.data(), up.data(), hh.data());
+    return Loss(hh, r);
+  };
+  std::vector<double> d_gate(args.n, kNaN), d_up(args.n, kNaN);
+  SwigluBackward(args, gate.data(), up.data(), r.data(), d_gate.data(),
+                 d_up.data());
+  EXPECT_LT(MaxRelativeError(d_gate, NumericGradient(forward, &gate)),
+            kGradTolerance);
+  EXPECT_LT(MaxRelativeError(d_up, NumericGradient(forward, &up)),
+            kGradTolerance);
+  const auto gf = ConvertVector<float>(gate), uf = ConvertVector<float>(up),
+             rf = ConvertVector<float>(r);
+  std::vector<float> hf(args.n), dgf(args.n), duf(args.n);
+  SwigluForward(args, gf.data(), uf.data(), hf.data());
+  SwigluBackward(args, gf.data(), uf.data(), rf.data(), dgf.data(), duf.data());
+  EXPECT_LT(MaxRelativeError(hf, h), kFloatTolerance);
+  EXPECT_LT(MaxRelativeError(dgf, d_gate), kFloatTolerance);
+  const std::vector<float> extreme = {-1000, 1000, -100, 100};
+  const std::vector<float> ones = {1, 1, 1, 1};
+  std::vector<float> he(4), dge(4), due(4);
+  args.n = 4;
+  SwigluForward(args, extreme.data(), ones.data(), he.data());
+  SwigluBackward(args, extreme.data(), ones.data(), ones.data(), dge.data(),
+                 due.data());
+  EXPECT_THAT(he, ::testing::ElementsAre(-0.0f, 1000, -0.0f, 100));
+  EXPECT_THAT(dge, ::testing::ElementsAre(0, 1, 0, 1));
+}
+
 // ===========================================================================
 // Cross-entropy
 
@@ -985,6 +1111,39 @@ TEST(CrossEntropyTest, AllIgnoredGivesZeroLossAndGradient) {
   CrossEntropyBackward(args, logits.data(), targets.data(), lse.data(),
                        d_logits.data());
   for (double g : d_logits) EXPECT_EQ(g, 0);
+}
+
+// Gemma 2's final_logit_softcapping: the loss of the capped logits, and the
+// gradient written is that of the raw logits (finite differences).
+TEST(CrossEntropyTest, SoftcapCapsLogitsAndGradientIsTheRawLogits) {
+  CrossEntropyArgs args = SmallCrossEntropy();
+  args.logit_softcap = 2.0f;
+  auto logits = RandomVector(args.num_tokens * args.vocab_size, 84, -6, 6);
+  const std::vector<int32_t> targets = {3, -1, 0, 10, -1, 7};
+  std::vector<double> capped = logits;
+  for (double& x : capped) x = 2.0 * std::tanh(x / 2.0);
+  CrossEntropyArgs plain = args;
+  plain.logit_softcap = 0;
+  std::vector<double> lse(args.num_tokens), lse_plain(args.num_tokens);
+  const double loss =
+      CrossEntropyForward(args, logits.data(), targets.data(), lse.data());
+  EXPECT_NEAR(loss,
+              CrossEntropyForward(plain, capped.data(), targets.data(),
+                                  lse_plain.data()),
+              1e-14);
+  EXPECT_GT(
+      std::abs(loss - CrossEntropyForward(plain, logits.data(), targets.data(),
+                                          lse_plain.data())),
+      1e-3);
+  auto forward = [&]() {
+    std::vector<double> l(args.num_tokens);
+    return CrossEntropyForward(args, logits.data(), targets.data(), l.data());
+  };
+  std::vector<double> d_logits(logits.size(), kNaN);
+  CrossEntropyBackward(args, logits.data(), targets.data(), lse.data(),
+                       d_logits.data());
+  EXPECT_LT(MaxRelativeError(d_logits, NumericGradient(forward, &logits)),
+            kGradTolerance);
 }
 
 TEST(CrossEntropyTest, UniformLogitsGiveLogVocab) {
