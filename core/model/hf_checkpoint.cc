@@ -102,6 +102,7 @@ std::string HfTensorName(const std::string& name) {
   const std::string prefix = absl::StrCat("model.layers.", parts[1], ".");
   const std::string& rest = parts[2];
   if (rest == "input_layernorm" || rest == "post_attention_layernorm" ||
+      rest == "pre_feedforward_layernorm" ||
       rest == "post_feedforward_layernorm") {
     return absl::StrCat(prefix, rest, ".weight");
   }

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -25,9 +27,14 @@ using config::JsonValue;
 
 // The architectures zero3 reads, with transformers' model_type of each.
 constexpr std::pair<const char*, const char*> kArchitectures[] = {
-    {"Qwen2ForCausalLM", "qwen2"}, {"Qwen3ForCausalLM", "qwen3"},
-    {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"},
-    {"Olmo2ForCausalLM", "olmo2"}, {"Phi3ForCausalLM", "phi3"}};
+    {"Qwen2ForCausalLM", "qwen2"},   {"Qwen3ForCausalLM", "qwen3"},
+    {"LlamaForCausalLM", "llama"},   {"MistralForCausalLM", "mistral"},
+    {"Olmo2ForCausalLM", "olmo2"},   {"Phi3ForCausalLM", "phi3"},
+    {"Gemma2ForCausalLM", "gemma2"}, {"Gemma3ForCausalLM", "gemma3_text"}};
+
+bool IsGemma(absl::string_view arch) {
+  return arch == "Gemma2ForCausalLM" || arch == "Gemma3ForCausalLM";
+}
 
 // "Qwen2ForCausalLM, ... and Phi3ForCausalLM".
 std::string ArchitectureList() {
@@ -130,29 +137,88 @@ absl::StatusOr<std::string> Architecture(const Reader& r) {
   for (const auto& a : kArchitectures) {
     if (name == a.first) return name;
   }
+  if (name == "Gemma3ForConditionalGeneration") {
+    return r.Error("architectures", v,
+                   "a vision-language model; zero3 trains its text model, "
+                   "Gemma3ForCausalLM (text_config's keys in a config.json "
+                   "of their own)");
+  }
   return r.Error("architectures", v,
                  absl::StrCat("zero3 trains ", ArchitectureList()));
+}
+
+// Gemma 3's local layers: transformers 5's
+// rope_parameters.sliding_attention, else 4.x's rope_local_base_freq (10000
+// where absent). They rotate with the default RoPE.
+absl::Status ReadLocalRope(const Reader& r, const JsonValue* sliding,
+                           ModelSpec* spec) {
+  const char* key = "rope_parameters.sliding_attention";
+  if (sliding != nullptr) {
+    const JsonValue* type = sliding->Find("rope_type");
+    if (type != nullptr && !type->is_null() &&
+        !(type->is_string() && type->string_value() == "default")) {
+      return r.Error(absl::StrCat(key, ".rope_type"), type,
+                     "zero3 rotates the sliding-window layers with the "
+                     "default RoPE at their own rope_theta");
+    }
+    ZR_ASSIGN_OR_RETURN(const double theta,
+                        r.Number(sliding->Find("rope_theta"),
+                                 absl::StrCat(key, ".rope_theta"), 10000));
+    spec->set_local_rope_theta(theta);
+    return absl::OkStatus();
+  }
+  ZR_ASSIGN_OR_RETURN(
+      const double theta,
+      r.Number(r.Get("rope_local_base_freq"), "rope_local_base_freq", 10000));
+  spec->set_local_rope_theta(theta);
+  return absl::OkStatus();
 }
 
 // RoPE's settings: transformers 5's rope_parameters, else 4.x's
 // rope_scaling beside a top-level rope_theta (hub files carry either), with
 // partial_rotary_factor and original_max_position_embeddings where they sit
-// in either layout. Per-layer-type parameters are refused by the caller's
-// architecture check before they get here.
-absl::Status ReadRope(const Reader& r, bool phi3, ModelSpec* spec) {
+// in either layout. Per-layer-type parameters (5.x, Gemma 3) give the
+// full-attention layers' RoPE here and the sliding-window layers' base to
+// ReadLocalRope. `default_theta`: the architecture's rope_theta where the
+// file has none.
+absl::Status ReadRope(const Reader& r, const std::string& arch,
+                      double default_theta, ModelSpec* spec) {
+  const bool phi3 = arch == "Phi3ForCausalLM";
   const JsonValue* params = r.Get("rope_parameters");
-  const char* key = "rope_parameters";
+  std::string k = "rope_parameters";
   if (params == nullptr) {
     params = r.Get("rope_scaling");
-    key = "rope_scaling";
+    k = "rope_scaling";
   }
   if (params != nullptr && !params->is_object()) {
-    return r.Error(key, params, "expected an object");
+    return r.Error(k, params, "expected an object");
+  }
+  const JsonValue* sliding = nullptr;
+  if (params != nullptr && k == "rope_parameters" &&
+      (params->Find("full_attention") != nullptr ||
+       params->Find("sliding_attention") != nullptr)) {
+    for (const char* type : {"full_attention", "sliding_attention"}) {
+      const JsonValue* v = params->Find(type);
+      if (v != nullptr && !v->is_object()) {
+        return r.Error(absl::StrCat(k, ".", type), v, "expected an object");
+      }
+    }
+    sliding = params->Find("sliding_attention");
+    params = params->Find("full_attention");
+    k = "rope_parameters.full_attention";
+    if (arch != "Gemma3ForCausalLM") {
+      return r.Error("rope_parameters", r.Get("rope_parameters"),
+                     "RoPE per layer type is Gemma 3's; for this "
+                     "architecture give one set of parameters");
+    }
+  }
+  if (arch == "Gemma3ForCausalLM") {
+    ZR_RETURN_IF_ERROR(ReadLocalRope(r, sliding, spec));
   }
   const JsonValue* top = r.Get("rope_theta");
-  ZR_ASSIGN_OR_RETURN(const double classic, r.Number(top, "rope_theta", 10000));
+  ZR_ASSIGN_OR_RETURN(const double classic,
+                      r.Number(top, "rope_theta", default_theta));
   double theta = classic;
-  const std::string k = key;
   auto field = [&](const char* name) -> const JsonValue* {
     if (params == nullptr) return nullptr;
     const JsonValue* v = params->Find(name);
@@ -269,11 +335,29 @@ absl::Status ReadRope(const Reader& r, bool phi3, ModelSpec* spec) {
 
 // Errors for the features zero3's transformer does not compute.
 absl::Status CheckUnsupported(const Reader& r, const std::string& arch) {
-  const JsonValue* act = r.Get("hidden_act");
-  if (act != nullptr &&
-      !(act->is_string() &&
-        (act->string_value() == "silu" || act->string_value() == "swish"))) {
-    return r.Error("hidden_act", act, "zero3's MLP is SwiGLU (silu)");
+  if (IsGemma(arch)) {
+    // transformers' Gemma reads hidden_activation (hub files also carry
+    // hidden_act, which it ignores).
+    const JsonValue* act = r.Get("hidden_activation");
+    if (act != nullptr &&
+        !(act->is_string() && act->string_value() == "gelu_pytorch_tanh")) {
+      return r.Error("hidden_activation", act,
+                     "zero3's Gemma MLP is GeGLU with gelu_pytorch_tanh");
+    }
+    ZR_ASSIGN_OR_RETURN(const bool bidirectional,
+                        r.Bool("use_bidirectional_attention", false));
+    if (bidirectional) {
+      return r.Error("use_bidirectional_attention",
+                     r.Get("use_bidirectional_attention"),
+                     "zero3's attention is causal; set it to false");
+    }
+  } else {
+    const JsonValue* act = r.Get("hidden_act");
+    if (act != nullptr &&
+        !(act->is_string() &&
+          (act->string_value() == "silu" || act->string_value() == "swish"))) {
+      return r.Error("hidden_act", act, "zero3's MLP is SwiGLU (silu)");
+    }
   }
   ZR_ASSIGN_OR_RETURN(const bool attention_bias,
                       r.Bool("attention_bias", false));
@@ -321,14 +405,26 @@ absl::Status CheckUnsupported(const Reader& r, const std::string& arch) {
 absl::Status ReadSlidingWindow(const Reader& r, const std::string& arch,
                                ModelSpec* spec) {
   const bool qwen = arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM";
+  const bool gemma = IsGemma(arch);
   ZR_ASSIGN_OR_RETURN(const bool use, r.Bool("use_sliding_window", false));
-  if ((qwen && !use) || r.Get("sliding_window") == nullptr) {
+  if ((qwen && !use) || (!gemma && r.Get("sliding_window") == nullptr)) {
     return absl::OkStatus();
   }
-  ZR_ASSIGN_OR_RETURN(const int64_t window, r.Int("sliding_window"));
+  // transformers' Gemma configs default the window to 4096 tokens.
+  ZR_ASSIGN_OR_RETURN(const int64_t window,
+                      r.Int("sliding_window", gemma ? 4096 : 0));
   spec->set_sliding_window(window);
   const int64_t layers = spec->num_layers();
   std::vector<bool> sliding(layers, true);
+  if (gemma) {
+    // Without layer_types: every second layer (Gemma 2), or all but every
+    // sliding_window_pattern-th (Gemma 3, 6 where absent) slides.
+    ZR_ASSIGN_OR_RETURN(const int64_t pattern,
+                        arch == "Gemma2ForCausalLM"
+                            ? absl::StatusOr<int64_t>(2)
+                            : r.Int("sliding_window_pattern", int64_t{6}));
+    for (int64_t i = 0; i < layers; ++i) sliding[i] = (i + 1) % pattern != 0;
+  }
   const JsonValue* types = r.Get("layer_types");
   if (types != nullptr) {
     if (!types->is_array() ||
@@ -356,6 +452,35 @@ absl::Status ReadSlidingWindow(const Reader& r, const std::string& arch,
   }
   if (std::find(sliding.begin(), sliding.end(), false) != sliding.end()) {
     for (const bool b : sliding) spec->add_sliding_layers(b);
+  }
+  return absl::OkStatus();
+}
+
+// Gemma 2 and 3: sandwich norms scaling by (1 + weight), GeGLU, scaled
+// embeddings, query_pre_attn_scalar, soft-capping (Gemma 2's defaults 50
+// and 30 where the keys are absent, none where null), q/k norms (Gemma 3).
+absl::Status ReadGemma(const Reader& r, const std::string& arch,
+                       ModelSpec* spec) {
+  const bool gemma2 = arch == "Gemma2ForCausalLM";
+  spec->set_norm_placement(ModelSpec::NORM_SANDWICH);
+  spec->set_norm_unit_offset(true);
+  spec->set_mlp_activation(ModelSpec::GELU_TANH);
+  spec->set_scale_embeddings(true);
+  if (!gemma2) spec->set_qk_norm(ModelSpec::QK_NORM_PER_HEAD);
+  ZR_ASSIGN_OR_RETURN(
+      const double scalar,
+      r.Number(r.Get("query_pre_attn_scalar"), "query_pre_attn_scalar", 256));
+  spec->set_query_pre_attn_scalar(scalar);
+  for (auto [key, fallback, setter] :
+       {std::make_tuple("attn_logit_softcapping", 50.0,
+                        &ModelSpec::set_attn_logit_softcapping),
+        std::make_tuple("final_logit_softcapping", 30.0,
+                        &ModelSpec::set_final_logit_softcapping)}) {
+    const JsonValue* v = r.root().Find(key);
+    if (v != nullptr && v->is_null()) continue;  // written as null: off
+    if (v == nullptr && !gemma2) continue;       // Gemma 3's default: off
+    ZR_ASSIGN_OR_RETURN(const double cap, r.Number(v, key, fallback));
+    (spec->*setter)(cap);
   }
   return absl::OkStatus();
 }
@@ -400,8 +525,11 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
   ZR_ASSIGN_OR_RETURN(const double eps,
                       r.Number(r.Get("rms_norm_eps"), "rms_norm_eps", 1e-6));
   spec.set_rms_norm_eps(eps);
-  ZR_RETURN_IF_ERROR(ReadRope(r, arch == "Phi3ForCausalLM", &spec));
-  ZR_ASSIGN_OR_RETURN(const bool tied, r.Bool("tie_word_embeddings", false));
+  ZR_RETURN_IF_ERROR(
+      ReadRope(r, arch, arch == "Gemma3ForCausalLM" ? 1e6 : 10000, &spec));
+  // transformers ties Gemma's head to its embedding unless told otherwise.
+  ZR_ASSIGN_OR_RETURN(const bool tied,
+                      r.Bool("tie_word_embeddings", IsGemma(arch)));
   spec.set_tie_word_embeddings(tied);
   spec.set_qkv_bias(arch == "Qwen2ForCausalLM");
   spec.set_hf_architecture(arch);
@@ -412,6 +540,8 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const JsonValue& config,
     spec.set_norm_placement(ModelSpec::NORM_POST);
   } else if (arch == "Phi3ForCausalLM") {
     spec.set_fused_projections(true);
+  } else if (IsGemma(arch)) {
+    ZR_RETURN_IF_ERROR(ReadGemma(r, arch, &spec));
   }
   ZR_RETURN_IF_ERROR(ReadSlidingWindow(r, arch, &spec));
   const absl::Status valid = ValidateModelSpec(spec);
@@ -520,6 +650,33 @@ config::JsonValue RopeScalingJson(const RopeScaling& r) {
   return o;
 }
 
+// Gemma's keys, null where a feature is off (transformers' Gemma 2 would
+// otherwise cap at its defaults).
+void SetGemmaKeys(const ModelSpec& spec, absl::string_view arch,
+                  config::JsonValue* c) {
+  using config::JsonValue;
+  c->Set("hidden_activation", JsonValue::String("gelu_pytorch_tanh"));
+  // An integer in transformers' config classes.
+  const double scalar = spec.query_pre_attn_scalar();
+  c->Set("query_pre_attn_scalar",
+         scalar > 0 && scalar == std::floor(scalar)
+             ? JsonValue::Int(static_cast<int64_t>(scalar))
+         : scalar > 0 ? JsonValue::Double(scalar)
+                      : JsonValue::Int(spec.head_dim()));
+  for (auto [key, cap] :
+       {std::make_pair("attn_logit_softcapping", spec.attn_logit_softcapping()),
+        std::make_pair("final_logit_softcapping",
+                       spec.final_logit_softcapping())}) {
+    c->Set(key, cap > 0 ? JsonValue::Double(cap) : JsonValue::Null());
+  }
+  if (arch == "Gemma3ForCausalLM") {
+    c->Set(
+        "rope_local_base_freq",
+        JsonValue::Double(spec.local_rope_theta() > 0 ? spec.local_rope_theta()
+                                                      : spec.rope_theta()));
+  }
+}
+
 }  // namespace
 
 config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
@@ -534,7 +691,9 @@ config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
   architectures.Append(JsonValue::String(arch));
   c.Set("architectures", std::move(architectures));
   c.Set("model_type", JsonValue::String(ModelType(arch)));
-  c.Set("hidden_act", JsonValue::String("silu"));
+  const bool gelu = spec.mlp_activation() == ModelSpec::GELU_TANH;
+  c.Set("hidden_act", JsonValue::String(gelu ? "gelu_pytorch_tanh" : "silu"));
+  if (IsGemma(arch)) SetGemmaKeys(spec, arch, &c);
   c.Set("vocab_size", JsonValue::Int(spec.vocab_size()));
   c.Set("hidden_size", JsonValue::Int(spec.hidden_size()));
   c.Set("intermediate_size", JsonValue::Int(spec.intermediate_size()));
@@ -555,21 +714,27 @@ config::JsonValue HfConfigFromModelSpec(const ModelSpec& spec,
     c.Set("max_position_embeddings",
           JsonValue::Int(spec.max_position_embeddings()));
   }
-  if (spec.sliding_window() > 0) {
-    c.Set("sliding_window", JsonValue::Int(spec.sliding_window()));
+  if (spec.sliding_window() > 0 || IsGemma(arch)) {
+    // (Unused by a Gemma without a window, whose layers are all full.)
+    c.Set("sliding_window",
+          JsonValue::Int(spec.sliding_window() > 0 ? spec.sliding_window()
+                                                   : 4096));
     if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") {
       c.Set("use_sliding_window", JsonValue::Bool(true));
     }
-    if (spec.sliding_layers_size() > 0) {
+    if (spec.sliding_layers_size() > 0 || IsGemma(arch)) {
       // transformers 5.x reads layer_types; 4.x Qwen max_window_layers,
-      // which says the same where the full layers come first.
+      // which says the same where the full layers come first. A Gemma
+      // without a window has only full layers.
       JsonValue types = JsonValue::Array();
-      int64_t full = 0, i = 0;
-      for (const bool b : spec.sliding_layers()) {
+      int64_t full = 0;
+      for (int64_t i = 0; i < spec.num_layers(); ++i) {
+        const bool b = spec.sliding_window() > 0 &&
+                       (spec.sliding_layers_size() == 0 ||
+                        spec.sliding_layers(static_cast<int>(i)));
         types.Append(
             JsonValue::String(b ? "sliding_attention" : "full_attention"));
         if (!b && full == i) ++full;
-        ++i;
       }
       c.Set("layer_types", std::move(types));
       c.Set("max_window_layers", JsonValue::Int(full));

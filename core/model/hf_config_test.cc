@@ -276,6 +276,157 @@ TEST(HfConfigTest, RejectsWhatTheModelDoesNotComputeNamingKeyAndValue) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("no/such")));
 }
 
+// gemma-2-2b's config.json as the hub ships it (transformers 4.x layout,
+// hidden_act beside hidden_activation, no layer_types), scaled down.
+constexpr char kGemma2[] = R"({
+  "architectures": ["Gemma2ForCausalLM"],
+  "attn_logit_softcapping": 50.0,
+  "final_logit_softcapping": 30.0,
+  "head_dim": 16,
+  "hidden_act": "gelu_pytorch_tanh",
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 64,
+  "intermediate_size": 160,
+  "max_position_embeddings": 8192,
+  "model_type": "gemma2",
+  "num_attention_heads": 8,
+  "num_hidden_layers": 4,
+  "num_key_value_heads": 4,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "torch_dtype": "float32",
+  "vocab_size": 256
+})";
+
+// gemma-3-1b-pt's (4.x layout: rope_local_base_freq, sliding_window_pattern,
+// and here a linear rope_scaling as the 4B and 12B text models have).
+constexpr char kGemma3[] = R"({
+  "architectures": ["Gemma3ForCausalLM"],
+  "attn_logit_softcapping": null,
+  "final_logit_softcapping": null,
+  "head_dim": 16,
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 64,
+  "intermediate_size": 160,
+  "max_position_embeddings": 32768,
+  "model_type": "gemma3_text",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 7,
+  "num_key_value_heads": 1,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_local_base_freq": 10000,
+  "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+  "rope_theta": 1000000,
+  "sliding_window": 512,
+  "sliding_window_pattern": 6,
+  "vocab_size": 256
+})";
+
+// Gemma 2 and 3 as transformers reads them: sandwich norms scaling by
+// (1 + weight), GeGLU, scaled embeddings, the attention scalar, Gemma 2's
+// soft-capping and alternating windows, Gemma 3's q/k norms, one local
+// layer RoPE base and five windowed layers in six; tied heads by default.
+// Each is written back and read again as the same spec.
+TEST(HfConfigTest, MapsGemma2AndGemma3) {
+  ASSERT_OK_AND_ASSIGN(ModelSpec g2, FromText(kGemma2));
+  EXPECT_EQ(g2.norm_placement(), ModelSpec::NORM_SANDWICH);
+  EXPECT_TRUE(g2.norm_unit_offset());
+  EXPECT_EQ(g2.mlp_activation(), ModelSpec::GELU_TANH);
+  EXPECT_TRUE(g2.scale_embeddings());
+  EXPECT_EQ(g2.query_pre_attn_scalar(), 256);
+  EXPECT_EQ(g2.attn_logit_softcapping(), 50);
+  EXPECT_EQ(g2.final_logit_softcapping(), 30);
+  EXPECT_EQ(g2.qk_norm(), ModelSpec::QK_NORM_NONE);
+  EXPECT_TRUE(g2.tie_word_embeddings());
+  EXPECT_FALSE(g2.qkv_bias());
+  EXPECT_EQ(g2.sliding_window(), 4096);
+  EXPECT_THAT(g2.sliding_layers(), ElementsAre(true, false, true, false));
+  EXPECT_FALSE(g2.has_local_rope_theta());
+  ASSERT_OK_AND_ASSIGN(ModelSpec g3, FromText(kGemma3));
+  EXPECT_EQ(g3.qk_norm(), ModelSpec::QK_NORM_PER_HEAD);
+  EXPECT_FALSE(g3.has_attn_logit_softcapping());
+  EXPECT_FALSE(g3.has_final_logit_softcapping());
+  EXPECT_EQ(g3.rope_theta(), 1e6);
+  EXPECT_EQ(g3.local_rope_theta(), 10000);
+  EXPECT_EQ(g3.rope_scaling().type(), RopeScaling::LINEAR);
+  EXPECT_THAT(g3.sliding_layers(),
+              ElementsAre(true, true, true, true, true, false, true));
+  for (const ModelSpec& spec : {g2, g3}) {
+    SCOPED_TRACE(spec.hf_architecture());
+    ASSERT_OK_AND_ASSIGN(ModelSpec back,
+                         ModelSpecFromHfConfig(
+                             HfConfigFromModelSpec(spec, "float32"), "x", "m"));
+    EXPECT_EQ(back.DebugString(), spec.DebugString());
+  }
+  // Gemma 2's defaults where its keys are absent: caps 50 and 30; null
+  // turns a cap off.
+  ASSERT_OK_AND_ASSIGN(ModelSpec defaults,
+                       FromText(absl::StrReplaceAll(
+                           kGemma2, {{"\"attn_logit_softcapping\": 50.0,", ""},
+                                     {"\"final_logit_softcapping\": 30.0,",
+                                      "\"final_logit_softcapping\": null,"}})));
+  EXPECT_EQ(defaults.attn_logit_softcapping(), 50);
+  EXPECT_FALSE(defaults.has_final_logit_softcapping());
+}
+
+// transformers 5.x writes Gemma 3's RoPE per layer type.
+TEST(HfConfigTest, MapsGemma3RopePerLayerType) {
+  const std::string v5 = absl::StrReplaceAll(
+      kGemma3,
+      {{"\"rope_local_base_freq\": 10000,", ""},
+       {"\"rope_theta\": 1000000,", ""},
+       {"\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8.0},",
+        "\"rope_parameters\": {\"full_attention\": {\"rope_type\": "
+        "\"linear\", \"factor\": 8.0, \"rope_theta\": 1000000.0}, "
+        "\"sliding_attention\": {\"rope_type\": \"default\", "
+        "\"rope_theta\": 20000.0}},"}});
+  ASSERT_OK_AND_ASSIGN(ModelSpec s, FromText(v5));
+  EXPECT_EQ(s.rope_theta(), 1e6);
+  EXPECT_EQ(s.rope_scaling().type(), RopeScaling::LINEAR);
+  EXPECT_EQ(s.rope_scaling().factor(), 8);
+  EXPECT_EQ(s.local_rope_theta(), 20000);
+}
+
+TEST(HfConfigTest, RejectsWhatGemmaDoesNotComputeNamingKeyAndValue) {
+  const std::vector<BadCase> cases = {
+      {"\"hidden_activation\": \"gelu_pytorch_tanh\"",
+       "\"hidden_activation\": \"gelu\"",
+       "\"hidden_activation\" is \"gelu\": zero3's Gemma MLP is GeGLU"},
+      {"\"model_type\": \"gemma3_text\",",
+       "\"use_bidirectional_attention\": true,",
+       "\"use_bidirectional_attention\" is true"},
+      {"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
+       "a vision-language model"},
+      {"\"rope_local_base_freq\": 10000,",
+       "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": "
+       "\"linear\", \"factor\": 2}},",
+       "\"rope_parameters.sliding_attention.rope_type\" is \"linear\""},
+      {"\"query_pre_attn_scalar\": 256", "\"query_pre_attn_scalar\": -1",
+       "\"query_pre_attn_scalar\" is -1: expected a positive number"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.to);
+    const std::string text = absl::StrReplaceAll(kGemma3, {{c.from, c.to}});
+    ASSERT_NE(text, kGemma3);
+    EXPECT_THAT(
+        FromText(text).status(),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 AllOf(HasSubstr("dir/config.json"), HasSubstr(c.message))));
+  }
+  // RoPE per layer type is Gemma 3's only.
+  EXPECT_THAT(
+      FromText(absl::StrReplaceAll(
+                   kClassicQwen2, {{"\"rope_scaling\": null",
+                                    "\"rope_parameters\": {\"full_attention\": "
+                                    "{\"rope_type\": \"default\"}}"}}))
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("RoPE per layer type is Gemma 3's")));
+}
+
 }  // namespace
 }  // namespace model
 }  // namespace zero3

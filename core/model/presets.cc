@@ -27,7 +27,9 @@ struct Preset {
 // Shapes from each model's config.json on Hugging Face (Qwen/Qwen2.5-*,
 // Qwen/Qwen3-*, meta-llama/Llama-3.2-*, Llama-3.1-8B, Meta-Llama-3-70B,
 // microsoft/Phi-3-mini-4k-instruct, allenai/OLMo-2-0425-1B and
-// OLMo-2-1124-7B); the counts are transformers' num_parameters() of each.
+// OLMo-2-1124-7B, google/gemma-2-*, google/gemma-3-1b-pt and the text
+// models of google/gemma-3-4b-pt and -12b-pt); the counts are
+// transformers' num_parameters() of each.
 constexpr Preset kPresets[] = {
     {"tiny", R"pb(
        vocab_size: 259
@@ -308,6 +310,155 @@ constexpr Preset kPresets[] = {
        tie_word_embeddings: false
        qkv_bias: false
      )pb"},
+    // 2,614,341,888 parameters (transformers, Gemma2ForCausalLM).
+    {"gemma-2-2b", R"pb(
+       hf_architecture: "Gemma2ForCausalLM"
+       vocab_size: 256000
+       hidden_size: 2304
+       intermediate_size: 9216
+       num_layers: 26
+       num_heads: 8
+       num_kv_heads: 4
+       head_dim: 256
+       rope_theta: 10000
+       max_position_embeddings: 8192
+       sliding_window: 4096
+       sliding_layers: [
+         true,  false, true,  false, true,  false, true,  false, true,
+         false, true,  false, true,  false, true,  false, true,  false,
+         true,  false, true,  false, true,  false, true,  false
+       ]
+       norm_placement: NORM_SANDWICH
+       norm_unit_offset: true
+       mlp_activation: GELU_TANH
+       scale_embeddings: true
+       query_pre_attn_scalar: 256
+       attn_logit_softcapping: 50
+       final_logit_softcapping: 30
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 9,241,705,984 parameters (transformers, Gemma2ForCausalLM).
+    {"gemma-2-9b", R"pb(
+       hf_architecture: "Gemma2ForCausalLM"
+       vocab_size: 256000
+       hidden_size: 3584
+       intermediate_size: 14336
+       num_layers: 42
+       num_heads: 16
+       num_kv_heads: 8
+       head_dim: 256
+       rope_theta: 10000
+       max_position_embeddings: 8192
+       sliding_window: 4096
+       sliding_layers: [
+         true,  false, true,  false, true,  false, true,  false, true,
+         false, true,  false, true,  false, true,  false, true,  false,
+         true,  false, true,  false, true,  false, true,  false, true,
+         false, true,  false, true,  false, true,  false, true,  false,
+         true,  false, true,  false, true,  false
+       ]
+       norm_placement: NORM_SANDWICH
+       norm_unit_offset: true
+       mlp_activation: GELU_TANH
+       scale_embeddings: true
+       query_pre_attn_scalar: 256
+       attn_logit_softcapping: 50
+       final_logit_softcapping: 30
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 999,885,952 parameters (transformers, Gemma3ForCausalLM).
+    {"gemma-3-1b", R"pb(
+       hf_architecture: "Gemma3ForCausalLM"
+       vocab_size: 262144
+       hidden_size: 1152
+       intermediate_size: 6912
+       num_layers: 26
+       num_heads: 4
+       num_kv_heads: 1
+       head_dim: 256
+       rope_theta: 1000000
+       local_rope_theta: 10000
+       max_position_embeddings: 32768
+       sliding_window: 512
+       sliding_layers: [
+         true, true, true,  true, true, false, true, true, true,
+         true, true, false, true, true, true,  true, true, false,
+         true, true, true,  true, true, false, true, true
+       ]
+       qk_norm: QK_NORM_PER_HEAD
+       norm_placement: NORM_SANDWICH
+       norm_unit_offset: true
+       mlp_activation: GELU_TANH
+       scale_embeddings: true
+       query_pre_attn_scalar: 256
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 3,880,263,168 parameters (transformers, Gemma3ForCausalLM, the text
+    // model).
+    {"gemma-3-4b", R"pb(
+       hf_architecture: "Gemma3ForCausalLM"
+       vocab_size: 262208
+       hidden_size: 2560
+       intermediate_size: 10240
+       num_layers: 34
+       num_heads: 8
+       num_kv_heads: 4
+       head_dim: 256
+       rope_theta: 1000000
+       rope_scaling { type: LINEAR factor: 8 }
+       local_rope_theta: 10000
+       max_position_embeddings: 131072
+       sliding_window: 1024
+       sliding_layers: [
+         true, true, true,  true, true, false, true, true, true,
+         true, true, false, true, true, true,  true, true, false,
+         true, true, true,  true, true, false, true, true, true,
+         true, true, false, true, true, true,  true
+       ]
+       qk_norm: QK_NORM_PER_HEAD
+       norm_placement: NORM_SANDWICH
+       norm_unit_offset: true
+       mlp_activation: GELU_TANH
+       scale_embeddings: true
+       query_pre_attn_scalar: 256
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
+    // 11,766,034,176 parameters (transformers, Gemma3ForCausalLM, the text
+    // model).
+    {"gemma-3-12b", R"pb(
+       hf_architecture: "Gemma3ForCausalLM"
+       vocab_size: 262208
+       hidden_size: 3840
+       intermediate_size: 15360
+       num_layers: 48
+       num_heads: 16
+       num_kv_heads: 8
+       head_dim: 256
+       rope_theta: 1000000
+       rope_scaling { type: LINEAR factor: 8 }
+       local_rope_theta: 10000
+       max_position_embeddings: 131072
+       sliding_window: 1024
+       sliding_layers: [
+         true, true,  true, true,  true, false, true, true,  true, true,
+         true, false, true, true,  true, true,  true, false, true, true,
+         true, true,  true, false, true, true,  true, true,  true, false,
+         true, true,  true, true,  true, false, true, true,  true, true,
+         true, false, true, true,  true, true,  true, false
+       ]
+       qk_norm: QK_NORM_PER_HEAD
+       norm_placement: NORM_SANDWICH
+       norm_unit_offset: true
+       mlp_activation: GELU_TANH
+       scale_embeddings: true
+       query_pre_attn_scalar: 256
+       tie_word_embeddings: true
+       qkv_bias: false
+     )pb"},
     // 70,553,706,496 parameters; no biases, RoPE theta 500000 (Llama 3).
     {"llama-3-70b", R"pb(
        vocab_size: 128256
@@ -431,6 +582,13 @@ absl::Status ValidateModelSpec(const ModelSpec& s) {
         "model spec: sliding_window and max_position_embeddings must not be "
         "negative");
   }
+  if (s.attn_logit_softcapping() < 0 || s.final_logit_softcapping() < 0 ||
+      s.query_pre_attn_scalar() < 0 || s.local_rope_theta() < 0) {
+    return absl::InvalidArgumentError(
+        "model spec: query_pre_attn_scalar, attn_logit_softcapping, "
+        "final_logit_softcapping and local_rope_theta must not be negative "
+        "(unset or 0: not used)");
+  }
   if (s.sliding_layers_size() != 0 &&
       s.sliding_layers_size() != s.num_layers()) {
     return absl::InvalidArgumentError(
@@ -491,10 +649,11 @@ int64_t ParameterCount(const ModelSpec& s) {
   const int64_t h = s.hidden_size(), f = s.intermediate_size();
   const int64_t q = s.num_heads() * s.head_dim();
   const int64_t kv = s.num_kv_heads() * s.head_dim();
-  int64_t layer = 2 * h                 // two norms
-                  + h * q + h * kv * 2  // q, k, v
-                  + q * h               // o
-                  + 3 * h * f;          // gate, up, down
+  const bool sandwich = s.norm_placement() == ModelSpec::NORM_SANDWICH;
+  int64_t layer = (sandwich ? 4 : 2) * h  // norms
+                  + h * q + h * kv * 2    // q, k, v
+                  + q * h                 // o
+                  + 3 * h * f;            // gate, up, down
   if (s.qkv_bias()) layer += q + 2 * kv;
   if (s.qk_norm() == ModelSpec::QK_NORM_PER_HEAD) layer += 2 * s.head_dim();
   if (s.qk_norm() == ModelSpec::QK_NORM_WHOLE) layer += q + kv;

@@ -42,6 +42,11 @@ TEST(PresetsTest, ParameterCountsMatchPublishedFigures) {
       {"phi-3-mini", 3821079552},
       {"olmo-2-1b", 1484916736},
       {"olmo-2-7b", 7298617344},
+      {"gemma-2-2b", 2614341888},
+      {"gemma-2-9b", 9241705984},
+      {"gemma-3-1b", 999885952},
+      {"gemma-3-4b", 3880263168},
+      {"gemma-3-12b", 11766034176},
   };
   for (const auto& e : kExpected) {
     ASSERT_OK_AND_ASSIGN(ModelSpec spec, LoadModelSpec(e.name));

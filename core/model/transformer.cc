@@ -48,9 +48,12 @@ struct Transformer::Saved {
   struct LayerSlots {
     // With NORM_POST, h1 and h2 hold the outputs of o_proj and down_proj
     // (the inputs of the norms after them). With q/k norms, q_raw and k_raw
-    // are the projections before them.
+    // are the projections before them. With NORM_SANDWICH, attn_out and
+    // mlp_out hold the outputs of o_proj and down_proj, the inputs of the
+    // norms after them.
     TensorRef h1, rstd1, q, k, v, att, lse, mid, h2, rstd2, gate, up, m;
     TensorRef q_raw, k_raw, rstd_q, rstd_k;
+    TensorRef attn_out, rstd_attn_out, mlp_out, rstd_mlp_out;
   };
   std::vector<TensorRef> res;  // [L+1] residual stream, res[0] = embeddings
   std::vector<LayerSlots> layers;
@@ -172,9 +175,11 @@ namespace {
 
 // Parameter ids of layer l, recomputed from the construction order below.
 // With norm_placement NORM_POST, ln1 and ln2 are the norms after attention
-// and after the MLP; qn and kn are the q/k norms (-1 without).
+// and after the MLP; with NORM_SANDWICH, ln1p and ln2p are those and ln1 and
+// ln2 the norms before (-1 otherwise); qn and kn are the q/k norms (-1
+// without).
 struct LayerIds {
-  int ln1, wq, bq, wk, bk, wv, bv, qn, kn, wo, ln2, wg, wu, wd;
+  int ln1, wq, bq, wk, bk, wv, bv, qn, kn, wo, ln1p, ln2, wg, wu, wd, ln2p;
 };
 
 bool HasQkNorm(const ModelSpec& s) {
@@ -185,8 +190,29 @@ bool PostNorm(const ModelSpec& s) {
   return s.norm_placement() == ModelSpec::NORM_POST;
 }
 
+bool Sandwich(const ModelSpec& s) {
+  return s.norm_placement() == ModelSpec::NORM_SANDWICH;
+}
+
+// sqrt(hidden_size) as transformers multiplies Gemma's embeddings by it: in
+// float, then rounded to the model's dtype.
+float EmbeddingScaleOf(const ModelSpec& s, DType dtype) {
+  const float scale =
+      static_cast<float>(std::sqrt(static_cast<double>(s.hidden_size())));
+  switch (dtype) {
+    case DType::kBF16:
+      return k::BF16ToFloat(k::FloatToBF16(scale));
+    case DType::kF16:
+      return k::F16ToFloat(k::FloatToF16(scale));
+    case DType::kF32:
+      break;
+  }
+  return scale;
+}
+
 LayerIds IdsOf(const ModelSpec& s, int64_t l) {
-  const int per_layer = 9 + (s.qkv_bias() ? 3 : 0) + (HasQkNorm(s) ? 2 : 0);
+  const int per_layer = 9 + (s.qkv_bias() ? 3 : 0) + (HasQkNorm(s) ? 2 : 0) +
+                        (Sandwich(s) ? 2 : 0);
   int id = 1 + static_cast<int>(l) * per_layer;
   LayerIds ids;
   ids.ln1 = id++;
@@ -199,10 +225,12 @@ LayerIds IdsOf(const ModelSpec& s, int64_t l) {
   ids.qn = HasQkNorm(s) ? id++ : -1;
   ids.kn = HasQkNorm(s) ? id++ : -1;
   ids.wo = id++;
+  ids.ln1p = Sandwich(s) ? id++ : -1;
   ids.ln2 = id++;
   ids.wg = id++;
   ids.wu = id++;
   ids.wd = id++;
+  ids.ln2p = Sandwich(s) ? id++ : -1;
   return ids;
 }
 
@@ -316,6 +344,9 @@ void BuildModelParams(const ModelSpec& s, int tp,
   const int64_t q = s.num_heads() / tp * s.head_dim();
   const int64_t kv = s.num_kv_heads() / tp * s.head_dim();
   const bool post = PostNorm(s);
+  const bool sandwich = Sandwich(s);
+  // Gemma's norms scale by (1 + weight) from a zero weight.
+  const Init norm_init = s.norm_unit_offset() ? Init::kZeros : Init::kOnes;
   params->clear();
   modules->clear();
   auto add = [&](std::string name, int64_t rows, int64_t cols, Init init,
@@ -339,7 +370,7 @@ void BuildModelParams(const ModelSpec& s, int tp,
     (*modules)[m].name = absl::StrCat("layers.", l);
     const std::string p = absl::StrCat("layers.", l, ".");
     add(p + (post ? "post_attention_layernorm" : "input_layernorm"), 1, h,
-        Init::kOnes, m);
+        norm_init, m);
     add(p + "q_proj.weight", q, h, Init::kNormal, m);
     if (s.qkv_bias()) add(p + "q_proj.bias", 1, q, Init::kZeros, m);
     add(p + "k_proj.weight", kv, h, Init::kNormal, m);
@@ -348,20 +379,24 @@ void BuildModelParams(const ModelSpec& s, int tp,
     if (s.qkv_bias()) add(p + "v_proj.bias", 1, kv, Init::kZeros, m);
     if (HasQkNorm(s)) {
       const bool whole = s.qk_norm() == ModelSpec::QK_NORM_WHOLE;
-      add(p + "q_norm.weight", 1, whole ? q : s.head_dim(), Init::kOnes, m);
-      add(p + "k_norm.weight", 1, whole ? kv : s.head_dim(), Init::kOnes, m);
+      add(p + "q_norm.weight", 1, whole ? q : s.head_dim(), norm_init, m);
+      add(p + "k_norm.weight", 1, whole ? kv : s.head_dim(), norm_init, m);
     }
     add(p + "o_proj.weight", h, q, Init::kNormal, m);
-    add(p + (post ? "post_feedforward_layernorm" : "post_attention_layernorm"),
-        1, h, Init::kOnes, m);
+    if (sandwich) add(p + "post_attention_layernorm", 1, h, norm_init, m);
+    add(p + (post       ? "post_feedforward_layernorm"
+             : sandwich ? "pre_feedforward_layernorm"
+                        : "post_attention_layernorm"),
+        1, h, norm_init, m);
     add(p + "gate_proj.weight", f, h, Init::kNormal, m);
     add(p + "up_proj.weight", f, h, Init::kNormal, m);
     add(p + "down_proj.weight", h, f, Init::kNormal, m);
+    if (sandwich) add(p + "post_feedforward_layernorm", 1, h, norm_init, m);
   }
   const int head = static_cast<int>(s.num_layers()) + 1;
   (*modules)[head].name = "head";
   if (s.tie_word_embeddings()) (*modules)[head].params.push_back(0);
-  add("norm", 1, h, Init::kOnes, head);
+  add("norm", 1, h, norm_init, head);
   if (!s.tie_word_embeddings()) {
     add("lm_head", s.vocab_size(), h, Init::kNormal, head);
   }
@@ -442,6 +477,10 @@ absl::Status Transformer::Allocate() {
     act(&l.v, t * kv);
     act(&l.att, t * q);
     f32(&l.lse, lse);
+    if (Sandwich(s)) {
+      act(&l.attn_out, t * h);
+      f32(&l.rstd_attn_out, t);
+    }
     act(&l.mid, t * h);
   };
   auto mlp = [&](Saved::LayerSlots& l) {
@@ -450,6 +489,10 @@ absl::Status Transformer::Allocate() {
     act(&l.gate, t * f);
     act(&l.up, t * f);
     act(&l.m, t * f);
+    if (Sandwich(s)) {
+      act(&l.mlp_out, t * h);
+      f32(&l.rstd_mlp_out, t);
+    }
   };
   const bool mlp_only = checkpointing_.mlp_only;
   Saved::LayerSlots* shared = nullptr;
@@ -505,6 +548,8 @@ absl::Status Transformer::Allocate() {
     l->gate = shared->gate;
     l->up = shared->up;
     l->m = shared->m;
+    l->mlp_out = shared->mlp_out;
+    l->rstd_mlp_out = shared->rstd_mlp_out;
   }
   for (size_t i = 0; i < host_kept.size(); ++i) {
     sv.res[host_kept[i]] = slots[i % 2];
@@ -585,6 +630,8 @@ struct Transformer::OpArgs {
   k::RmsNormArgs norm;
   k::RmsNormArgs q_norm, k_norm;  // with q/k norms
   k::RotaryArgs rotary_q, rotary_k;
+  // The sliding-window layers' rotation where it differs (local_rope_theta).
+  k::RotaryArgs local_rotary_q, local_rotary_k;
   k::AttentionArgs attention;
   k::SwigluArgs swiglu;
   k::CrossEntropyArgs cross_entropy;  // grad_scale, loss_divisor: per pass
@@ -599,12 +646,25 @@ void Transformer::BuildOpArgs() {
   a->norm.rows = tokens();
   a->norm.dim = s.hidden_size();
   a->norm.eps = static_cast<float>(s.rms_norm_eps());
+  a->norm.weight_offset = s.norm_unit_offset() ? 1.0f : 0.0f;
   a->rotary_q.batch = batch_;
   a->rotary_q.seq = seq_;
   a->rotary_q.heads = heads();
   a->rotary_q.head_dim = s.head_dim();
+  a->local_rotary_q = a->rotary_q;
   SetRotaryFrequencies(s, ComputeRope(s, seq_), &a->rotary_q);
   a->rotary_k = a->rotary_q;
+  a->rotary_k.heads = kv_heads();
+  if (s.local_rope_theta() > 0) {
+    ModelSpec local = s;
+    local.set_rope_theta(s.local_rope_theta());
+    local.clear_rope_scaling();
+    SetRotaryFrequencies(local, ComputeRope(local, seq_), &a->local_rotary_q);
+  } else {
+    a->local_rotary_q = a->rotary_q;
+  }
+  a->local_rotary_k = a->local_rotary_q;
+  a->local_rotary_k.heads = kv_heads();
   a->q_norm = a->norm;
   a->k_norm = a->norm;
   if (s.qk_norm() == ModelSpec::QK_NORM_PER_HEAD) {
@@ -616,7 +676,6 @@ void Transformer::BuildOpArgs() {
     a->q_norm.dim = heads() * s.head_dim();
     a->k_norm.dim = kv_heads() * s.head_dim();
   }
-  a->rotary_k.heads = kv_heads();
   a->attention.batch = batch_;
   a->attention.seq = seq_;
   a->attention.num_heads = heads();
@@ -626,9 +685,19 @@ void Transformer::BuildOpArgs() {
   a->attention.window = s.sliding_window() > 0 && s.sliding_window() < seq_
                             ? s.sliding_window()
                             : 0;
+  if (s.query_pre_attn_scalar() > 0) {
+    a->attention.scale =
+        static_cast<float>(std::pow(s.query_pre_attn_scalar(), -0.5));
+  }
+  a->attention.softcap = static_cast<float>(s.attn_logit_softcapping());
   a->swiglu.n = tokens() * ffn();
+  a->swiglu.activation = s.mlp_activation() == ModelSpec::GELU_TANH
+                             ? k::GluActivation::kGeluTanh
+                             : k::GluActivation::kSilu;
   a->cross_entropy.num_tokens = tokens();
   a->cross_entropy.vocab_size = s.vocab_size();
+  a->cross_entropy.logit_softcap =
+      static_cast<float>(s.final_logit_softcapping());
   args_ = std::move(a);
 }
 
@@ -734,6 +803,28 @@ class Transformer::Steps {
   const TensorRef& DkProj() const {
     return HasQkNorm(s_) ? sv_.dk_raw : sv_.dk;
   }
+  // The label of the norm before the MLP: transformers' name for it.
+  std::string PreMlpNormName(absl::string_view pass) const {
+    return absl::StrCat(
+        Sandwich(s_) ? "pre_feedforward_layernorm" : "post_attention_layernorm",
+        pass);
+  }
+  // x *= sqrt(hidden_size) rounded to the model's dtype, in place (Gemma's
+  // embedding scale; its gradient is the same product).
+  ops::Scale EmbeddingScale(const TensorRef& x) const {
+    ops::Scale op;
+    op.args.n = x.elements();
+    op.args.alpha = EmbeddingScaleOf(s_, m_.dtype_);
+    op.x = x;
+    return op;
+  }
+  // Layer l's attention is windowed (for the sequence or not): it rotates
+  // with local_rotary_* (the same as rotary_* unless local_rope_theta).
+  bool SlidingLayer(int64_t l) const {
+    const auto& sliding = s_.sliding_layers();
+    return s_.sliding_window() > 0 &&
+           (sliding.empty() || sliding.Get(static_cast<int>(l)));
+  }
 
   Transformer& m_;
   const ModelSpec& s_;
@@ -773,6 +864,9 @@ absl::Status Transformer::Steps::EmbeddingForward(const BufferSlice& tokens) {
   op.table = pp_.Param(0);
   op.out = sv_.res[0];
   ZR_RETURN_IF_ERROR(o.Run(op, ""));
+  if (s_.scale_embeddings()) {
+    ZR_RETURN_IF_ERROR(o.Run(EmbeddingScale(sv_.res[0]), " scale"));
+  }
   return pp_.EndModule(0, Pass::kForward);
 }
 
@@ -824,11 +918,14 @@ absl::Status Transformer::Steps::QkvForward(int64_t l, Ops& o,
 
 // mid = res[l] + o_proj(attn(rope(q), rope(k), v)), q/k/v = proj(h1)
 // (+ bias), h1 = norm(res[l]); with NORM_POST, mid = res[l] +
-// norm(o_proj(attn(...))) with q/k/v = proj(res[l]), o_proj's output in h1.
+// norm(o_proj(attn(...))) with q/k/v = proj(res[l]), o_proj's output in h1;
+// with NORM_SANDWICH, mid = res[l] + norm(o_proj(attn(...))) with q/k/v =
+// proj(h1), o_proj's output in attn_out.
 absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
   const bool post = PostNorm(s_);
+  const bool sandwich = Sandwich(s_);
   if (!post) {
     ZR_RETURN_IF_ERROR(
         o.Run(NormForward(sv_.res[l], pp_.Param(id.ln1), a.h1, a.rstd1),
@@ -836,12 +933,12 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   }
   ZR_RETURN_IF_ERROR(QkvForward(l, o, post ? sv_.res[l] : a.h1));
   ops::RotaryForward rq;
-  rq.args = args_.rotary_q;
+  rq.args = SlidingLayer(l) ? args_.local_rotary_q : args_.rotary_q;
   rq.x = rq.y = a.q;
   rq.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q fwd"));
   ops::RotaryForward rk;
-  rk.args = args_.rotary_k;
+  rk.args = SlidingLayer(l) ? args_.local_rotary_k : args_.rotary_k;
   rk.x = rk.y = a.k;
   rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
@@ -854,7 +951,7 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   at.out = a.att;
   at.lse = a.lse;
   ZR_RETURN_IF_ERROR(o.Run(at, "attention fwd"));
-  const TensorRef& out = post ? a.h1 : sv_.tmp;
+  const TensorRef& out = post ? a.h1 : sandwich ? a.attn_out : sv_.tmp;
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, q_, h_), a.att,
                               pp_.Param(id.wo), out, "o_proj fwd"));
   ZR_RETURN_IF_ERROR(
@@ -864,21 +961,29 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
         o.Run(NormForward(a.h1, pp_.Param(id.ln1), sv_.tmp, a.rstd1),
               "post_attention_layernorm fwd"));
   }
+  if (sandwich) {
+    ZR_RETURN_IF_ERROR(o.Run(
+        NormForward(a.attn_out, pp_.Param(id.ln1p), sv_.tmp, a.rstd_attn_out),
+        "post_attention_layernorm fwd"));
+  }
   return o.Add(sv_.res[l], sv_.tmp, a.mid, "residual 1 fwd");
 }
 
 // res[l+1] = mid + down(swiglu(gate(h2), up(h2))), h2 = norm(mid); with
 // NORM_POST, res[l+1] = mid + norm(down(swiglu(gate(mid), up(mid)))), the
-// down projection's output in h2.
+// down projection's output in h2; with NORM_SANDWICH, res[l+1] = mid +
+// norm(down(swiglu(gate(h2), up(h2)))), the down projection's output in
+// mlp_out. (swiglu: the model's gated activation.)
 absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o,
                                             bool write_output) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
   const bool post = PostNorm(s_);
+  const bool sandwich = Sandwich(s_);
   if (!post) {
     ZR_RETURN_IF_ERROR(
         o.Run(NormForward(a.mid, pp_.Param(id.ln2), a.h2, a.rstd2),
-              "post_attention_layernorm fwd"));
+              PreMlpNormName(" fwd")));
   }
   const TensorRef& in = post ? a.mid : a.h2;
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, h_, f_), in,
@@ -891,7 +996,7 @@ absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o,
   sw.up = a.up;
   sw.h = a.m;
   ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu fwd"));
-  const TensorRef& out = post ? a.h2 : sv_.tmp;
+  const TensorRef& out = post ? a.h2 : sandwich ? a.mlp_out : sv_.tmp;
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearForwardArgs(t_, f_, h_), a.m,
                               pp_.Param(id.wd), out, "down_proj fwd"));
   ZR_RETURN_IF_ERROR(
@@ -901,6 +1006,11 @@ absl::Status Transformer::Steps::MlpForward(int64_t l, Ops& o,
     ZR_RETURN_IF_ERROR(
         o.Run(NormForward(a.h2, pp_.Param(id.ln2), sv_.tmp, a.rstd2),
               "post_feedforward_layernorm fwd"));
+  }
+  if (sandwich) {
+    ZR_RETURN_IF_ERROR(o.Run(
+        NormForward(a.mlp_out, pp_.Param(id.ln2p), sv_.tmp, a.rstd_mlp_out),
+        "post_feedforward_layernorm fwd"));
   }
   if (!write_output) return absl::OkStatus();
   return o.Add(a.mid, sv_.tmp, sv_.res[l + 1], "residual 2 fwd");
@@ -1082,23 +1192,31 @@ absl::Status Transformer::Steps::LayerBackward(int64_t l, const TensorRef& dres,
                             id.ln2, id.wg, id.wu, id.wd};
   if (s_.qkv_bias()) ready.insert(ready.end(), {id.bq, id.bk, id.bv});
   if (HasQkNorm(s_)) ready.insert(ready.end(), {id.qn, id.kn});
+  if (Sandwich(s_)) ready.insert(ready.end(), {id.ln1p, id.ln2p});
   std::sort(ready.begin(), ready.end());
   ZR_RETURN_IF_ERROR(pp_.GradsReady(ready));
   return pp_.EndModule(module, Pass::kBackward);
 }
 
 // The MLP's backward (see MlpForward) and the second residual. With
-// NORM_POST, dmid first holds the gradient of down_proj's output.
+// NORM_POST and NORM_SANDWICH, dmid first holds the gradient of down_proj's
+// output.
 absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
                                              const TensorRef& dres) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
   const bool post = PostNorm(s_);
+  const bool sandwich = Sandwich(s_);
   if (post) {
     ZR_RETURN_IF_ERROR(NormBackward(o, id.ln2, a.h2, a.rstd2, dres, sv_.dmid,
                                     "post_feedforward_layernorm bwd"));
   }
-  const TensorRef& d_out = post ? sv_.dmid : dres;
+  if (sandwich) {
+    ZR_RETURN_IF_ERROR(NormBackward(o, id.ln2p, a.mlp_out, a.rstd_mlp_out, dres,
+                                    sv_.dmid,
+                                    "post_feedforward_layernorm bwd"));
+  }
+  const TensorRef& d_out = post || sandwich ? sv_.dmid : dres;
   const TensorRef& in = post ? a.mid : a.h2;
   ZR_ASSIGN_OR_RETURN(TensorRef g_wd, pp_.Grad(id.wd));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, f_, h_), d_out,
@@ -1113,6 +1231,7 @@ absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
   sw.d_gate = sv_.dgate;
   sw.d_up = sv_.dup;
   ZR_RETURN_IF_ERROR(o.Run(sw, "swiglu bwd"));
+  // d_out (dmid with NORM_SANDWICH) is read for the last time above.
   ZR_ASSIGN_OR_RETURN(TensorRef g_wg, pp_.Grad(id.wg));
   ZR_ASSIGN_OR_RETURN(TensorRef g_wu, pp_.Grad(id.wu));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardWeightArgs(t_, h_, f_, 0.0f),
@@ -1129,23 +1248,29 @@ absl::Status Transformer::Steps::MlpBackward(int64_t l, Ops& o,
       stream_, sv_.dh, absl::StrCat("L", l, " tp mlp input grad")));
   if (post) return o.Add(sv_.dh, dres, sv_.dmid, "residual 2 bwd");
   ZR_RETURN_IF_ERROR(NormBackward(o, id.ln2, a.mid, a.rstd2, sv_.dh, sv_.dmid,
-                                  "post_attention_layernorm bwd"));
+                                  PreMlpNormName(" bwd")));
   return o.Add(sv_.dmid, dres, sv_.dmid, "residual 2 bwd");
 }
 
-// From the gradient of mid (sv_.dmid) through o_proj (with NORM_POST, the
-// norm after it first, its gradient in sv_.dh), attention and the rotary
-// embedding to the gradients of q, k and v (sv_.dq, dk, dv), and through the
-// q/k norms where the model has them.
+// From the gradient of mid (sv_.dmid) through o_proj (with NORM_POST or
+// NORM_SANDWICH, the norm after it first, its gradient in sv_.dh), attention
+// and the rotary embedding to the gradients of q, k and v (sv_.dq, dk, dv), and
+// through the q/k norms where the model has them.
 absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   const LayerIds id = IdsOf(s_, l);
   Saved::LayerSlots& a = sv_.layers[l];
   const bool post = PostNorm(s_);
+  const bool sandwich = Sandwich(s_);
   if (post) {
     ZR_RETURN_IF_ERROR(NormBackward(o, id.ln1, a.h1, a.rstd1, sv_.dmid, sv_.dh,
                                     "post_attention_layernorm bwd"));
   }
-  const TensorRef& d_out = post ? sv_.dh : sv_.dmid;
+  if (sandwich) {
+    ZR_RETURN_IF_ERROR(NormBackward(o, id.ln1p, a.attn_out, a.rstd_attn_out,
+                                    sv_.dmid, sv_.dh,
+                                    "post_attention_layernorm bwd"));
+  }
+  const TensorRef& d_out = post || sandwich ? sv_.dh : sv_.dmid;
   ZR_ASSIGN_OR_RETURN(TensorRef g_wo, pp_.Grad(id.wo));
   ZR_RETURN_IF_ERROR(o.Matmul(k::LinearBackwardInputArgs(t_, q_, h_), d_out,
                               pp_.Param(id.wo), sv_.datt, "o_proj bwd input"));
@@ -1165,12 +1290,12 @@ absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   ab.dv = sv_.dv;
   ZR_RETURN_IF_ERROR(o.Run(ab, "attention bwd"));
   ops::RotaryBackward rq;
-  rq.args = args_.rotary_q;
+  rq.args = SlidingLayer(l) ? args_.local_rotary_q : args_.rotary_q;
   rq.dy = rq.dx = sv_.dq;
   rq.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q bwd"));
   ops::RotaryBackward rk;
-  rk.args = args_.rotary_k;
+  rk.args = SlidingLayer(l) ? args_.local_rotary_k : args_.rotary_k;
   rk.dy = rk.dx = sv_.dk;
   rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k bwd"));
@@ -1235,6 +1360,9 @@ absl::Status Transformer::Steps::EmbeddingBackward(const TensorRef& dres) {
   ZR_ASSIGN_OR_RETURN(TensorRef g_emb, pp_.Grad(0));
   if (!s_.tie_word_embeddings()) {
     ZR_RETURN_IF_ERROR(o.Zero(g_emb, "bwd zero"));
+  }
+  if (s_.scale_embeddings()) {
+    ZR_RETURN_IF_ERROR(o.Run(EmbeddingScale(dres), "bwd scale"));
   }
   ops::EmbeddingBackward eb;
   eb.args = args_.embedding;

@@ -4,7 +4,9 @@
 For each tiny model (Qwen2 with tied embeddings, Qwen2 untied, a byte-token
 Qwen2, Llama with an explicit head_dim; llama3 and yarn RoPE scaling, Qwen3,
 OLMo 2, Phi-3 with longrope and partial rotation, Mistral with a sliding
-window shorter than the sequence, Qwen2 with it on its second layer only) it saves a Hugging Face checkpoint
+window shorter than the sequence, Qwen2 with it on its second layer only,
+Gemma 2 with soft-capping and Gemma 3 with a local RoPE base) it saves a
+Hugging Face checkpoint
 made by transformers (config.json and model.safetensors, fp32) and
 golden.json with, for fixed token windows:
   - forward: the loss of the first batch at the saved weights and the logits
@@ -102,6 +104,34 @@ def models():
         "qwen2_window": transformers.Qwen2Config(
             **common, tie_word_embeddings=True, use_sliding_window=True,
             sliding_window=8, max_window_layers=1),
+        # Gemma 2: (1 + w) norms around attention and the MLP, GeGLU, scaled
+        # embeddings, an attention scalar (24) that is not head_dim (16),
+        # layer 0 within a window of 8, soft-capping. Weights drawn with
+        # std 0.3 so scores and logits reach the caps (2 and 1.5), which
+        # then change the loss. No pad token: transformers would freeze its
+        # embedding row's lookup gradient (padding_idx), where zero3 trains
+        # every row (padding is never predicted nor attended to from later
+        # positions, so its lookup gradient is zero in fine-tuning anyway).
+        "gemma2": transformers.Gemma2Config(
+            **dict(common, head_dim=16), initializer_range=0.3,
+            query_pre_attn_scalar=24, sliding_window=8,
+            attn_logit_softcapping=2.0, final_logit_softcapping=1.5,
+            tie_word_embeddings=True, pad_token_id=None, bos_token_id=1,
+            eos_token_id=2),
+        # Gemma 3: Gemma 2's layer with q/k norms and no caps; the windowed
+        # layer rotates at its own base (100), the full layer with linear
+        # scaling at 10000.
+        "gemma3": transformers.Gemma3TextConfig(
+            **dict(common, head_dim=16), initializer_range=0.3,
+            query_pre_attn_scalar=24, sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={
+                "full_attention": dict(rope_type="linear", factor=2.0,
+                                       rope_theta=10000.0),
+                "sliding_attention": dict(rope_type="default",
+                                          rope_theta=100.0)},
+            tie_word_embeddings=True, pad_token_id=None, bos_token_id=1,
+            eos_token_id=2),
     }
 
 
