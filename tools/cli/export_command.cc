@@ -30,7 +30,8 @@ class ExportCommand : public Command {
   absl::string_view description() const override {
     return "Gathers every parameter's fp32 master values from the shards of "
            "a checkpoint and writes a Hugging Face directory: config.json "
-           "(the model's family: Qwen2, Qwen3, Llama, Mistral, Phi-3, OLMo 2) "
+           "(the model's family: Qwen2, Qwen3, Llama, Mistral, Phi-3, OLMo 2, "
+           "Gemma 2, Gemma 3) "
            "and model.safetensors "
            "under transformers' tensor names, in fp32 or bf16, which zero3 "
            "train --model and transformers load (docs/checkpoints.md).";
