@@ -17,6 +17,13 @@
 // tensor-core one is what the model uses); attention FLOPs count the causal
 // half only, with the backward pass at 2.5x the forward (the usual
 // convention; the kernels do more, as dQ and dK/dV recompute the scores).
+//
+// The "phi3" group asks whether Phi-3's fused projections are faster kept
+// fused on the device: at Phi-3-mini's shapes (hidden 3072, q = k = v =
+// 3072, ffn 8192, the same tokens) it times each GEMM of q, k and v (gate
+// and up) as zero3 runs them, split, and the one GEMM of qkv_proj
+// (gate_up_proj) fused, forward and both backward GEMMs, and prints the
+// split sum beside the fused time.
 
 #include <cuda_runtime.h>
 
@@ -28,6 +35,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -198,6 +207,73 @@ double CopyBandwidthGBs(cudaStream_t stream) {
 
 double GemmFlops(const k::MatmulArgs& a) { return 2.0 * a.m * a.n * a.k; }
 
+// Phi-3-mini's projections, split as zero3 runs them and fused (see the
+// file comment); `add` as in Main.
+constexpr int64_t kPhiHidden = 3072, kPhiFfn = 8192;
+
+template <typename Add>
+void AddPhi3Gemms(Arena& arena, Add& add) {
+  const DType bf = DType::kBF16;
+  const int64_t h = kPhiHidden, t = kTokens;
+  const runtime::TensorRef x = arena.Tensor(bf, t * h);
+  const runtime::TensorRef dx = arena.Tensor(bf, t * h);
+  const runtime::TensorRef w = arena.Tensor(bf, 2 * kPhiFfn * h);
+  const runtime::TensorRef dw = arena.Tensor(bf, 2 * kPhiFfn * h);
+  const runtime::TensorRef out = arena.Tensor(bf, t * 2 * kPhiFfn);
+  struct Proj {
+    const char* split;  // one of the split GEMMs, run `parts` times
+    const char* fused;
+    int64_t width, parts;
+  };
+  for (const Proj& p : {Proj{"q_proj (x3)", "qkv_proj", h, 3},
+                        Proj{"gate_proj (x2)", "gate_up_proj", kPhiFfn, 2}}) {
+    for (const int64_t n : {p.width, p.width * p.parts}) {
+      const std::string name =
+          absl::StrCat("phi3 ", n == p.width ? "split " : "fused ",
+                       n == p.width ? p.split : p.fused);
+      const k::MatmulArgs args[] = {k::LinearForwardArgs(t, h, n),
+                                    k::LinearBackwardInputArgs(t, h, n, 1.0f),
+                                    k::LinearBackwardWeightArgs(t, h, n, 0.0f)};
+      const char* pass[] = {" fwd", " bwd input", " bwd weight"};
+      const runtime::TensorRef operands[3][3] = {
+          {x, w, out}, {out, w, dx}, {out, x, dw}};
+      for (int i = 0; i < 3; ++i) {
+        ops::Matmul op;
+        op.args = args[i];
+        op.a = operands[i][0];
+        op.b = operands[i][1];
+        op.c = operands[i][2];
+        add(name + pass[i],
+            absl::StrCat(args[i].m, "x", args[i].n, "x", args[i].k),
+            GemmFlops(args[i]), 0, op);
+      }
+    }
+  }
+}
+
+// For each "phi3 fused" row with its split rows: the split GEMM times its
+// count against the fused one.
+void PrintFusedSummary(
+    const std::vector<std::pair<std::string, double>>& times) {
+  auto find = [&](const std::string& name) {
+    for (const auto& [n, ms] : times) {
+      if (n == name) return ms;
+    }
+    return -1.0;
+  };
+  for (const auto& [split, parts, fused] :
+       {std::make_tuple("q_proj (x3)", 3, "qkv_proj"),
+        std::make_tuple("gate_proj (x2)", 2, "gate_up_proj")}) {
+    for (const char* pass : {" fwd", " bwd input", " bwd weight"}) {
+      const double s = find(absl::StrCat("phi3 split ", split, pass));
+      const double f = find(absl::StrCat("phi3 fused ", fused, pass));
+      if (s < 0 || f < 0) continue;
+      std::printf("phi3 %s%s: split %d x %.3f = %.3f ms, fused %.3f ms\n",
+                  fused, pass, parts, s, parts * s, f);
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   int iters = 20;
   std::string filter;
@@ -290,6 +366,7 @@ int Main(int argc, char** argv) {
   const runtime::TensorRef bias = arena.Tensor(bf, kQ);
   const runtime::TensorRef dbias = arena.Tensor(f32, kQ);
 
+  AddPhi3Gemms(arena, add);
   const std::string th = absl::StrCat(kTokens, "x", kHidden);
   {
     ops::EmbeddingForward op;
@@ -519,8 +596,10 @@ int Main(int argc, char** argv) {
 
   std::printf("%-32s %-28s %10s %10s %10s\n", "op", "shape", "ms", "TFLOP/s",
               "GB/s");
+  std::vector<std::pair<std::string, double>> times;
   for (const Bench& b : benches) {
     const double ms = TimeMs(b, stream, iters);
+    times.emplace_back(b.name, ms);
     const double seconds = ms * 1e-3;
     std::printf("%-32s %-28s %10.3f", b.name.c_str(), b.shape.c_str(), ms);
     if (b.flops > 0) {
@@ -530,6 +609,7 @@ int Main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
+  PrintFusedSummary(times);
   Check((*ctx)->ConsumeDeviceErrors(), "device errors");
   Check(cudaStreamSynchronize(stream), "sync");
   ctx->reset();
