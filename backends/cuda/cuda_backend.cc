@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -60,6 +61,8 @@ absl::Status CheckMemory(const BufferSlice& slice, absl::string_view what,
 CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }
 
 absl::Status CudaEvent::Synchronize() {
+  const runtime::Watchdog::Wait wait =
+      runtime::Watchdog::Enter(device_->watchdog_, "an event (host wait)");
   ZR_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(event_));
   return absl::OkStatus();
 }
@@ -93,6 +96,8 @@ absl::Status CudaStream::Copy(const BufferSlice& dst, const BufferSlice& src,
   if (runtime::IsHost(dst.space()) && runtime::IsHost(src.space())) {
     // cudaMemcpyAsync would do this synchronously too; doing it here keeps
     // it in stream order without a trip through the driver.
+    const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
+        device_->watchdog_, absl::StrCat("stream '", name_, "' (host copy)"));
     ZR_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     std::memmove(dst.data(), src.data(), static_cast<size_t>(dst.bytes()));
     return absl::OkStatus();
@@ -188,6 +193,8 @@ absl::Status CudaStream::Wait(const runtime::Event& event) {
 }
 
 absl::Status CudaStream::Synchronize() {
+  const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
+      device_->watchdog_, absl::StrCat("stream '", name_, "'"));
   const cudaError_t error = cudaStreamSynchronize(stream_);
   if (error != cudaSuccess) {
     return Annotate(CudaStatus(error, "cudaStreamSynchronize"),
@@ -372,6 +379,8 @@ absl::StatusOr<int64_t> CudaDevice::ElapsedNanos(const runtime::Event& start,
 }
 
 absl::Status CudaDevice::Synchronize() {
+  const runtime::Watchdog::Wait wait =
+      runtime::Watchdog::Enter(watchdog_, "the device (every stream)");
   ZR_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   return absl::OkStatus();
 }
@@ -603,10 +612,49 @@ absl::StatusOr<std::unique_ptr<CudaRuntime>> CudaRuntime::Create(
   if (id.empty() && options.world_size == 1) {
     ZR_ASSIGN_OR_RETURN(id, NcclCommunicator::NewUniqueId());
   }
-  ZR_ASSIGN_OR_RETURN(
-      rt->comm_, NcclCommunicator::Create(rt->device_.get(), id, options.rank,
-                                          options.world_size));
+  if (options.world_size > 1) rt->StartWatchdog(options.collective_timeout);
+  {
+    const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
+        rt->watchdog_.get(),
+        "every rank to join the NCCL communicator (ncclCommInitRank)");
+    ZR_ASSIGN_OR_RETURN(
+        rt->comm_, NcclCommunicator::Create(rt->device_.get(), id, options.rank,
+                                            options.world_size));
+  }
+  rt->comm_->set_watchdog(rt->watchdog_.get());
+  absl::MutexLock lock(&rt->comm_mu_);
+  rt->comm_for_watchdog_ = rt->comm_.get();
   return rt;
+}
+
+// The watchdog probes NCCL's asynchronous error; when it fires, it aborts
+// the communicator (collectives of this rank stop waiting for the others)
+// and ends the process: the host thread may be blocked in the driver, and
+// the launcher or the other ranks' watchdogs end the rest of the job.
+void CudaRuntime::StartWatchdog(absl::Duration timeout) {
+  runtime::WatchdogOptions o;
+  o.rank = rank_;
+  o.timeout = timeout;
+  watchdog_ = std::make_unique<runtime::Watchdog>(
+      o, [this](const std::string& message) {
+        std::fprintf(stderr, "zero3: error: %s\n", message.c_str());
+        std::fflush(stderr);
+        {
+          absl::MutexLock lock(&comm_mu_);
+          if (comm_for_watchdog_ != nullptr) comm_for_watchdog_->Abort();
+        }
+        std::_Exit(kWatchdogExitCode);
+      });
+  watchdog_->AddProbe([this]() -> absl::Status {
+    absl::MutexLock lock(&comm_mu_);
+    if (comm_for_watchdog_ == nullptr) return absl::OkStatus();
+    return comm_for_watchdog_->AsyncError();
+  });
+}
+
+void CudaRuntime::HideCommFromWatchdog() {
+  absl::MutexLock lock(&comm_mu_);
+  comm_for_watchdog_ = nullptr;
 }
 
 CudaRuntime::~CudaRuntime() { (void)Shutdown(); }
@@ -637,16 +685,26 @@ absl::Status CudaRuntime::ReleaseMemory() {
 absl::Status CudaRuntime::Shutdown() {
   if (shut_down_) return absl::OkStatus();
   shut_down_ = true;
-  absl::Status result = CudaStatus(cudaDeviceSynchronize(),
-                                   "cudaDeviceSynchronize (at shutdown)");
+  absl::Status result;
+  {
+    const runtime::Watchdog::Wait wait =
+        runtime::Watchdog::Enter(watchdog_.get(), "the device at shutdown");
+    result = CudaStatus(cudaDeviceSynchronize(),
+                        "cudaDeviceSynchronize (at shutdown)");
+  }
+  HideCommFromWatchdog();
   if (comm_ != nullptr) {
     if (result.ok()) {
+      // ncclCommFinalize waits for the peers' outstanding work too.
+      const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
+          watchdog_.get(), "the other ranks to finish (ncclCommFinalize)");
       result.Update(comm_->Destroy());
     } else {
       comm_->Abort();
     }
     comm_.reset();
   }
+  watchdog_.reset();
   result.Update(ReleaseMemory());
   device_.reset();
   return result;
@@ -655,6 +713,8 @@ absl::Status CudaRuntime::Shutdown() {
 void CudaRuntime::Abort() {
   if (shut_down_) return;
   shut_down_ = true;
+  HideCommFromWatchdog();
+  watchdog_.reset();
   if (comm_ != nullptr) {
     comm_->Abort();
     comm_.reset();

@@ -57,6 +57,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -67,10 +68,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "backends/cuda/caching_allocator.h"
 #include "backends/cuda/kernel_launcher.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/runtime.h"
+#include "core/runtime/watchdog.h"
 
 namespace zero3 {
 namespace cuda {
@@ -243,6 +247,11 @@ class CudaDevice final : public runtime::Device {
 
   // Shared with the runtime's host buffers: ids unique per runtime.
   uint64_t* next_buffer_id_ = nullptr;
+  // The runtime's watchdog (with several ranks), told of each host wait.
+  runtime::Watchdog* watchdog_ = nullptr;
+  friend class CudaEvent;
+  friend class CudaStream;
+  friend class CudaRuntime;
 };
 
 // Brackets one stream operation with timed events while the device's op
@@ -278,7 +287,17 @@ struct CudaRuntimeOptions {
   bool pinned_fallback = false;
   // Makes the kernel launcher; NewDefaultKernelLauncher when unset.
   KernelLauncherFactory make_launcher;
+  // With several ranks: the longest one host wait (for the device, and so
+  // for peers in a collective) may last before the rank aborts the
+  // communicator and exits (runtime::Watchdog;
+  // zero3.collective_timeout_seconds); NCCL's asynchronous errors do the
+  // same at once. InfiniteDuration: no timeout.
+  absl::Duration collective_timeout = absl::Minutes(30);
 };
+
+// The exit status of a rank its watchdog ended (a peer lost or hung, or an
+// asynchronous NCCL error): 3, apart from failures (1) and bad input (2).
+inline constexpr int kWatchdogExitCode = 3;
 
 class CudaRuntime final : public runtime::Runtime {
  public:
@@ -334,8 +353,16 @@ class CudaRuntime final : public runtime::Runtime {
   const int world_size_;
   runtime::PinnedMemoryTracker pinned_;
   uint64_t next_buffer_id_ = 0;
+  std::unique_ptr<runtime::Watchdog> watchdog_;  // several ranks only
   std::unique_ptr<CudaDevice> device_;
   std::unique_ptr<NcclCommunicator> comm_;
+  // comm_ while the watchdog's thread may use it (probe, abort).
+  absl::Mutex comm_mu_;
+  NcclCommunicator* comm_for_watchdog_ ABSL_GUARDED_BY(comm_mu_) = nullptr;
+  // Starts the watchdog (several ranks, before the communicator joins).
+  void StartWatchdog(absl::Duration timeout);
+  // The watchdog no longer touches comm_.
+  void HideCommFromWatchdog();
   absl::flat_hash_map<uint64_t, HostAllocation> host_;
   bool shut_down_ = false;
 };

@@ -194,6 +194,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   runtime_options.nccl_id = std::move(id);
   runtime_options.max_pinned_bytes = options.max_pinned_bytes;
   runtime_options.pinned_fallback = options.pinned_fallback;
+  runtime_options.collective_timeout = options.collective_timeout;
   return RunOneRank(
       runtime_options, options,
       absl::StrCat("local rank ", re->local_rank, ", from ", re->source), fn);
@@ -221,6 +222,7 @@ absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
     o.nccl_id = id;
     o.max_pinned_bytes = options.max_pinned_bytes;
     o.pinned_fallback = options.pinned_fallback;
+    o.collective_timeout = options.collective_timeout;
     return o;
   };
   if (ranks == 1) return RunOneRank(options_for(0), options, "", fn);

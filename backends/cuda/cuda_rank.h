@@ -44,6 +44,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "backends/cuda/rank_env.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/runtime.h"
@@ -59,6 +60,10 @@ struct CudaRankOptions {
   bool pinned_fallback = false;
   // Where the rank variables are read; the process environment when unset.
   EnvLookup env;
+  // With several ranks: how long one host wait may last before the rank
+  // aborts the communicator and exits with kWatchdogExitCode
+  // (zero3.collective_timeout_seconds; CudaRuntimeOptions).
+  absl::Duration collective_timeout = absl::Minutes(30);
   // Where to say which rank runs on which GPU (one line per rank, written
   // once the communicator is up); nothing when null.
   std::ostream* log = nullptr;

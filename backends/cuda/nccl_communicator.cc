@@ -103,6 +103,9 @@ absl::Status NcclCommunicator::AsyncError() {
 
 absl::StatusOr<cudaStream_t> NcclCommunicator::StreamOf(
     runtime::Stream& stream, absl::string_view what, absl::string_view label) {
+  if (watchdog_ != nullptr) {
+    watchdog_->Note(absl::StrCat(what, " '", label, "'"));
+  }
   auto* s = dynamic_cast<CudaStream*>(&stream);
   if (s == nullptr || &s->device() != device_) {
     return absl::InvalidArgumentError(

@@ -15,9 +15,10 @@
 // it: run a new program there first.
 //
 // Failure of another rank: a collective whose peers never arrive does not
-// return; the launcher (zero3 launch, srun, mpirun) stops the surviving
-// ranks when one exits with an error. Abort() lets a rank that failed
-// exit without waiting for its peers.
+// return. The runtime's watchdog (runtime::Watchdog, named here the
+// collectives as they are issued) bounds the host's wait for them, polls
+// AsyncError, and aborts the communicator; Abort() also lets a rank that
+// failed exit without waiting for its peers.
 //
 // Ownership: owns the ncclComm_t. Thread-compatible: driven by the rank's
 // host thread.
@@ -33,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/cuda/cuda_dynload.h"
 #include "core/runtime/communicator.h"
+#include "core/runtime/watchdog.h"
 
 namespace zero3 {
 namespace cuda {
@@ -79,6 +81,10 @@ class NcclCommunicator final : public runtime::Communicator {
   // Frees the communicator without waiting for peers (ncclCommAbort).
   void Abort();
 
+  // Tells `watchdog` (may be null) of every collective issued, for its
+  // message. Not owned; must outlive the communicator's use.
+  void set_watchdog(runtime::Watchdog* watchdog) { watchdog_ = watchdog; }
+
   // NCCL's asynchronous error for this communicator (a peer or a network
   // failure), OK when none.
   absl::Status AsyncError();
@@ -98,6 +104,7 @@ class NcclCommunicator final : public runtime::Communicator {
   ncclComm_t comm_;
   int rank_;
   int size_;
+  runtime::Watchdog* watchdog_ = nullptr;
 };
 
 }  // namespace cuda

@@ -138,7 +138,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "activation_checkpoint_mlp_only": false,
     "lm_head_chunk_tokens": 0,
     "host_step_overlap": "none",
-    "host_work_per_grad_us": 0.0
+    "host_work_per_grad_us": 0.0,
+    "collective_timeout_seconds": 1800
   },
   "steps_per_print": 1,
   "csv_monitor": {

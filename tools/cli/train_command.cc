@@ -771,6 +771,9 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
       in.memory.max_pinned_bytes;
   o.sim.pinned_fallback = o.cuda.rank.pinned_fallback =
       in.memory.pinned_fallback;
+  const int64_t timeout = in.config.zero3().collective_timeout_seconds();
+  o.cuda.rank.collective_timeout =
+      timeout > 0 ? absl::Seconds(timeout) : absl::InfiniteDuration();
   // CUDA's pinning is not bound by RLIMIT_MEMLOCK; a low one is worth a
   // line where real memory is pinned.
   const std::string memlock =
