@@ -621,6 +621,13 @@ absl::StatusOr<std::unique_ptr<CudaRuntime>> CudaRuntime::Create(
         rt->comm_, NcclCommunicator::Create(rt->device_.get(), id, options.rank,
                                             options.world_size));
   }
+  {
+    // NCCL's buffers exist before anyone reads the free memory (the memory
+    // check, the engine's budgets).
+    const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
+        rt->watchdog_.get(), "NCCL's warm-up collectives");
+    ZR_RETURN_IF_ERROR(rt->comm_->WarmUp());
+  }
   rt->comm_->set_watchdog(rt->watchdog_.get());
   absl::MutexLock lock(&rt->comm_mu_);
   rt->comm_for_watchdog_ = rt->comm_.get();

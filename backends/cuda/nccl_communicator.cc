@@ -94,6 +94,43 @@ void NcclCommunicator::Abort() {
   comm_ = nullptr;
 }
 
+absl::Status NcclCommunicator::WarmUp() {
+  if (size_ == 1 || comm_ == nullptr) return absl::OkStatus();
+  // Per rank: LL for the small all-reduce and broadcast, Simple for the
+  // large ones (NCCL picks the protocol by size).
+  const size_t small = 1024, large = size_t{8} << 20;  // elements
+  void* buffer = nullptr;
+  cudaStream_t s = nullptr;
+  ZR_CUDA_RETURN_IF_ERROR(
+      cudaMalloc(&buffer, large * 4 * static_cast<size_t>(size_ + 1)));
+  absl::Status status = CudaStatus(
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  auto* f = static_cast<float*>(buffer);
+  auto run = [&](ncclResult_t r, const char* what) {
+    if (status.ok()) status = NcclStatus(r, what, comm_);
+  };
+  if (status.ok()) {
+    run(ncclAllReduce(f, f, small, ncclFloat32, ncclSum, comm_, s),
+        "ncclAllReduce (warm-up)");
+    run(ncclAllReduce(f, f, large, ncclFloat32, ncclSum, comm_, s),
+        "ncclAllReduce (warm-up)");
+    run(ncclAllReduce(f, f, small, ncclFloat32, ncclMax, comm_, s),
+        "ncclAllReduce (warm-up)");
+    run(ncclAllGather(f, f + large, large, ncclBfloat16, comm_, s),
+        "ncclAllGather (warm-up)");
+    run(ncclReduceScatter(f + large, f, large, ncclBfloat16, ncclSum, comm_, s),
+        "ncclReduceScatter (warm-up)");
+    run(ncclBroadcast(f, f, small, ncclFloat32, 0, comm_, s),
+        "ncclBroadcast (warm-up)");
+    if (status.ok()) {
+      status = CudaStatus(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    }
+  }
+  if (s != nullptr) cudaStreamDestroy(s);
+  cudaFree(buffer);
+  return Annotate(status, "warming up NCCL");
+}
+
 absl::Status NcclCommunicator::AsyncError() {
   if (comm_ == nullptr) return absl::OkStatus();
   ncclResult_t async = ncclSuccess;

@@ -81,6 +81,13 @@ class NcclCommunicator final : public runtime::Communicator {
   // Frees the communicator without waiting for peers (ncclCommAbort).
   void Abort();
 
+  // Runs one collective of each kind the engine issues, small and large
+  // (a few tens of MiB of device memory, freed after), and waits for them:
+  // NCCL allocates its channel buffers at a connection's first use, so
+  // afterwards the device's free memory holds them. Every rank must call
+  // it.
+  absl::Status WarmUp();
+
   // Tells `watchdog` (may be null) of every collective issued, for its
   // message. Not owned; must outlive the communicator's use.
   void set_watchdog(runtime::Watchdog* watchdog) { watchdog_ = watchdog; }
