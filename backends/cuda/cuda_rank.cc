@@ -3,7 +3,9 @@
 #include "backends/cuda/cuda_rank.h"
 
 #include <cuda_runtime_api.h>
+#include <sched.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -33,6 +35,34 @@ absl::Mutex log_mu(absl::kConstInit);
 // and before threads that might read the environment start.
 void DefaultNvlsOff() { setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); }
 
+// The CPUs this process may run on (its affinity mask), as "0-7,16-23".
+std::vector<int> AffinityCpus() {
+  std::vector<int> ids;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return ids;
+  for (int id = 0; id < CPU_SETSIZE; ++id) {
+    if (CPU_ISSET(id, &set)) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::string CpuRanges(const std::vector<int>& cpus) {
+  std::string text;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    absl::StrAppend(&text, text.empty() ? "" : ",", cpus[i],
+                    j == i ? "" : absl::StrCat("-", cpus[j]));
+    i = j + 1;
+  }
+  return text;
+}
+
+// Fewer CPUs than this for one rank: its host optimizer step and staging
+// run on too few threads to keep up with a GPU (the launcher's mask, e.g.
+// srun without --cpus-per-task, is the usual cause).
+constexpr size_t kFewCpus = 4;
+
 absl::Status RankContext(const absl::Status& status, int rank, int world_size,
                          absl::string_view what) {
   if (status.ok()) return status;
@@ -56,10 +86,21 @@ absl::Status RunOneRank(const CudaRuntimeOptions& runtime_options,
   if (options.log != nullptr) {
     CudaDevice& d = (*rt)->cuda_device();
     absl::MutexLock lock(&log_mu);
+    const std::vector<int> cpus = AffinityCpus();
     *options.log << "zero3: rank " << rank << " of " << world << " on GPU "
                  << d.ordinal() << " (" << d.name() << ", "
                  << runtime::FormatBytes(d.total_memory_bytes()) << ")"
-                 << (source.empty() ? "" : absl::StrCat("; ", source)) << "\n";
+                 << (source.empty() ? "" : absl::StrCat("; ", source))
+                 << "; CPUs " << CpuRanges(cpus) << "\n";
+    if (cpus.size() < kFewCpus) {
+      *options.log
+          << "warning: rank " << rank << " may run on " << cpus.size()
+          << (cpus.size() == 1 ? " CPU" : " CPUs")
+          << " (its affinity mask), so its host optimizer step and copies "
+             "run on as many threads; give each rank more cores (srun "
+             "--cpus-per-task, mpirun --map-by ...:PE=N, or zero3 launch, "
+             "which shares the node's cores among its ranks)\n";
+    }
     options.log->flush();
   }
   absl::Status status = fn(**rt);
@@ -98,6 +139,22 @@ int VisibleCudaDevices() {
     return 0;
   }
   return count;
+}
+
+std::vector<std::string> VisibleGpuBusIds() {
+  std::vector<std::string> ids;
+  const int count = VisibleCudaDevices();
+  for (int i = 0; i < count; ++i) {
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), i) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {};
+    }
+    std::string id = bus;
+    for (char& c : id) c = static_cast<char>(std::tolower(c));
+    ids.push_back(std::move(id));
+  }
+  return ids;
 }
 
 bool CudaBackendBuilt() { return true; }

@@ -95,6 +95,11 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings(
 // without CUDA in the build. Never fails.
 int VisibleCudaDevices();
 
+// The PCI bus id of each visible CUDA device in CUDA's order, as sysfs names
+// it ("0000:1b:00.0", lower case); empty without a driver or a device, or
+// without CUDA in the build. Creates no context. Never fails.
+std::vector<std::string> VisibleGpuBusIds();
+
 // Whether this build has the CUDA backend.
 bool CudaBackendBuilt();
 

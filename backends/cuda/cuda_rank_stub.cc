@@ -38,6 +38,8 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TakeOpTimings(
 
 int VisibleCudaDevices() { return 0; }
 
+std::vector<std::string> VisibleGpuBusIds() { return {}; }
+
 bool CudaBackendBuilt() { return false; }
 
 std::vector<std::string> DescribeCudaBackend() {

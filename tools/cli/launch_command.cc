@@ -238,8 +238,14 @@ absl::Status Supervisor::Start(int port) {
   children_.reserve(options_.nprocs);
   std::vector<cpu_set_t> cpu_sets;
   if (options_.bind_cpus) {
+    // Local rank r drives GPU r: its share comes from that GPU's NUMA node
+    // where sysfs says which.
+    std::vector<std::string> gpus = cuda::VisibleGpuBusIds();
+    gpus.resize(std::min<size_t>(gpus.size(), options_.nprocs));
+    std::vector<int> nodes = internal::PciNumaNodes(gpus);
+    nodes.resize(options_.nprocs, -1);
     const std::vector<std::vector<int>> slices =
-        internal::CpuSlices(internal::AllowedCpus(), options_.nprocs);
+        internal::NumaCpuSlices(internal::AllowedCpus(), nodes);
     if (slices.empty()) {
       err_ << "zero3 launch: fewer cores than processes; not binding them to "
               "CPUs\n";
@@ -250,7 +256,11 @@ absl::Status Supervisor::Start(int port) {
       for (int cpu : slices[r]) CPU_SET(cpu, &set);
       cpu_sets.push_back(set);
       err_ << "zero3 launch: rank " << r << " on CPUs "
-           << internal::CpuListText(slices[r]) << "\n";
+           << internal::CpuListText(slices[r])
+           << (nodes[r] >= 0
+                   ? absl::StrCat(" (NUMA node ", nodes[r], ", GPU ", r, "'s)")
+                   : std::string())
+           << "\n";
     }
     err_.flush();
   }
