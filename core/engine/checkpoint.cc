@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -287,6 +290,57 @@ absl::StatusOr<SavedCheckpoint> CheckpointSaver::Finish() {
         absl::StrCat("rank 0 could not publish ", p.step_dir));
   }
   return SavedCheckpoint{p.step, p.step_dir};
+}
+
+absl::Status CheckSharedDirectory(Engine& engine, runtime::Runtime& rt,
+                                  const std::string& dir) {
+  if (rt.world_size() == 1 || !rt.computes_values()) return absl::OkStatus();
+  // A token of two 24-bit halves (exact in the float all-reduce).
+  std::vector<float> token = {0, 0};
+  if (rt.rank() == 0) {
+    std::random_device random;
+    token = {static_cast<float>(random() & 0xffffff),
+             static_cast<float>(random() & 0xffffff)};
+  }
+  ZR_ASSIGN_OR_RETURN(token, engine.SumAcrossRanks(token, "shared dir token"));
+  const std::string text = absl::StrCat(static_cast<int64_t>(token[0]), ".",
+                                        static_cast<int64_t>(token[1]));
+  const std::string path = absl::StrCat(dir, "/.zero3_shared_check.", text);
+  absl::Status written = absl::OkStatus();
+  if (rt.rank() == 0) {
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      written = absl::FailedPreconditionError(absl::StrCat(
+          "cannot create checkpoint directory ", dir, ": ", strerror(errno)));
+    }
+    if (written.ok()) {
+      absl::StatusOr<std::unique_ptr<io::AtomicFile>> f =
+          io::AtomicFile::Create(path);
+      written = f.ok() ? (*f)->Write(text) : f.status();
+      if (written.ok()) written = (*f)->Commit();
+    }
+  }
+  ZR_ASSIGN_OR_RETURN(const int failed,
+                      engine.CountRanks(!written.ok(), "shared dir written"));
+  if (failed > 0) {
+    return written.ok()
+               ? absl::FailedPreconditionError(absl::StrCat(
+                     "rank 0 cannot write in checkpoint directory ", dir))
+               : written;
+  }
+  std::ifstream in(path);
+  std::string seen;
+  const bool sees = static_cast<bool>(in >> seen) && seen == text;
+  ZR_ASSIGN_OR_RETURN(const int blind,
+                      engine.CountRanks(!sees, "shared dir read"));
+  if (rt.rank() == 0) std::remove(path.c_str());
+  if (blind == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "checkpoint directory ", dir, ": ", blind, " of ", rt.world_size(),
+      " ranks do not see the file rank 0 wrote there (this rank, ", rt.rank(),
+      sees ? ", does" : ", does not",
+      "); every rank writes its shard into it and rank 0 publishes the "
+      "checkpoint, so it must be on a file system every node shares (NFS, "
+      "Lustre, ...): point --save there"));
 }
 
 absl::StatusOr<std::string> SaveCheckpoint(Engine& engine, runtime::Runtime& rt,

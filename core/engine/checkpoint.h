@@ -125,6 +125,17 @@ class CheckpointSaver {
   std::thread writer_;
 };
 
+// With more than one rank (and a runtime that holds values): that `dir`,
+// as this rank names it, is the directory rank 0 sees too - every rank
+// writes its shard there and rank 0 publishes the checkpoint, so on several
+// nodes it must be on a file system they share. Rank 0 writes a file with
+// a random token there, every rank looks for it, and the ranks agree;
+// InvalidArgument (the path given is wrong) on every rank when any does not
+// see it, naming `dir` and whether this rank sees it. Makes `dir` if missing (its parent must
+// exist). Every rank must call it (collectives); run it before training.
+absl::Status CheckSharedDirectory(Engine& engine, runtime::Runtime& rt,
+                                  const std::string& dir);
+
 // Saves `engine`'s state after its steps_done() steps to
 // options.dir/step_<N> and publishes it before returning (options.async is
 // ignored). Returns the step directory. An existing step_<N> with a

@@ -447,6 +447,48 @@ TEST(CheckpointTest, MissingDirectoryFailsAndKeepsTheLatest) {
   EXPECT_THAT(Resume(dir).status, IsOk());
 }
 
+// The checkpoint directory is one file system for every rank: where it is
+// (one process, one disk), the check passes and leaves nothing behind;
+// where rank 1 names another directory (a node-local disk on its node),
+// every rank fails naming the directory before anything is trained.
+TEST(CheckpointTest, DirectoryNotSharedByEveryRankIsNamed) {
+  const model::ModelSpec spec = model::LoadModelSpec("tiny").value();
+  const zero::ZeroOptions o = Options(runtime::DType::kF32, false, 1);
+  auto data = CorpusBatches(o.seq);
+  const std::string shared = FreshTestDir("shared");
+  const std::string local = FreshTestDir("rank1_local");
+  for (const bool split : {false, true}) {
+    sim::SimOptions so;
+    so.profile = sim::TestProfile();
+    so.world_size = 2;
+    so.mode = sim::SimMode::kData;
+    auto world = sim::SimWorld::Create(so);
+    ASSERT_TRUE(world.ok()) << world.status();
+    std::vector<absl::Status> results(2);
+    const absl::Status run =
+        (*world)->Run([&](runtime::Runtime& rt) -> absl::Status {
+          ZR_ASSIGN_OR_RETURN(auto e, Engine::Create(spec, o, data.get(), rt));
+          results[rt.rank()] = CheckSharedDirectory(
+              *e, rt, split && rt.rank() == 1 ? local : shared);
+          return absl::OkStatus();
+        });
+    ASSERT_THAT(run, IsOk());
+    if (!split) {
+      EXPECT_THAT(results[0], IsOk());
+      EXPECT_THAT(results[1], IsOk());
+      EXPECT_TRUE(std::filesystem::is_empty(shared)) << "token left behind";
+      continue;
+    }
+    EXPECT_THAT(results[0],
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrCat("checkpoint directory ", shared,
+                                                ": 1 of 2 ranks do "
+                                                "not see"))));
+    EXPECT_THAT(results[1], StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("(this rank, 1, does not)")));
+  }
+}
+
 TEST(CheckpointTest, NoCheckpointIsNamed) {
   const std::string dir = FreshTestDir("empty");
   EXPECT_THAT(ResolveCheckpoint(dir),

@@ -963,6 +963,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
         checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
                           config::ConfigToJsonValue(in.config));
     o.async = in.config.zero3().checkpoint_write() == "async";
+    ZR_RETURN_IF_ERROR(engine::CheckSharedDirectory(*e, rt, o.dir));
     saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
   }
   if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
