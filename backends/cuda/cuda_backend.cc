@@ -612,6 +612,7 @@ absl::StatusOr<std::unique_ptr<CudaRuntime>> CudaRuntime::Create(
   if (id.empty() && options.world_size == 1) {
     ZR_ASSIGN_OR_RETURN(id, NcclCommunicator::NewUniqueId());
   }
+  rt->peer_links_ = options.peer_links;
   if (options.world_size > 1) rt->StartWatchdog(options.collective_timeout);
   {
     const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
@@ -657,6 +658,10 @@ void CudaRuntime::StartWatchdog(absl::Duration timeout) {
     if (comm_for_watchdog_ == nullptr) return absl::OkStatus();
     return comm_for_watchdog_->AsyncError();
   });
+  if (peer_links_ != nullptr) {
+    PeerLinks* links = peer_links_.get();
+    watchdog_->AddProbe([links] { return links->Check(); });
+  }
 }
 
 void CudaRuntime::HideCommFromWatchdog() {
@@ -712,6 +717,8 @@ absl::Status CudaRuntime::Shutdown() {
     comm_.reset();
   }
   watchdog_.reset();
+  // The other ranks may end now without taking this one for lost.
+  if (peer_links_ != nullptr && result.ok()) peer_links_->Goodbye();
   result.Update(ReleaseMemory());
   device_.reset();
   return result;

@@ -72,6 +72,7 @@
 #include "absl/time/time.h"
 #include "backends/cuda/caching_allocator.h"
 #include "backends/cuda/kernel_launcher.h"
+#include "backends/cuda/rendezvous.h"
 #include "core/runtime/op_timing.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/watchdog.h"
@@ -293,6 +294,9 @@ struct CudaRuntimeOptions {
   // zero3.collective_timeout_seconds); NCCL's asynchronous errors do the
   // same at once. InfiniteDuration: no timeout.
   absl::Duration collective_timeout = absl::Minutes(30);
+  // The rendezvous's connections to the other ranks' processes (null:
+  // none): the watchdog checks them, and an orderly Shutdown says goodbye.
+  std::shared_ptr<PeerLinks> peer_links;
 };
 
 // The exit status of a rank its watchdog ended (a peer lost or hung, or an
@@ -354,6 +358,7 @@ class CudaRuntime final : public runtime::Runtime {
   runtime::PinnedMemoryTracker pinned_;
   uint64_t next_buffer_id_ = 0;
   std::unique_ptr<runtime::Watchdog> watchdog_;  // several ranks only
+  std::shared_ptr<PeerLinks> peer_links_;
   std::unique_ptr<CudaDevice> device_;
   std::unique_ptr<NcclCommunicator> comm_;
   // comm_ while the watchdog's thread may use it (probe, abort).

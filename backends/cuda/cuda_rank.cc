@@ -225,6 +225,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   ZR_CUDA_RETURN_IF_ERROR(cudaSetDevice(*device));
 
   std::string id;
+  std::shared_ptr<PeerLinks> links;
   if (re->rank == 0) {
     absl::StatusOr<std::string> made = NcclCommunicator::NewUniqueId();
     if (!made.ok()) return Annotate(made.status(), re->Describe());
@@ -239,9 +240,11 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
     config.file = re->rendezvous_file;
     config.job = re->job;
     config.timeout = re->rendezvous_timeout;
-    absl::StatusOr<std::string> shared = ShareFromRankZero(config, id);
+    absl::StatusOr<SharedFromRankZero> shared =
+        ShareFromRankZeroLinked(config, id);
     if (!shared.ok()) return Annotate(shared.status(), re->Describe());
-    id = std::move(*shared);
+    id = std::move(shared->payload);
+    links = std::move(shared->links);
   }
 
   CudaRuntimeOptions runtime_options;
@@ -252,6 +255,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   runtime_options.max_pinned_bytes = options.max_pinned_bytes;
   runtime_options.pinned_fallback = options.pinned_fallback;
   runtime_options.collective_timeout = options.collective_timeout;
+  runtime_options.peer_links = std::move(links);
   return RunOneRank(
       runtime_options, options,
       absl::StrCat("local rank ", re->local_rank, ", from ", re->source), fn);

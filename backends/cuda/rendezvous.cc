@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace cuda {
@@ -69,6 +70,12 @@ class Fd {
   }
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  // Gives the descriptor up (the caller closes it).
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   int fd_;
@@ -211,9 +218,12 @@ absl::StatusOr<Fd> Listen(int port) {
           : ""));
 }
 
+// Rank 0's side: `kept`, when given, receives the connection of each rank
+// (index = rank; rank 0's stays invalid).
 absl::StatusOr<std::string> ServeTcp(const RendezvousConfig& config,
                                      absl::string_view payload,
-                                     absl::Time deadline) {
+                                     absl::Time deadline,
+                                     std::vector<Fd>* kept = nullptr) {
   absl::StatusOr<Fd> listener = Listen(config.port);
   if (!listener.ok()) return listener.status();
   const std::string ok_reply = Reply(true, payload);
@@ -267,6 +277,10 @@ absl::StatusOr<std::string> ServeTcp(const RendezvousConfig& config,
     if (WriteAll(conn.get(), ok_reply.data(), ok_reply.size(), deadline).ok()) {
       joined[rank] = true;
       --missing;
+      if (kept != nullptr) {
+        kept->resize(config.world_size);
+        (*kept)[rank] = std::move(conn);
+      }
     }
   }
   return std::string(payload);
@@ -277,7 +291,7 @@ absl::StatusOr<std::string> ServeTcp(const RendezvousConfig& config,
 // other codes are final.
 absl::StatusOr<std::string> FetchOnce(const RendezvousConfig& config,
                                       const addrinfo* addresses,
-                                      absl::Time deadline) {
+                                      absl::Time deadline, Fd* kept) {
   std::string last_error = "no address";
   for (const addrinfo* ai = addresses; ai != nullptr; ai = ai->ai_next) {
     Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -341,13 +355,14 @@ absl::StatusOr<std::string> FetchOnce(const RendezvousConfig& config,
           absl::StrCat("rank 0 at ", config.host, ":", config.port,
                        " refused rank ", config.rank, ": ", body));
     }
+    if (kept != nullptr) *kept = std::move(fd);
     return body;
   }
   return absl::UnavailableError(last_error);
 }
 
 absl::StatusOr<std::string> FetchTcp(const RendezvousConfig& config,
-                                     absl::Time deadline) {
+                                     absl::Time deadline, Fd* kept = nullptr) {
   const std::string where = absl::StrCat(config.host, ":", config.port);
   const std::string port = absl::StrCat(config.port);
   absl::Duration backoff = absl::Milliseconds(50);
@@ -360,7 +375,8 @@ absl::StatusOr<std::string> FetchTcp(const RendezvousConfig& config,
     const int gai =
         getaddrinfo(config.host.c_str(), port.c_str(), &hints, &addresses);
     if (gai == 0) {
-      absl::StatusOr<std::string> got = FetchOnce(config, addresses, deadline);
+      absl::StatusOr<std::string> got =
+          FetchOnce(config, addresses, deadline, kept);
       freeaddrinfo(addresses);
       if (got.ok() || !absl::IsUnavailable(got.status())) return got;
       last_error = std::string(got.status().message());
@@ -575,6 +591,26 @@ absl::StatusOr<std::string> ReadPublishedFile(const RendezvousConfig& config,
       "all nodes share"));
 }
 
+// The TCP transport's settings, checked.
+absl::Status CheckTcpConfig(const RendezvousConfig& config,
+                            absl::string_view payload) {
+  if (config.world_size < 1 || config.rank < 0 ||
+      config.rank >= config.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rendezvous: rank ", config.rank, " of ", config.world_size));
+  }
+  if (config.rank == 0 && static_cast<int64_t>(payload.size()) > kMaxPayload) {
+    return absl::InvalidArgumentError("rendezvous payload over 1 MiB");
+  }
+  if (config.port < 1 || config.port > 65535 ||
+      (config.rank != 0 && config.host.empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: need rank 0's host and a TCP port, got '",
+                     config.host, "' port ", config.port));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ShareFromRankZero(const RendezvousConfig& config,
@@ -593,14 +629,87 @@ absl::StatusOr<std::string> ShareFromRankZero(const RendezvousConfig& config,
     return config.rank == 0 ? PublishFile(config, payload, deadline)
                             : ReadPublishedFile(config, deadline);
   }
-  if (config.port < 1 || config.port > 65535 ||
-      (config.rank != 0 && config.host.empty())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rendezvous: need rank 0's host and a TCP port, got '",
-                     config.host, "' port ", config.port));
-  }
+  ZR_RETURN_IF_ERROR(CheckTcpConfig(config, payload));
   return config.rank == 0 ? ServeTcp(config, payload, deadline)
                           : FetchTcp(config, deadline);
+}
+
+absl::StatusOr<SharedFromRankZero> ShareFromRankZeroLinked(
+    const RendezvousConfig& config, absl::string_view payload) {
+  SharedFromRankZero out;
+  if (config.world_size == 1 || !config.file.empty()) {
+    ZR_ASSIGN_OR_RETURN(out.payload, ShareFromRankZero(config, payload));
+    return out;
+  }
+  ZR_RETURN_IF_ERROR(CheckTcpConfig(config, payload));
+  const absl::Time deadline = absl::Now() + config.timeout;
+  std::vector<int> ranks, fds;
+  if (config.rank == 0) {
+    std::vector<Fd> kept;
+    ZR_ASSIGN_OR_RETURN(out.payload,
+                        ServeTcp(config, payload, deadline, &kept));
+    for (int r = 1; r < static_cast<int>(kept.size()); ++r) {
+      ranks.push_back(r);
+      fds.push_back(kept[r].release());
+    }
+  } else {
+    Fd kept;
+    ZR_ASSIGN_OR_RETURN(out.payload, FetchTcp(config, deadline, &kept));
+    ranks.push_back(0);
+    fds.push_back(kept.release());
+  }
+  out.links.reset(new PeerLinks(config.rank, std::move(ranks), std::move(fds)));
+  return out;
+}
+
+PeerLinks::PeerLinks(int rank, std::vector<int> peer_ranks,
+                     std::vector<int> fds)
+    : rank_(rank), peer_ranks_(std::move(peer_ranks)), fds_(std::move(fds)) {}
+
+PeerLinks::~PeerLinks() {
+  for (int& fd : fds_) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+}
+
+// A goodbye is this byte; anything else on a link is ignored.
+constexpr char kGoodbye = 'B';
+
+absl::Status PeerLinks::Check() {
+  for (size_t i = 0; i < fds_.size(); ++i) {
+    if (fds_[i] < 0) continue;
+    char buf[64];
+    const ssize_t n = recv(fds_[i], buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      continue;  // alive, nothing said
+    }
+    if (n > 0 &&
+        std::memchr(buf, kGoodbye, static_cast<size_t>(n)) == nullptr) {
+      continue;
+    }
+    close(fds_[i]);
+    fds_[i] = -1;
+    if (n > 0) continue;  // goodbye: it ended normally
+    const int peer = peer_ranks_[i];
+    return absl::UnavailableError(absl::StrCat(
+        "rank ", peer, "'s process ended without finishing (its connection ",
+        peer == 0 ? "from" : "to", " rank 0 ",
+        n == 0 ? "closed" : absl::StrCat("failed: ", ErrnoText(errno)),
+        peer == 0 ? "; rank 0 stops when any rank does"
+                  : "; look for its error or its exit status",
+        ")"));
+  }
+  return absl::OkStatus();
+}
+
+void PeerLinks::Goodbye() {
+  for (int& fd : fds_) {
+    if (fd < 0) continue;
+    (void)send(fd, &kGoodbye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+    fd = -1;
+  }
 }
 
 absl::StatusOr<int> PickFreePort() {

@@ -31,7 +31,9 @@
 #ifndef ZERO3_BACKENDS_CUDA_RENDEZVOUS_H_
 #define ZERO3_BACKENDS_CUDA_RENDEZVOUS_H_
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -60,6 +62,49 @@ struct RendezvousConfig {
 // Payloads up to 1 MiB.
 absl::StatusOr<std::string> ShareFromRankZero(const RendezvousConfig& config,
                                               absl::string_view payload);
+
+// The TCP connections of the rendezvous, kept open for the whole job: rank
+// 0 holds one to every other rank, each other rank one to rank 0. A process
+// that ends closes its side; one that ends normally says goodbye first.
+// So rank 0 learns within a poll that another rank's process died (killed,
+// crashed, or exited on an error), and every other rank that rank 0's did;
+// the watchdog (core/runtime/watchdog.h) probes Check and ends the rank,
+// which closes its links in turn: every rank of the job stops within
+// seconds, whichever launcher started them. Thread-compatible; Check runs
+// on the watchdog's thread, Goodbye on the rank's after its last
+// collective.
+struct SharedFromRankZero;
+
+class PeerLinks {
+ public:
+  ~PeerLinks();
+  PeerLinks(const PeerLinks&) = delete;
+  PeerLinks& operator=(const PeerLinks&) = delete;
+
+  // OK while every linked process lives or has said goodbye; Unavailable
+  // naming the rank whose process ended without it. Does not block.
+  absl::Status Check();
+  // Tells the linked ranks this one ends normally, and closes the links.
+  void Goodbye();
+
+ private:
+  friend absl::StatusOr<SharedFromRankZero> ShareFromRankZeroLinked(
+      const RendezvousConfig&, absl::string_view);
+  PeerLinks(int rank, std::vector<int> peer_ranks, std::vector<int> fds);
+  const int rank_;
+  std::vector<int> peer_ranks_;  // the rank at the other end of each link
+  std::vector<int> fds_;         // -1 once closed
+};
+
+struct SharedFromRankZero {
+  std::string payload;
+  // Null with one rank or the file rendezvous (no connections to keep).
+  std::unique_ptr<PeerLinks> links;
+};
+
+// ShareFromRankZero that keeps the TCP connections as PeerLinks.
+absl::StatusOr<SharedFromRankZero> ShareFromRankZeroLinked(
+    const RendezvousConfig& config, absl::string_view payload);
 
 // A TCP port that was free on this host a moment ago (bound to port 0 and
 // released), for launchers and tests that need a MASTER_PORT. Another

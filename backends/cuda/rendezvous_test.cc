@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/util/check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -100,6 +102,75 @@ TEST(RendezvousTest, TcpRankZeroLate) {
     ASSERT_THAT(results[r], IsOk()) << "rank " << r;
     EXPECT_EQ(*results[r], id);
   }
+}
+
+// Three ranks linked through the rendezvous's connections.
+std::vector<std::unique_ptr<PeerLinks>> LinkThree(int port) {
+  std::vector<std::unique_ptr<PeerLinks>> links(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      absl::StatusOr<SharedFromRankZero> got =
+          ShareFromRankZeroLinked(Tcp(r, 3, port), r == 0 ? "id" : "");
+      ZR_CHECK_OK(got.status());
+      ZR_CHECK_EQ(got->payload, "id");
+      links[r] = std::move(got->links);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return links;
+}
+
+// Polls `links` until Check fails or 5 s pass.
+absl::Status CheckUntilFailed(PeerLinks& links) {
+  const absl::Time end = absl::Now() + absl::Seconds(5);
+  absl::Status s;
+  while ((s = links.Check()).ok() && absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return s;
+}
+
+// A rank whose process ends without saying goodbye (killed, crashed, or
+// failed) is named by rank 0; rank 0 ending so is named by every other
+// rank: the failure reaches the whole job through rank 0.
+TEST(PeerLinksTest, AProcessThatEndsWithoutGoodbyeIsNamed) {
+  ASSERT_OK_AND_ASSIGN(int port, PickFreePort());
+  std::vector<std::unique_ptr<PeerLinks>> links = LinkThree(port);
+  for (auto& l : links) ASSERT_NE(l, nullptr);
+  for (auto& l : links) EXPECT_THAT(l->Check(), IsOk());
+  links[2].reset();  // rank 2's process dies: its socket closes
+  EXPECT_THAT(CheckUntilFailed(*links[0]),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("rank 2's process ended without finishing")));
+  EXPECT_THAT(links[1]->Check(), IsOk());
+  links[0].reset();  // rank 0's watchdog ends it
+  EXPECT_THAT(CheckUntilFailed(*links[1]),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("rank 0's process ended without finishing")));
+}
+
+// Ranks that end normally say goodbye first: nobody takes that for a
+// failure, in either direction.
+TEST(PeerLinksTest, GoodbyeIsNotAFailure) {
+  ASSERT_OK_AND_ASSIGN(int port, PickFreePort());
+  std::vector<std::unique_ptr<PeerLinks>> links = LinkThree(port);
+  links[1]->Goodbye();
+  links[1].reset();
+  links[0]->Goodbye();
+  links[0].reset();
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(links[2]->Check(), IsOk());
+  EXPECT_THAT(links[2]->Check(), IsOk());
+}
+
+// The file rendezvous and a single rank keep no connections.
+TEST(PeerLinksTest, NoneWithoutTcp) {
+  RendezvousConfig one;
+  ASSERT_OK_AND_ASSIGN(SharedFromRankZero alone,
+                       ShareFromRankZeroLinked(one, "x"));
+  EXPECT_EQ(alone.payload, "x");
+  EXPECT_EQ(alone.links, nullptr);
 }
 
 TEST(RendezvousTest, TcpHostName) {
