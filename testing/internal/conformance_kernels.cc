@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -219,17 +220,26 @@ absl::Status BiasBackwardCase(KernelTest& t, DType dt) {
 // ---------------------------------------------------------------------------
 // RMSNorm
 
-k::RmsNormArgs NormArgs() {
+// weight_offset 0: plain RMSNorm, weights around 1; 1: Gemma's
+// (1 + weight), weights around 0.
+k::RmsNormArgs NormArgs(float weight_offset) {
   k::RmsNormArgs args;
   args.rows = 5;
   args.dim = 32;
+  args.weight_offset = weight_offset;
   return args;
 }
 
-absl::Status RmsNormForwardCase(KernelTest& t, DType dt) {
-  const k::RmsNormArgs args = NormArgs();
+std::vector<float> NormWeights(KernelTest& t, DType dt,
+                               const k::RmsNormArgs& args) {
+  const double center = args.weight_offset == 0.0f ? 1.0 : 0.0;
+  return t.Random(args.dim, dt, center - 0.5, center + 0.5);
+}
+
+absl::Status RmsNormForwardWith(KernelTest& t, DType dt, float weight_offset) {
+  const k::RmsNormArgs args = NormArgs(weight_offset);
   const std::vector<float> x = t.Random(args.rows * args.dim, dt, -2, 2);
-  const std::vector<float> weight = t.Random(args.dim, dt, 0.5, 1.5);
+  const std::vector<float> weight = NormWeights(t, dt, args);
   std::vector<float> y(x.size()), rstd(args.rows);
   k::RmsNormForward<float>(args, x.data(), weight.data(), y.data(),
                            rstd.data());
@@ -245,10 +255,10 @@ absl::Status RmsNormForwardCase(KernelTest& t, DType dt) {
   return t.Check("rstd", op.rstd, rstd);
 }
 
-absl::Status RmsNormBackwardCase(KernelTest& t, DType dt) {
-  const k::RmsNormArgs args = NormArgs();
+absl::Status RmsNormBackwardWith(KernelTest& t, DType dt, float weight_offset) {
+  const k::RmsNormArgs args = NormArgs(weight_offset);
   const std::vector<float> x = t.Random(args.rows * args.dim, dt, -2, 2);
-  const std::vector<float> weight = t.Random(args.dim, dt, 0.5, 1.5);
+  const std::vector<float> weight = NormWeights(t, dt, args);
   const std::vector<float> dy = t.Random(x.size(), dt);
   const std::vector<float> d_weight0 = t.Random(args.dim, dt);
   std::vector<float> y(x.size()), rstd(args.rows);
@@ -269,6 +279,20 @@ absl::Status RmsNormBackwardCase(KernelTest& t, DType dt) {
   ZR_RETURN_IF_ERROR(t.Launch(op, "rmsnorm_bwd"));
   ZR_RETURN_IF_ERROR(t.Check("dx", op.dx, dx));
   return t.Check("d_weight", op.d_weight, d_weight);
+}
+
+absl::Status RmsNormForwardCase(KernelTest& t, DType dt) {
+  return RmsNormForwardWith(t, dt, 0.0f);
+}
+absl::Status RmsNormBackwardCase(KernelTest& t, DType dt) {
+  return RmsNormBackwardWith(t, dt, 0.0f);
+}
+// Gemma's RMSNorm: y = x * rstd * (1 + weight).
+absl::Status RmsNormForwardOffsetCase(KernelTest& t, DType dt) {
+  return RmsNormForwardWith(t, dt, 1.0f);
+}
+absl::Status RmsNormBackwardOffsetCase(KernelTest& t, DType dt) {
+  return RmsNormBackwardWith(t, dt, 1.0f);
 }
 
 // ---------------------------------------------------------------------------
@@ -363,24 +387,46 @@ std::vector<int32_t> PackedPositions(const k::AttentionArgs& a) {
   return p;
 }
 
+// One attention problem of a case: its arguments, whether its rows are
+// packed documents, the name its checks carry, and the range of q.
+struct AttentionProblem {
+  k::AttentionArgs args;
+  bool packed = false;
+  std::string name;
+  double q_range = 1.0;  // q uniform in [-q_range, q_range)
+};
+
 // Causal, full, and causal within packed documents. A backend that refuses
 // document positions (Unimplemented) skips the packed variant.
-enum class Mask { kCausal, kFull, kPacked };
-constexpr Mask kMasks[] = {Mask::kCausal, Mask::kFull, Mask::kPacked};
-const char* MaskName(Mask m) {
-  return m == Mask::kCausal ? " (causal)"
-         : m == Mask::kFull ? " (full)"
-                            : " (packed)";
+std::vector<AttentionProblem> MaskProblems() {
+  return {{AttentionShape(true), false, " (causal)"},
+          {AttentionShape(false), false, " (full)"},
+          {AttentionShape(true), true, " (packed)"}};
 }
 
-absl::Status AttentionForwardCase(KernelTest& t, DType dt) {
-  for (Mask mask : kMasks) {
-    const k::AttentionArgs a = AttentionShape(mask != Mask::kFull);
+// Gemma 2's scores: their own scale (not 1 / sqrt(head_dim)) and capped by
+// softcap * tanh(score / softcap), causal and in a sliding window shorter
+// than the sequence. q spans [-3, 3], so the scores reach well into the
+// cap's curve.
+std::vector<AttentionProblem> SoftcapProblems() {
+  k::AttentionArgs capped = AttentionShape(true);
+  capped.scale = 0.5f;
+  capped.softcap = 1.0f;
+  k::AttentionArgs windowed = capped;
+  windowed.window = 3;
+  return {{capped, false, " (scale, softcap, causal)", 3.0},
+          {windowed, false, " (scale, softcap, window 3)", 3.0}};
+}
+
+absl::Status AttentionForwardOf(KernelTest& t, DType dt,
+                                const std::vector<AttentionProblem>& problems) {
+  for (const AttentionProblem& problem : problems) {
+    const k::AttentionArgs& a = problem.args;
     const std::vector<int32_t> positions = PackedPositions(a);
-    const int32_t* packed = mask == Mask::kPacked ? positions.data() : nullptr;
+    const int32_t* packed = problem.packed ? positions.data() : nullptr;
     const int64_t tokens = a.batch * a.seq;
-    const std::vector<float> q =
-        t.Random(tokens * a.num_heads * a.head_dim, dt);
+    const std::vector<float> q = t.Random(tokens * a.num_heads * a.head_dim, dt,
+                                          -problem.q_range, problem.q_range);
     const std::vector<float> kk =
         t.Random(tokens * a.num_kv_heads * a.head_dim, dt);
     const std::vector<float> v =
@@ -402,22 +448,21 @@ absl::Status AttentionForwardCase(KernelTest& t, DType dt) {
     const absl::Status launched = t.Launch(op, "attention_fwd");
     if (packed != nullptr && absl::IsUnimplemented(launched)) continue;
     ZR_RETURN_IF_ERROR(launched);
-    ZR_RETURN_IF_ERROR(
-        t.Check(std::string("out") + MaskName(mask), op.out, out));
-    ZR_RETURN_IF_ERROR(
-        t.Check(std::string("lse") + MaskName(mask), op.lse, lse));
+    ZR_RETURN_IF_ERROR(t.Check("out" + problem.name, op.out, out));
+    ZR_RETURN_IF_ERROR(t.Check("lse" + problem.name, op.lse, lse));
   }
   return absl::OkStatus();
 }
 
-absl::Status AttentionBackwardCase(KernelTest& t, DType dt) {
-  for (Mask mask : kMasks) {
-    const k::AttentionArgs a = AttentionShape(mask != Mask::kFull);
+absl::Status AttentionBackwardOf(
+    KernelTest& t, DType dt, const std::vector<AttentionProblem>& problems) {
+  for (const AttentionProblem& problem : problems) {
+    const k::AttentionArgs& a = problem.args;
     const std::vector<int32_t> positions = PackedPositions(a);
-    const int32_t* packed = mask == Mask::kPacked ? positions.data() : nullptr;
+    const int32_t* packed = problem.packed ? positions.data() : nullptr;
     const int64_t tokens = a.batch * a.seq;
-    const std::vector<float> q =
-        t.Random(tokens * a.num_heads * a.head_dim, dt);
+    const std::vector<float> q = t.Random(tokens * a.num_heads * a.head_dim, dt,
+                                          -problem.q_range, problem.q_range);
     const std::vector<float> kk =
         t.Random(tokens * a.num_kv_heads * a.head_dim, dt);
     const std::vector<float> v =
@@ -450,7 +495,7 @@ absl::Status AttentionBackwardCase(KernelTest& t, DType dt) {
     const absl::Status launched = t.Launch(op, "attention_bwd");
     if (packed != nullptr && absl::IsUnimplemented(launched)) continue;
     ZR_RETURN_IF_ERROR(launched);
-    const std::string m = MaskName(mask);
+    const std::string& m = problem.name;
     ZR_RETURN_IF_ERROR(t.Check("dq" + m, op.dq, dq));
     ZR_RETURN_IF_ERROR(t.Check("dk" + m, op.dk, dk));
     ZR_RETURN_IF_ERROR(t.Check("dv" + m, op.dv, dv));
@@ -458,12 +503,27 @@ absl::Status AttentionBackwardCase(KernelTest& t, DType dt) {
   return absl::OkStatus();
 }
 
-// ---------------------------------------------------------------------------
-// SwiGLU
+absl::Status AttentionForwardCase(KernelTest& t, DType dt) {
+  return AttentionForwardOf(t, dt, MaskProblems());
+}
+absl::Status AttentionBackwardCase(KernelTest& t, DType dt) {
+  return AttentionBackwardOf(t, dt, MaskProblems());
+}
+absl::Status AttentionForwardSoftcapCase(KernelTest& t, DType dt) {
+  return AttentionForwardOf(t, dt, SoftcapProblems());
+}
+absl::Status AttentionBackwardSoftcapCase(KernelTest& t, DType dt) {
+  return AttentionBackwardOf(t, dt, SoftcapProblems());
+}
 
-absl::Status SwigluForwardCase(KernelTest& t, DType dt) {
+// ---------------------------------------------------------------------------
+// The gated activations: SwiGLU (silu) and GeGLU (GELU's tanh approximation).
+
+absl::Status GluForwardWith(KernelTest& t, DType dt,
+                            k::GluActivation activation) {
   k::SwigluArgs args;
   args.n = 100;
+  args.activation = activation;
   const std::vector<float> gate = t.Random(args.n, dt, -4, 4);
   const std::vector<float> up = t.Random(args.n, dt, -2, 2);
   std::vector<float> h(args.n);
@@ -478,9 +538,11 @@ absl::Status SwigluForwardCase(KernelTest& t, DType dt) {
   return t.Check("h", op.h, h);
 }
 
-absl::Status SwigluBackwardCase(KernelTest& t, DType dt) {
+absl::Status GluBackwardWith(KernelTest& t, DType dt,
+                             k::GluActivation activation) {
   k::SwigluArgs args;
   args.n = 100;
+  args.activation = activation;
   const std::vector<float> gate = t.Random(args.n, dt, -4, 4);
   const std::vector<float> up = t.Random(args.n, dt, -2, 2);
   const std::vector<float> dh = t.Random(args.n, dt);
@@ -500,15 +562,33 @@ absl::Status SwigluBackwardCase(KernelTest& t, DType dt) {
   return t.Check("d_up", op.d_up, d_up);
 }
 
-// ---------------------------------------------------------------------------
-// Cross-entropy: one row ignored.
+absl::Status SwigluForwardCase(KernelTest& t, DType dt) {
+  return GluForwardWith(t, dt, k::GluActivation::kSilu);
+}
+absl::Status SwigluBackwardCase(KernelTest& t, DType dt) {
+  return GluBackwardWith(t, dt, k::GluActivation::kSilu);
+}
+absl::Status GegluForwardCase(KernelTest& t, DType dt) {
+  return GluForwardWith(t, dt, k::GluActivation::kGeluTanh);
+}
+absl::Status GegluBackwardCase(KernelTest& t, DType dt) {
+  return GluBackwardWith(t, dt, k::GluActivation::kGeluTanh);
+}
 
-k::CrossEntropyArgs CrossEntropyShape() {
+// ---------------------------------------------------------------------------
+// Cross-entropy: one row ignored; plain logits, and logits soft-capped
+// (Gemma 2's final_logit_softcapping) at 2, which bends logits in [-3, 3]
+// well into tanh.
+
+constexpr float kLogitSoftcap = 2.0f;
+
+k::CrossEntropyArgs CrossEntropyShape(float logit_softcap) {
   k::CrossEntropyArgs args;
   args.num_tokens = 6;
   args.vocab_size = 13;
   args.ignore_index = -1;
   args.grad_scale = 0.5f;
+  args.logit_softcap = logit_softcap;
   return args;
 }
 
@@ -518,8 +598,9 @@ const std::vector<int32_t>& Targets() {
   return *targets;
 }
 
-absl::Status CrossEntropyForwardCase(KernelTest& t, DType dt) {
-  const k::CrossEntropyArgs args = CrossEntropyShape();
+absl::Status CrossEntropyForwardWith(KernelTest& t, DType dt,
+                                     float logit_softcap) {
+  const k::CrossEntropyArgs args = CrossEntropyShape(logit_softcap);
   const std::vector<float> logits =
       t.Random(args.num_tokens * args.vocab_size, dt, -3, 3);
   std::vector<float> lse(args.num_tokens);
@@ -537,8 +618,9 @@ absl::Status CrossEntropyForwardCase(KernelTest& t, DType dt) {
   return t.Check("loss", op.loss, {loss});
 }
 
-absl::Status CrossEntropyBackwardCase(KernelTest& t, DType dt) {
-  const k::CrossEntropyArgs args = CrossEntropyShape();
+absl::Status CrossEntropyBackwardWith(KernelTest& t, DType dt,
+                                      float logit_softcap) {
+  const k::CrossEntropyArgs args = CrossEntropyShape(logit_softcap);
   const std::vector<float> logits =
       t.Random(args.num_tokens * args.vocab_size, dt, -3, 3);
   std::vector<float> lse(args.num_tokens);
@@ -562,8 +644,9 @@ absl::Status CrossEntropyBackwardCase(KernelTest& t, DType dt) {
 // each chunk's forward writes its rows' loss terms, CrossEntropyLoss their
 // sum over a loss divisor (a rank's share of a global batch's predicted
 // targets), each chunk's backward divides by it too.
-absl::Status CrossEntropyChunkedCase(KernelTest& t, DType dt) {
-  k::CrossEntropyArgs args = CrossEntropyShape();
+absl::Status CrossEntropyChunkedWith(KernelTest& t, DType dt,
+                                     float logit_softcap) {
+  k::CrossEntropyArgs args = CrossEntropyShape(logit_softcap);
   args.loss_divisor = 7.5;
   const int64_t V = args.vocab_size;
   const std::vector<float> logits = t.Random(args.num_tokens * V, dt, -3, 3);
@@ -611,6 +694,25 @@ absl::Status CrossEntropyChunkedCase(KernelTest& t, DType dt) {
   ZR_ASSIGN_OR_RETURN(l.loss, t.Out(1, DType::kF32, "loss"));
   ZR_RETURN_IF_ERROR(t.Launch(l, "cross_entropy_loss"));
   return t.Check("loss of the chunks", l.loss, {loss});
+}
+
+absl::Status CrossEntropyForwardCase(KernelTest& t, DType dt) {
+  return CrossEntropyForwardWith(t, dt, 0.0f);
+}
+absl::Status CrossEntropyBackwardCase(KernelTest& t, DType dt) {
+  return CrossEntropyBackwardWith(t, dt, 0.0f);
+}
+absl::Status CrossEntropyChunkedCase(KernelTest& t, DType dt) {
+  return CrossEntropyChunkedWith(t, dt, 0.0f);
+}
+absl::Status CrossEntropyForwardSoftcapCase(KernelTest& t, DType dt) {
+  return CrossEntropyForwardWith(t, dt, kLogitSoftcap);
+}
+absl::Status CrossEntropyBackwardSoftcapCase(KernelTest& t, DType dt) {
+  return CrossEntropyBackwardWith(t, dt, kLogitSoftcap);
+}
+absl::Status CrossEntropyChunkedSoftcapCase(KernelTest& t, DType dt) {
+  return CrossEntropyChunkedWith(t, dt, kLogitSoftcap);
 }
 
 // ---------------------------------------------------------------------------
@@ -823,8 +925,23 @@ std::vector<ConformanceCase> KernelCases() {
   static_assert(
       sizeof(all) / sizeof(all[0]) == std::variant_size_v<runtime::Op>,
       "kernel_call.h has a new op: add a conformance case for it");
+  // Ops of the list above under the arguments other models set (Gemma's
+  // RMSNorm, activation, attention scores and logits).
+  const Op variants[] = {
+      {"RmsNormForwardWeightOffset", RmsNormForwardOffsetCase, false},
+      {"RmsNormBackwardWeightOffset", RmsNormBackwardOffsetCase, false},
+      {"AttentionForwardSoftcap", AttentionForwardSoftcapCase, false},
+      {"AttentionBackwardSoftcap", AttentionBackwardSoftcapCase, false},
+      {"GegluForward", GegluForwardCase, false},
+      {"GegluBackward", GegluBackwardCase, false},
+      {"CrossEntropyForwardSoftcap", CrossEntropyForwardSoftcapCase, false},
+      {"CrossEntropyBackwardSoftcap", CrossEntropyBackwardSoftcapCase, false},
+      {"CrossEntropyLossSoftcap", CrossEntropyChunkedSoftcapCase, false},
+  };
+  std::vector<Op> listed(std::begin(all), std::end(all));
+  listed.insert(listed.end(), std::begin(variants), std::end(variants));
   std::vector<ConformanceCase> cases;
-  for (const Op& op : all) {
+  for (const Op& op : listed) {
     for (DType dtype : {DType::kF32, DType::kBF16}) {
       if (op.fp32_only && dtype != DType::kF32) continue;
       KernelBody body = op.body;

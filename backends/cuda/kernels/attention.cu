@@ -13,6 +13,11 @@
 // FlashAttention) rescales the output accumulators, which each lane holds for
 // its head_dim / 32 columns. Writes lse = max + log(sum) per row.
 //
+// Scores are scale * q.k (AttentionShape's scale, 1 / sqrt(head_dim) by
+// default), soft-capped to softcap * tanh(score / softcap) where softcap > 0
+// before the mask and the softmax; the backward pass then multiplies each
+// ds by the cap's derivative 1 - (capped / softcap)^2.
+//
 // Backward: D_i = dO_i . O_i per row first (into scratch); then two kernels
 // that need no atomics, so the result is deterministic:
 //  - dQ: blocks of 16 query rows stream key tiles, rebuild p_ij from lse and
@@ -45,6 +50,7 @@ struct Dims {
   int64_t batch, seq, heads, kv_heads, head_dim, group;
   bool causal;
   float scale;
+  float softcap;             // > 0: scores are soft-capped; 0: not
   const int32_t* positions;  // packed documents, or null
   int64_t window;            // sliding window, or 0
 };
@@ -58,7 +64,8 @@ Dims MakeDims(const AttentionShape& s) {
   d.head_dim = s.head_dim;
   d.group = s.num_heads / s.num_kv_heads;
   d.causal = s.causal;
-  d.scale = static_cast<float>(1.0 / sqrt(static_cast<double>(s.head_dim)));
+  d.scale = ScoreScale(s);
+  d.softcap = s.softcap;
   d.positions = s.positions;
   d.window = s.window;
   return d;
@@ -84,6 +91,26 @@ __device__ __forceinline__ void LoadRows(const T& src, int64_t batch_row0,
       for (int64_t d = lane; d < head_dim; d += 32) out[d] = 0.0f;
     }
   }
+}
+
+// The capped score of q.k = qk: the reference's float operations (the
+// product rounded, then the cap), kept apart from the uncapped path's
+// arithmetic so that the compiler shares nothing between them.
+__device__ __forceinline__ float CappedScore(const Dims& dims, float qk) {
+  return Softcap(__fmul_rn(dims.scale, qk), dims.softcap);
+}
+
+// The probability exp(score - lse) of an unmasked q.k = qk, and in `grad`
+// the derivative of the cap at the score (1 without one).
+__device__ __forceinline__ float Probability(const Dims& dims, float qk,
+                                             float lse, float* grad) {
+  if (dims.softcap > 0.0f) {
+    const float capped = CappedScore(dims, qk);
+    *grad = SoftcapGrad(capped, dims.softcap);
+    return expf(capped - lse);
+  }
+  *grad = 1.0f;
+  return expf(dims.scale * qk - lse);
 }
 
 // ---------------------------------------------------------------------------
@@ -140,7 +167,9 @@ __global__ void __launch_bounds__(kThreads)
       const bool masked =
           j >= S || (dims.causal && j > i) ||
           (i < S && OutsideDocument(dims.positions, dims.window, row0, i, j));
-      const float s = masked ? -INFINITY : dims.scale * dot[rr];
+      const float s = masked                ? -INFINITY
+                      : dims.softcap > 0.0f ? CappedScore(dims, dot[rr])
+                                            : dims.scale * dot[rr];
       const float tile_max = WarpMax(s);
       const float m_new = fmaxf(m[rr], tile_max);
       if (m_new == -INFINITY) {  // nothing visible yet (only past seq)
@@ -269,10 +298,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int64_t i = q0 + warp * kRowsPerWarp + rr;
-      const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
-                          OutsideDocument(dims.positions, dims.window, row0, i, j);
-      const float p = masked ? 0.0f : expf(dims.scale * qk[rr] - row_lse[rr]);
-      sds[rr] = dims.scale * (p * (dov[rr] - row_delta[rr]));
+      const bool masked =
+          i >= S || j >= S || (dims.causal && j > i) ||
+          OutsideDocument(dims.positions, dims.window, row0, i, j);
+      float grad = 1.0f;
+      const float p =
+          masked ? 0.0f : Probability(dims, qk[rr], row_lse[rr], &grad);
+      sds[rr] = dims.scale * (p * (dov[rr] - row_delta[rr]) * grad);
     }
     const int count = S - k0 < kTile ? static_cast<int>(S - k0) : kTile;
     for (int jj = 0; jj < count; ++jj) {
@@ -363,10 +395,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int rr = 0; rr < kRowsPerWarp; ++rr) {
         const int64_t j = k0 + warp * kRowsPerWarp + rr;
-        const bool masked = i >= S || j >= S || (dims.causal && j > i) ||
-                            OutsideDocument(dims.positions, dims.window, row0, i, j);
-        p[rr] = masked ? 0.0f : expf(dims.scale * qk[rr] - lse_s[lane]);
-        sds[rr] = dims.scale * (p[rr] * (dov[rr] - delta_s[lane]));
+        const bool masked =
+            i >= S || j >= S || (dims.causal && j > i) ||
+            OutsideDocument(dims.positions, dims.window, row0, i, j);
+        float grad = 1.0f;
+        p[rr] = masked ? 0.0f : Probability(dims, qk[rr], lse_s[lane], &grad);
+        sds[rr] = dims.scale * (p[rr] * (dov[rr] - delta_s[lane]) * grad);
       }
       const int count = S - i0 < kTile ? static_cast<int>(S - i0) : kTile;
       for (int ii = 0; ii < count; ++ii) {

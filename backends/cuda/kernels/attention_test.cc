@@ -4,7 +4,8 @@
 // tensor-core kernels (bf16/fp16, head_dim 64 or 128) and the CUDA-core
 // kernels (every dtype), causal and not, with grouped-query heads,
 // sequences that end mid-tile, sliding windows and packed documents whose
-// boundaries fall inside tiles.
+// boundaries fall inside tiles, and scores with their own scale and
+// soft-capped (Gemma 2), alone and under windows and packed documents.
 
 #include <cstring>
 #include <string>
@@ -35,6 +36,8 @@ struct Case {
   // > 0: packed documents, the first `doc` rows long and each next one 1.5
   // times the last (so boundaries fall anywhere in a tile); 0: none.
   int64_t doc = 0;
+  float scale = 0.0f;    // AttentionArgs::scale
+  float softcap = 0.0f;  // AttentionArgs::softcap
 };
 
 const Case kCases[] = {
@@ -59,6 +62,18 @@ const Case kCases[] = {
     {DType::kBF16, 2, 150, 4, 1, 64, true, DType::kF32, 0, 9},
     {DType::kBF16, 1, 300, 2, 2, 128, true, DType::kF32, 0, 21},
     {DType::kBF16, 1, 1024, 4, 2, 128, true, DType::kF32, 64, 100},
+    // Their own scale, soft-capped scores (q spans [-3, 3], so the scores
+    // reach well into the cap's curve), under windows and packed documents.
+    {DType::kF32, 2, 37, 4, 2, 16, true, DType::kF32, 0, 0, 0.4f, 1.5f},
+    {DType::kF32, 1, 20, 2, 2, 40, false, DType::kF32, 0, 0, 0.0f, 2.0f},
+    {DType::kF32, 2, 37, 4, 2, 16, true, DType::kF32, 5, 0, 0.4f, 1.5f},
+    {DType::kF16, 2, 64, 2, 1, 64, true, DType::kF32, 0, 0, 0.2f, 0.0f},
+    {DType::kBF16, 2, 150, 4, 1, 64, true, DType::kF32, 0, 0, 0.2f, 2.0f},
+    {DType::kBF16, 1, 130, 2, 2, 128, false, DType::kF32, 0, 0, 0.1f, 2.5f},
+    {DType::kF16, 2, 150, 4, 1, 64, true, DType::kF32, 48, 0, 0.2f, 2.0f},
+    {DType::kBF16, 1, 300, 2, 2, 128, true, DType::kF32, 100, 0, 0.1f, 2.5f},
+    {DType::kBF16, 1, 300, 2, 2, 128, true, DType::kF32, 0, 21, 0.1f, 2.5f},
+    {DType::kBF16, 1, 1024, 4, 2, 128, true, DType::kF32, 64, 100, 0.0f, 1.0f},
 };
 
 // Each row's place in its packed document (see Case::doc), batch by batch.
@@ -86,18 +101,22 @@ kernels::AttentionArgs ArgsOf(const Case& c) {
   args.head_dim = c.head_dim;
   args.causal = c.causal;
   args.window = c.window;
+  args.scale = c.scale;
+  args.softcap = c.softcap;
   return args;
 }
 
 std::string Label(const char* what, const Case& c, bool simple) {
   const bool flash = !simple && c.dtype != DType::kF32 &&
                      (c.head_dim == 64 || c.head_dim == 128);
-  return absl::StrCat(what, flash ? " [tensor cores] " : " [cuda cores] ",
-                      DTypeName(c.dtype), " b=", c.batch, " s=", c.seq,
-                      " h=", c.heads, "/", c.kv_heads, " d=", c.head_dim,
-                      c.causal ? " causal" : " full",
-                      c.window > 0 ? absl::StrCat(" window=", c.window) : "",
-                      c.doc > 0 ? absl::StrCat(" packed from ", c.doc) : "");
+  return absl::StrCat(
+      what, flash ? " [tensor cores] " : " [cuda cores] ", DTypeName(c.dtype),
+      " b=", c.batch, " s=", c.seq, " h=", c.heads, "/", c.kv_heads,
+      " d=", c.head_dim, c.causal ? " causal" : " full",
+      c.window > 0 ? absl::StrCat(" window=", c.window) : "",
+      c.doc > 0 ? absl::StrCat(" packed from ", c.doc) : "",
+      c.scale > 0 ? absl::StrCat(" scale=", c.scale) : "",
+      c.softcap > 0 ? absl::StrCat(" softcap=", c.softcap) : "");
 }
 
 struct Inputs {

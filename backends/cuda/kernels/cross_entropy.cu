@@ -17,12 +17,19 @@
 // does); then an elementwise pass over [rows, vocab] writes the gradient, in
 // place if d_logits aliases logits.
 //
+// Soft-capped logits (softcap > 0, a template flag of both kernels): each
+// logit x is replaced by z = softcap * tanh(x / softcap) where it is read,
+// so lse and the loss terms are those of z, and the backward pass writes the
+// gradient of the raw logits, (softmax(z) - onehot) * factor * (1 - (z /
+// softcap)^2). Without it the kernels are those of plain logits.
+//
 // Targets that are neither ignore_index nor in [0, vocab_size) are counted in
 // env.error_count by the forward pass and treated as ignored by both.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/kernels/device_ops.h"
 #include "backends/cuda/kernels/device_util.h"
@@ -41,16 +48,23 @@ int ForwardThreads(int64_t vocab_size) {
   return 128;
 }
 
+// Calls f(std::bool_constant<kCap>), kCap = softcap > 0.
+template <typename F>
+decltype(auto) DispatchCap(float softcap, F&& f) {
+  if (softcap > 0.0f) return f(std::true_type());
+  return f(std::false_type());
+}
+
 __device__ __forceinline__ bool Counted(int32_t target, int32_t ignore_index,
                                         int64_t vocab_size) {
   return target != ignore_index && target >= 0 && target < vocab_size;
 }
 
-template <int N, typename L>
+template <int N, bool kCap, typename L>
 __global__ void CrossEntropyForwardKernel(L logits, const int32_t* targets,
                                           Dyn lse, int64_t rows,
                                           int64_t vocab_size,
-                                          int32_t ignore_index,
+                                          int32_t ignore_index, float softcap,
                                           double* row_loss, int* error_count) {
   __shared__ float shared_max[32];
   __shared__ double shared_sum[32];
@@ -62,6 +76,10 @@ __global__ void CrossEntropyForwardKernel(L logits, const int32_t* targets,
     for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
       float v[N];
       logits.template Load<N>(base + c * N, v);
+      if constexpr (kCap) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) v[j] = Softcap(v[j], softcap);
+      }
       float local = v[0];
 #pragma unroll
       for (int j = 1; j < N; ++j) local = fmaxf(local, v[j]);
@@ -91,9 +109,10 @@ __global__ void CrossEntropyForwardKernel(L logits, const int32_t* targets,
       if (target != ignore_index && !counted && error_count != nullptr) {
         atomicAdd(error_count, 1);
       }
+      float target_logit = counted ? logits.Load(base + target) : 0.0f;
+      if constexpr (kCap) target_logit = Softcap(target_logit, softcap);
       row_loss[row] =
-          counted ? row_lse - static_cast<double>(logits.Load(base + target))
-                  : 0.0;
+          counted ? row_lse - static_cast<double>(target_logit) : 0.0;
     }
   }
 }
@@ -138,11 +157,12 @@ __global__ void __launch_bounds__(kFinalThreads)
 }
 
 // grid (column chunks, rows), both grid-stride.
-template <int N, typename L, typename D>
+template <int N, bool kCap, typename L, typename D>
 __global__ void __launch_bounds__(256)
     CrossEntropyBackwardKernel(L logits, const int32_t* targets, Dyn lse,
                                D d_logits, int64_t rows, int64_t vocab_size,
-                               int32_t ignore_index, const float* factor_ptr) {
+                               int32_t ignore_index, float softcap,
+                               const float* factor_ptr) {
   const float factor = *factor_ptr;
   const int64_t chunks = vocab_size / N;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
@@ -159,9 +179,15 @@ __global__ void __launch_bounds__(256)
         logits.template Load<N>(base + c * N, v);
 #pragma unroll
         for (int j = 0; j < N; ++j) {
+          if constexpr (kCap) v[j] = Softcap(v[j], softcap);
           const float p = expf(__fsub_rn(v[j], row_lse));
           const float hot = c * N + j == target ? 1.0f : 0.0f;
-          v[j] = __fmul_rn(__fsub_rn(p, hot), factor);
+          const float d = __fmul_rn(__fsub_rn(p, hot), factor);
+          if constexpr (kCap) {
+            v[j] = __fmul_rn(d, SoftcapGrad(v[j], softcap));
+          } else {
+            v[j] = d;
+          }
         }
       } else {
 #pragma unroll
@@ -180,9 +206,10 @@ int64_t CrossEntropyForwardScratchBytes(int64_t num_tokens) {
 
 cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
                                       int64_t vocab_size, int32_t ignore_index,
-                                      double divisor, Tensor logits,
-                                      const int32_t* targets, Tensor lse,
-                                      Tensor loss, double* row_loss_out) {
+                                      double divisor, float softcap,
+                                      Tensor logits, const int32_t* targets,
+                                      Tensor lse, Tensor loss,
+                                      double* row_loss_out) {
   double* row_loss = row_loss_out;
   if (row_loss == nullptr) {
     ScratchCarver carver(env.scratch);
@@ -192,18 +219,22 @@ cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
     const unsigned grid = static_cast<unsigned>(
         num_tokens < int64_t{1} << 30 ? num_tokens : int64_t{1} << 30);
     const int threads = ForwardThreads(vocab_size);
-    DispatchDType(logits.dtype, [&](auto tag) {
-      using L = Typed<decltype(tag)>;
-      if (vocab_size % kVec == 0 && Aligned16(logits.data)) {
-        CrossEntropyForwardKernel<kVec><<<grid, threads, 0, env.stream>>>(
-            L(logits), targets, Dyn(lse), num_tokens, vocab_size, ignore_index,
-            row_loss, env.error_count);
-      } else {
-        CrossEntropyForwardKernel<1><<<grid, threads, 0, env.stream>>>(
-            L(logits), targets, Dyn(lse), num_tokens, vocab_size, ignore_index,
-            row_loss, env.error_count);
-      }
-      return 0;
+    DispatchCap(softcap, [&](auto cap) {
+      constexpr bool kCap = decltype(cap)::value;
+      return DispatchDType(logits.dtype, [&](auto tag) {
+        using L = Typed<decltype(tag)>;
+        if (vocab_size % kVec == 0 && Aligned16(logits.data)) {
+          CrossEntropyForwardKernel<kVec, kCap>
+              <<<grid, threads, 0, env.stream>>>(
+                  L(logits), targets, Dyn(lse), num_tokens, vocab_size,
+                  ignore_index, softcap, row_loss, env.error_count);
+        } else {
+          CrossEntropyForwardKernel<1, kCap><<<grid, threads, 0, env.stream>>>(
+              L(logits), targets, Dyn(lse), num_tokens, vocab_size,
+              ignore_index, softcap, row_loss, env.error_count);
+        }
+        return 0;
+      });
     });
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return err;
@@ -231,7 +262,7 @@ cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
                                        int64_t batch_tokens, int64_t row_offset,
                                        int64_t vocab_size, int32_t ignore_index,
                                        float grad_scale, double divisor,
-                                       Tensor logits,
+                                       float softcap, Tensor logits,
                                        const int32_t* batch_targets, Tensor lse,
                                        Tensor d_logits) {
   if (num_tokens <= 0 || vocab_size <= 0) return cudaSuccess;
@@ -242,28 +273,34 @@ cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   const int32_t* targets = batch_targets + row_offset;
-  return DispatchDType(logits.dtype, [&](auto l_tag) {
-    return DispatchDType(d_logits.dtype, [&](auto d_tag) {
-      using L = Typed<decltype(l_tag)>;
-      using D = Typed<decltype(d_tag)>;
-      const bool vec = vocab_size % kVec == 0 && Aligned16(logits.data) &&
-                       Aligned16(d_logits.data);
-      const int n = vec ? kVec : 1;
-      constexpr int kThreads = 256;
-      const int64_t column_blocks = (vocab_size / n + kThreads - 1) / kThreads;
-      const dim3 grid(
-          static_cast<unsigned>(column_blocks < 1024 ? column_blocks : 1024),
-          static_cast<unsigned>(num_tokens < 65535 ? num_tokens : 65535));
-      if (vec) {
-        CrossEntropyBackwardKernel<kVec><<<grid, kThreads, 0, env.stream>>>(
-            L(logits), targets, Dyn(lse), D(d_logits), num_tokens, vocab_size,
-            ignore_index, factor);
-      } else {
-        CrossEntropyBackwardKernel<1><<<grid, kThreads, 0, env.stream>>>(
-            L(logits), targets, Dyn(lse), D(d_logits), num_tokens, vocab_size,
-            ignore_index, factor);
-      }
-      return cudaGetLastError();
+  return DispatchCap(softcap, [&](auto cap) {
+    constexpr bool kCap = decltype(cap)::value;
+    return DispatchDType(logits.dtype, [&](auto l_tag) {
+      return DispatchDType(d_logits.dtype, [&](auto d_tag) {
+        using L = Typed<decltype(l_tag)>;
+        using D = Typed<decltype(d_tag)>;
+        const bool vec = vocab_size % kVec == 0 && Aligned16(logits.data) &&
+                         Aligned16(d_logits.data);
+        const int n = vec ? kVec : 1;
+        constexpr int kThreads = 256;
+        const int64_t column_blocks =
+            (vocab_size / n + kThreads - 1) / kThreads;
+        const dim3 grid(
+            static_cast<unsigned>(column_blocks < 1024 ? column_blocks : 1024),
+            static_cast<unsigned>(num_tokens < 65535 ? num_tokens : 65535));
+        if (vec) {
+          CrossEntropyBackwardKernel<kVec, kCap>
+              <<<grid, kThreads, 0, env.stream>>>(
+                  L(logits), targets, Dyn(lse), D(d_logits), num_tokens,
+                  vocab_size, ignore_index, softcap, factor);
+        } else {
+          CrossEntropyBackwardKernel<1, kCap>
+              <<<grid, kThreads, 0, env.stream>>>(
+                  L(logits), targets, Dyn(lse), D(d_logits), num_tokens,
+                  vocab_size, ignore_index, softcap, factor);
+        }
+        return cudaGetLastError();
+      });
     });
   });
 }

@@ -31,6 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstdint>
 
 namespace zero3 {
@@ -80,13 +81,17 @@ cudaError_t LaunchFill(const Env& env, int64_t n, float value, Tensor x);
 // out = a + b (out may alias a or b).
 cudaError_t LaunchAdd(const Env& env, int64_t n, Tensor a, Tensor b,
                       Tensor out);
-// h = silu(gate) * up.
-cudaError_t LaunchSwigluForward(const Env& env, int64_t n, Tensor gate,
+// The gated activation. Mirrors kernels::GluActivation (same order);
+// launch.cc converts.
+enum class Glu : int { kSilu = 0, kGeluTanh = 1 };
+// h = act(gate) * up: silu(g) = g * sigmoid(g), or GELU's tanh
+// approximation 0.5 g (1 + tanh(sqrt(2 / pi) (g + 0.044715 g^3))).
+cudaError_t LaunchSwigluForward(const Env& env, int64_t n, Glu act, Tensor gate,
                                 Tensor up, Tensor h);
-// d_gate, d_up from gate, up and dh.
-cudaError_t LaunchSwigluBackward(const Env& env, int64_t n, Tensor gate,
-                                 Tensor up, Tensor dh, Tensor d_gate,
-                                 Tensor d_up);
+// d_gate = dh * up * act'(gate), d_up = dh * act(gate).
+cudaError_t LaunchSwigluBackward(const Env& env, int64_t n, Glu act,
+                                 Tensor gate, Tensor up, Tensor dh,
+                                 Tensor d_gate, Tensor d_up);
 // x[r, c] += bias[c].
 cudaError_t LaunchBiasAdd(const Env& env, int64_t rows, int64_t cols,
                           Tensor bias, Tensor x);
@@ -125,15 +130,17 @@ cudaError_t LaunchBiasBackward(const Env& env, int64_t rows, int64_t cols,
                                Tensor dy, Tensor d_bias);
 
 // ---------------------------------------------------------------------------
-// RMSNorm (rmsnorm.cu)
+// RMSNorm (rmsnorm.cu). The row is scaled by (weight_offset + weight), the
+// sum rounded to float (weight_offset 0: by weight itself).
 
 cudaError_t LaunchRmsNormForward(const Env& env, int64_t rows, int64_t dim,
-                                 float eps, Tensor x, Tensor weight, Tensor y,
-                                 Tensor rstd);
+                                 float eps, float weight_offset, Tensor x,
+                                 Tensor weight, Tensor y, Tensor rstd);
 int64_t RmsNormBackwardScratchBytes(int64_t rows, int64_t dim);
 cudaError_t LaunchRmsNormBackward(const Env& env, int64_t rows, int64_t dim,
-                                  Tensor x, Tensor weight, Tensor rstd,
-                                  Tensor dy, Tensor dx, Tensor d_weight);
+                                  float weight_offset, Tensor x, Tensor weight,
+                                  Tensor rstd, Tensor dy, Tensor dx,
+                                  Tensor d_weight);
 
 // ---------------------------------------------------------------------------
 // Rotary (rotary.cu). inverse = false: the forward rotation; true: its
@@ -170,7 +177,9 @@ cudaError_t LaunchEmbeddingBackward(const Env& env, int64_t num_tokens,
                                     Tensor d_table);
 
 // ---------------------------------------------------------------------------
-// Cross-entropy (cross_entropy.cu)
+// Cross-entropy (cross_entropy.cu). softcap > 0: each logit x counts as
+// softcap * tanh(x / softcap) (lse and the loss are of the capped logits,
+// the gradient is that of the raw ones); 0: as it is.
 
 // Forward over the rows of `targets` (the op's rows, already offset): with
 // row_loss null, the mean loss into `loss` (scratch holds the row terms);
@@ -178,9 +187,10 @@ cudaError_t LaunchEmbeddingBackward(const Env& env, int64_t num_tokens,
 int64_t CrossEntropyForwardScratchBytes(int64_t num_tokens);
 cudaError_t LaunchCrossEntropyForward(const Env& env, int64_t num_tokens,
                                       int64_t vocab_size, int32_t ignore_index,
-                                      double divisor, Tensor logits,
-                                      const int32_t* targets, Tensor lse,
-                                      Tensor loss, double* row_loss);
+                                      double divisor, float softcap,
+                                      Tensor logits, const int32_t* targets,
+                                      Tensor lse, Tensor loss,
+                                      double* row_loss);
 // The sum of a batch's row terms over `divisor`, or over its counted
 // targets where divisor is 0.
 cudaError_t LaunchCrossEntropyLoss(const Env& env, int64_t num_tokens,
@@ -194,7 +204,7 @@ cudaError_t LaunchCrossEntropyBackward(const Env& env, int64_t num_tokens,
                                        int64_t batch_tokens, int64_t row_offset,
                                        int64_t vocab_size, int32_t ignore_index,
                                        float grad_scale, double divisor,
-                                       Tensor logits,
+                                       float softcap, Tensor logits,
                                        const int32_t* batch_targets, Tensor lse,
                                        Tensor d_logits);
 
@@ -214,7 +224,21 @@ struct AttentionShape {
   const int32_t* positions = nullptr;
   // A sliding window (causal): query i sees keys i - window + 1 .. i.
   int64_t window = 0;
+  // > 0: the scores' scale; 0: 1 / sqrt(head_dim).
+  float scale = 0.0f;
+  // > 0: each scaled score s becomes softcap * tanh(s / softcap) before
+  // the mask and the softmax; 0: no capping.
+  float softcap = 0.0f;
 };
+
+// The scale the kernels apply to q.k: kernels::AttentionArgs::Scale()
+// rounded to float.
+inline float ScoreScale(const AttentionShape& shape) {
+  return shape.scale > 0.0f
+             ? shape.scale
+             : static_cast<float>(
+                   1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
+}
 
 constexpr int64_t kMaxSimpleAttentionHeadDim = 256;
 

@@ -39,6 +39,19 @@ __device__ __forceinline__ bool OutsideDocument(const int32_t* positions,
          (window > 0 && j <= i - window);
 }
 
+// Soft-capping, cap > 0: cap * tanh(x / cap), in the float operations of
+// kernels::Softcap.
+__device__ __forceinline__ float Softcap(float x, float cap) {
+  return __fmul_rn(cap, tanhf(__fdiv_rn(x, cap)));
+}
+
+// The derivative of Softcap at the point where it returned `capped`:
+// 1 - (capped / cap)^2, as kernels::SoftcapGrad computes it.
+__device__ __forceinline__ float SoftcapGrad(float capped, float cap) {
+  const float t = __fdiv_rn(capped, cap);
+  return __fsub_rn(1.0f, __fmul_rn(t, t));
+}
+
 __device__ __forceinline__ float BF16BitsToFloat(uint16_t bits) {
   return __uint_as_float(static_cast<uint32_t>(bits) << 16);
 }

@@ -1,7 +1,8 @@
 // Copyright 2026 The zero3 Authors.
 //
-// Elementwise kernels: cast, accumulate, scale, fill, add, SwiGLU forward and
-// backward, bias add and the AdamW step.
+// Elementwise kernels: cast, accumulate, scale, fill, add, the gated
+// activations (SwiGLU, GeGLU) forward and backward, bias add and the AdamW
+// step.
 //
 // One grid-stride kernel template runs every op. Each op is a functor whose
 // Apply<N>(i) handles elements [i, i + N); with every operand of a
@@ -9,13 +10,14 @@
 // else N = 1. The arithmetic uses the round-to-nearest intrinsics
 // (__fmul_rn, __fadd_rn, ...) where the compiler could otherwise fuse a
 // multiply and an add into an FMA: the CPU reference is compiled with
-// -ffp-contract=off, and these ops then match it bit for bit (SwiGLU up to
-// the last-place differences of expf).
+// -ffp-contract=off, and these ops then match it bit for bit (SwiGLU and
+// GeGLU up to the last-place differences of expf and tanhf).
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 
 #include "backends/cuda/kernels/device_ops.h"
 #include "backends/cuda/kernels/device_util.h"
@@ -66,6 +68,35 @@ bool CanVectorize(const A&... accessors) {
 __device__ __forceinline__ float Sigmoid(float g) {
   // expf(-g) overflows to inf for very negative g, giving exactly 0.
   return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-g)));
+}
+
+// GELU's tanh approximation (PyTorch's gelu(approximate="tanh")): the
+// constants and the float operations of the reference's GeluTanh and
+// GeluTanhGrad, in their order.
+constexpr float kGeluC = static_cast<float>(0.7978845608028654);  // sqrt(2/pi)
+constexpr float kGeluA = static_cast<float>(0.044715);
+constexpr float kGelu3A = static_cast<float>(3 * 0.044715);
+
+// tanh(sqrt(2 / pi) * (g + 0.044715 g^3)).
+__device__ __forceinline__ float GeluTanhT(float g) {
+  const float cube = __fmul_rn(__fmul_rn(__fmul_rn(kGeluA, g), g), g);
+  return tanhf(__fmul_rn(kGeluC, __fadd_rn(g, cube)));
+}
+
+// 0.5 g (1 + t) for t = GeluTanhT(g).
+__device__ __forceinline__ float GeluTanh(float g, float t) {
+  return __fmul_rn(__fmul_rn(0.5f, g), __fadd_rn(1.0f, t));
+}
+
+// 0.5 (1 + t) + 0.5 g (1 - t^2) sqrt(2 / pi) (1 + 3 * 0.044715 g^2) for
+// t = GeluTanhT(g).
+__device__ __forceinline__ float GeluTanhGrad(float g, float t) {
+  const float left = __fmul_rn(0.5f, __fadd_rn(1.0f, t));
+  const float right = __fmul_rn(
+      __fmul_rn(__fmul_rn(__fmul_rn(0.5f, g), __fsub_rn(1.0f, __fmul_rn(t, t))),
+                kGeluC),
+      __fadd_rn(1.0f, __fmul_rn(__fmul_rn(kGelu3A, g), g)));
+  return __fadd_rn(left, right);
 }
 
 // ---------------------------------------------------------------------------
@@ -142,7 +173,9 @@ struct AddOp {
   }
 };
 
-template <typename G, typename U, typename H>
+// h = act(gate) * up; act is silu, or GELU's tanh approximation where
+// kGelu.
+template <bool kGelu, typename G, typename U, typename H>
 struct SwigluForwardOp {
   G gate;
   U up;
@@ -154,14 +187,19 @@ struct SwigluForwardOp {
     up.template Load<N>(i, u);
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      // (g * sigmoid(g)) * up, in the reference's order.
-      g[j] = __fmul_rn(__fmul_rn(g[j], Sigmoid(g[j])), u[j]);
+      if constexpr (kGelu) {
+        g[j] = __fmul_rn(GeluTanh(g[j], GeluTanhT(g[j])), u[j]);
+      } else {
+        // (g * sigmoid(g)) * up, in the reference's order.
+        g[j] = __fmul_rn(__fmul_rn(g[j], Sigmoid(g[j])), u[j]);
+      }
     }
     h.template Store<N>(i, g);
   }
 };
 
-template <typename G, typename U, typename DH, typename DG, typename DU>
+template <bool kGelu, typename G, typename U, typename DH, typename DG,
+          typename DU>
 struct SwigluBackwardOp {
   G gate;
   U up;
@@ -176,6 +214,13 @@ struct SwigluBackwardOp {
     dh.template Load<N>(i, d);
 #pragma unroll
     for (int j = 0; j < N; ++j) {
+      if constexpr (kGelu) {
+        // dh * up * gelu'(g) and dh * gelu(g).
+        const float t = GeluTanhT(g[j]);
+        dg[j] = __fmul_rn(__fmul_rn(d[j], u[j]), GeluTanhGrad(g[j], t));
+        du[j] = __fmul_rn(d[j], GeluTanh(g[j], t));
+        continue;
+      }
       const float sig = Sigmoid(g[j]);
       const float silu = __fmul_rn(g[j], sig);
       // dh * up * sig * (1 + g * (1 - sig)), left to right.
@@ -253,6 +298,13 @@ bool AllSame(std::initializer_list<Tensor> tensors) {
   return true;
 }
 
+// Calls f(std::bool_constant<kGelu>) for the activation.
+template <typename F>
+cudaError_t DispatchGlu(Glu act, F&& f) {
+  if (act == Glu::kGeluTanh) return f(std::true_type());
+  return f(std::false_type());
+}
+
 }  // namespace
 
 cudaError_t LaunchCast(const Env& env, int64_t n, Tensor src, Tensor dst) {
@@ -307,34 +359,40 @@ cudaError_t LaunchAdd(const Env& env, int64_t n, Tensor a, Tensor b,
   return Run(env, n, op, false);
 }
 
-cudaError_t LaunchSwigluForward(const Env& env, int64_t n, Tensor gate,
+cudaError_t LaunchSwigluForward(const Env& env, int64_t n, Glu act, Tensor gate,
                                 Tensor up, Tensor h) {
-  if (AllSame({gate, up, h})) {
-    return DispatchDType(h.dtype, [&](auto tag) {
-      using T = Typed<decltype(tag)>;
-      const SwigluForwardOp<T, T, T> op{T(gate), T(up), T(h)};
-      return Run(env, n, op, CanVectorize(op.gate, op.up, op.h));
-    });
-  }
-  const SwigluForwardOp<Dyn, Dyn, Dyn> op{Dyn(gate), Dyn(up), Dyn(h)};
-  return Run(env, n, op, false);
+  return DispatchGlu(act, [&](auto gelu) {
+    constexpr bool kGelu = decltype(gelu)::value;
+    if (AllSame({gate, up, h})) {
+      return DispatchDType(h.dtype, [&](auto tag) {
+        using T = Typed<decltype(tag)>;
+        const SwigluForwardOp<kGelu, T, T, T> op{T(gate), T(up), T(h)};
+        return Run(env, n, op, CanVectorize(op.gate, op.up, op.h));
+      });
+    }
+    const SwigluForwardOp<kGelu, Dyn, Dyn, Dyn> op{Dyn(gate), Dyn(up), Dyn(h)};
+    return Run(env, n, op, false);
+  });
 }
 
-cudaError_t LaunchSwigluBackward(const Env& env, int64_t n, Tensor gate,
-                                 Tensor up, Tensor dh, Tensor d_gate,
-                                 Tensor d_up) {
-  if (AllSame({gate, up, dh, d_gate, d_up})) {
-    return DispatchDType(gate.dtype, [&](auto tag) {
-      using T = Typed<decltype(tag)>;
-      const SwigluBackwardOp<T, T, T, T, T> op{T(gate), T(up), T(dh), T(d_gate),
-                                               T(d_up)};
-      return Run(env, n, op,
-                 CanVectorize(op.gate, op.up, op.dh, op.d_gate, op.d_up));
-    });
-  }
-  const SwigluBackwardOp<Dyn, Dyn, Dyn, Dyn, Dyn> op{
-      Dyn(gate), Dyn(up), Dyn(dh), Dyn(d_gate), Dyn(d_up)};
-  return Run(env, n, op, false);
+cudaError_t LaunchSwigluBackward(const Env& env, int64_t n, Glu act,
+                                 Tensor gate, Tensor up, Tensor dh,
+                                 Tensor d_gate, Tensor d_up) {
+  return DispatchGlu(act, [&](auto gelu) {
+    constexpr bool kGelu = decltype(gelu)::value;
+    if (AllSame({gate, up, dh, d_gate, d_up})) {
+      return DispatchDType(gate.dtype, [&](auto tag) {
+        using T = Typed<decltype(tag)>;
+        const SwigluBackwardOp<kGelu, T, T, T, T, T> op{T(gate), T(up), T(dh),
+                                                        T(d_gate), T(d_up)};
+        return Run(env, n, op,
+                   CanVectorize(op.gate, op.up, op.dh, op.d_gate, op.d_up));
+      });
+    }
+    const SwigluBackwardOp<kGelu, Dyn, Dyn, Dyn, Dyn, Dyn> op{
+        Dyn(gate), Dyn(up), Dyn(dh), Dyn(d_gate), Dyn(d_up)};
+    return Run(env, n, op, false);
+  });
 }
 
 cudaError_t LaunchBiasAdd(const Env& env, int64_t rows, int64_t cols,

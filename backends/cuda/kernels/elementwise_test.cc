@@ -1,9 +1,9 @@
 // Copyright 2026 The zero3 Authors.
 //
 // Elementwise ops against the CPU reference: cast, accumulate, scale, fill,
-// add, SwiGLU, bias add, AdamW. Those whose float arithmetic is the same
-// sequence of correctly rounded operations on both sides must match bit for
-// bit.
+// add, SwiGLU and GeGLU, bias add, AdamW. Those whose float arithmetic is the
+// same sequence of correctly rounded operations on both sides must match bit
+// for bit.
 
 #include <cmath>
 #include <limits>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/kernels/test_util.h"
 #include "core/kernels/dtype.h"
+#include "core/kernels/op_args.h"
 #include "core/runtime/kernel_call.h"
 #include "gtest/gtest.h"
 
@@ -56,7 +57,12 @@ std::vector<float> WithSpecials(int64_t n, uint32_t seed) {
   return v;
 }
 
-class ElementwiseTest : public KernelTest {};
+class ElementwiseTest : public KernelTest {
+ protected:
+  // The gated activation forward and backward over mixed dtypes and sizes
+  // (unaligned tails, 16-byte vectors).
+  void CheckGlu(kernels::GluActivation activation);
+};
 
 TEST_F(ElementwiseTest, CastEveryPair) {
   for (int64_t n : {int64_t{1}, int64_t{1003}, int64_t{100000}}) {
@@ -171,7 +177,9 @@ TEST_F(ElementwiseTest, ScaleFillAdd) {
   }
 }
 
-TEST_F(ElementwiseTest, Swiglu) {
+void ElementwiseTest::CheckGlu(kernels::GluActivation activation) {
+  const bool gelu = activation == kernels::GluActivation::kGeluTanh;
+  const char* name = gelu ? "geglu" : "swiglu";
   struct Case {
     DType gate, up, out;
     int64_t n;
@@ -189,10 +197,11 @@ TEST_F(ElementwiseTest, Swiglu) {
       h.Input("gate", c.gate, RandomValues(c.n, 9, -8.0f, 8.0f));
       h.Input("up", c.up, RandomValues(c.n, 10));
       h.Output("h", c.out, c.n, Tolerance::For(c.out));
-      ASSERT_TRUE(h.Run(*ctx_, absl::StrCat("swiglu fwd ", dtypes, " n=", c.n),
+      ASSERT_TRUE(h.Run(*ctx_, absl::StrCat(name, " fwd ", dtypes, " n=", c.n),
                         [&](const OpHarness::Binder& b) {
                           ops::SwigluForward op;
                           op.args.n = c.n;
+                          op.args.activation = activation;
                           op.gate = b.T("gate");
                           op.up = b.T("up");
                           op.h = b.T("h");
@@ -207,10 +216,11 @@ TEST_F(ElementwiseTest, Swiglu) {
       h.Input("dh", c.out, RandomValues(c.n, 13));
       h.Output("d_gate", c.out, c.n, Tolerance::For(c.out));
       h.Output("d_up", c.out, c.n, Tolerance::For(c.out));
-      ASSERT_TRUE(h.Run(*ctx_, absl::StrCat("swiglu bwd ", dtypes, " n=", c.n),
+      ASSERT_TRUE(h.Run(*ctx_, absl::StrCat(name, " bwd ", dtypes, " n=", c.n),
                         [&](const OpHarness::Binder& b) {
                           ops::SwigluBackward op;
                           op.args.n = c.n;
+                          op.args.activation = activation;
                           op.gate = b.T("gate");
                           op.up = b.T("up");
                           op.dh = b.T("dh");
@@ -222,6 +232,10 @@ TEST_F(ElementwiseTest, Swiglu) {
     }
   }
 }
+
+TEST_F(ElementwiseTest, Swiglu) { CheckGlu(kernels::GluActivation::kSilu); }
+
+TEST_F(ElementwiseTest, Geglu) { CheckGlu(kernels::GluActivation::kGeluTanh); }
 
 TEST_F(ElementwiseTest, BiasAdd) {
   struct Case {

@@ -1,10 +1,12 @@
 // Copyright 2026 The zero3 Authors.
 //
-// Embedding and cross-entropy against the CPU reference, and the handling of
+// Embedding and cross-entropy (plain and with soft-capped logits, whole
+// batches and chunks of rows) against the CPU reference, and the handling of
 // ids outside the vocabulary.
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -169,13 +171,23 @@ struct CrossEntropyCase {
   DType logits;
   int64_t tokens, vocab;
   int32_t ignore_index;
-  int ignored_every;  // every n-th target is ignore_index; 0: none; 1: all
+  int ignored_every;     // every n-th target is ignore_index; 0: none; 1: all
+  float softcap = 0.0f;  // CrossEntropyArgs::logit_softcap
 };
 
+// The logits span [-8, 8]; caps of 3 to 6 bend them well into tanh.
 constexpr CrossEntropyCase kCrossEntropyCases[] = {
-    {DType::kF32, 37, 1000, -1, 5},    {DType::kF32, 3, 1001, -100, 0},
-    {DType::kBF16, 37, 1000, -100, 3}, {DType::kBF16, 9, 77, -1, 1},
-    {DType::kF16, 16, 512, -1, 4},     {DType::kBF16, 64, 151936, -100, 7},
+    {DType::kF32, 37, 1000, -1, 5},
+    {DType::kF32, 3, 1001, -100, 0},
+    {DType::kBF16, 37, 1000, -100, 3},
+    {DType::kBF16, 9, 77, -1, 1},
+    {DType::kF16, 16, 512, -1, 4},
+    {DType::kBF16, 64, 151936, -100, 7},
+    {DType::kF32, 37, 1000, -1, 5, 3.0f},
+    {DType::kF32, 3, 1001, -100, 0, 5.0f},
+    {DType::kBF16, 37, 1000, -100, 3, 4.0f},
+    {DType::kF16, 16, 512, -1, 4, 3.0f},
+    {DType::kBF16, 64, 151936, -100, 7, 6.0f},
 };
 
 std::vector<int32_t> Targets(const CrossEntropyCase& c) {
@@ -190,8 +202,10 @@ std::vector<int32_t> Targets(const CrossEntropyCase& c) {
 }
 
 std::string CrossEntropyLabel(const char* what, const CrossEntropyCase& c) {
-  return absl::StrCat(what, " ", DTypeName(c.logits), " T=", c.tokens,
-                      " V=", c.vocab, " ignore every ", c.ignored_every);
+  return absl::StrCat(
+      what, " ", DTypeName(c.logits), " T=", c.tokens, " V=", c.vocab,
+      " ignore every ", c.ignored_every,
+      c.softcap > 0 ? absl::StrCat(" softcap=", c.softcap) : "");
 }
 
 TEST_F(EmbeddingTest, CrossEntropyForward) {
@@ -208,6 +222,7 @@ TEST_F(EmbeddingTest, CrossEntropyForward) {
                         op.args.num_tokens = c.tokens;
                         op.args.vocab_size = c.vocab;
                         op.args.ignore_index = c.ignore_index;
+                        op.args.logit_softcap = c.softcap;
                         op.logits = b.T("logits");
                         op.targets = b.Ids("targets");
                         op.lse = b.T("lse");
@@ -230,6 +245,7 @@ TEST_F(EmbeddingTest, CrossEntropyBackward) {
       args.vocab_size = c.vocab;
       args.ignore_index = c.ignore_index;
       args.grad_scale = 0.5f;
+      args.logit_softcap = c.softcap;
       std::vector<float> lse(c.tokens);
       kernels::CrossEntropyForward(args, logits.data(), targets.data(),
                                    lse.data());
@@ -255,6 +271,78 @@ TEST_F(EmbeddingTest, CrossEntropyBackward) {
                   op.targets = b.Ids("targets");
                   op.lse = b.T("lse");
                   op.d_logits = b.T(in_place ? "logits" : "d_logits");
+                  return runtime::Op(op);
+                })
+              .ok());
+    }
+  }
+}
+
+// A chunk of a batch's rows (row_offset > 0, batch_tokens the batch): the
+// forward pass writes each row's loss term (in double) instead of the mean,
+// the backward pass divides by the whole batch's count.
+TEST_F(EmbeddingTest, CrossEntropyChunkOfRows) {
+  for (const CrossEntropyCase& c : kCrossEntropyCases) {
+    if (c.tokens < 3) continue;
+    const int64_t first = c.tokens / 3;
+    const int64_t rows = c.tokens - first - 1;
+    kernels::CrossEntropyArgs args;
+    args.num_tokens = rows;
+    args.vocab_size = c.vocab;
+    args.ignore_index = c.ignore_index;
+    args.grad_scale = 0.5f;
+    args.loss_divisor = 7.5;
+    args.batch_tokens = c.tokens;
+    args.row_offset = first;
+    args.logit_softcap = c.softcap;
+    const std::vector<float> logits =
+        Rounded(c.logits, RandomValues(rows * c.vocab, 40, -8.0f, 8.0f));
+    const std::vector<int32_t> targets = Targets(c);
+    {
+      OpHarness h;
+      h.Input("logits", c.logits, logits);
+      h.Ids("targets", targets);
+      h.Output("lse", DType::kF32, rows, Tolerance::For(DType::kF32));
+      // Doubles, compared below.
+      h.Output("row_loss", DType::kF32, 2 * rows, Tolerance::Any());
+      const std::string label = CrossEntropyLabel("cross_entropy fwd chunk", c);
+      ASSERT_TRUE(h.Run(*ctx_, label, [&](const OpHarness::Binder& b) {
+                     ops::CrossEntropyForward op;
+                     op.args = args;
+                     op.logits = b.T("logits");
+                     op.targets = b.Ids("targets");
+                     op.lse = b.T("lse");
+                     op.row_loss = b.T("row_loss").slice;
+                     return runtime::Op(op);
+                   }).ok());
+      const std::vector<float> got_words = h.DeviceResult("row_loss");
+      const std::vector<float> ref_words = h.HostResult("row_loss");
+      std::vector<double> got(rows), ref(rows);
+      std::memcpy(got.data(), got_words.data(), rows * sizeof(double));
+      std::memcpy(ref.data(), ref_words.data(), rows * sizeof(double));
+      for (int64_t r = 0; r < rows; ++r) {
+        EXPECT_NEAR(got[r], ref[r], 1e-5 * (1.0 + std::fabs(ref[r])))
+            << label << ": row " << r;
+      }
+    }
+    {
+      std::vector<float> lse(rows);
+      std::vector<double> row_loss(rows);
+      kernels::CrossEntropyRowLosses(args, logits.data(), targets.data(),
+                                     lse.data(), row_loss.data());
+      OpHarness h;
+      h.InOut("logits", c.logits, logits, Tolerance::For(c.logits));
+      h.Ids("targets", targets);
+      h.Input("lse", DType::kF32, lse);
+      ASSERT_TRUE(
+          h.Run(*ctx_, CrossEntropyLabel("cross_entropy bwd chunk in place", c),
+                [&](const OpHarness::Binder& b) {
+                  ops::CrossEntropyBackward op;
+                  op.args = args;
+                  op.logits = b.T("logits");
+                  op.targets = b.Ids("targets");
+                  op.lse = b.T("lse");
+                  op.d_logits = b.T("logits");
                   return runtime::Op(op);
                 })
               .ok());

@@ -26,6 +26,14 @@
 // P and dS are rounded to the input type for the second product of each
 // pair, as FlashAttention does; everything else accumulates in fp32.
 //
+// Scores are scale * q.k (AttentionShape's scale, 1 / sqrt(head_dim) by
+// default). With soft-capping (softcap > 0; a template flag, so the kernels
+// without it are those of plain attention) each unmasked scaled score s
+// becomes softcap * tanh(s / softcap) in fp32 before the online softmax, the
+// backward kernels rebuild P from the capped score and multiply dS by
+// 1 - (capped / softcap)^2 before it enters dQ and dK. Which tiles are
+// skipped depends on the mask alone.
+//
 // Shared-memory tiles have a row stride of head_dim + 8 elements (16 bytes of
 // padding), so the 8 row addresses of each ldmatrix phase fall in distinct
 // bank groups.
@@ -35,6 +43,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/kernels/device_ops.h"
 #include "backends/cuda/kernels/device_util.h"
@@ -51,6 +60,7 @@ struct FlashDims {
   int64_t seq, heads, kv_heads, group;
   bool causal;
   float scale;
+  float softcap;             // > 0: scores are soft-capped (kSoftcap)
   const int32_t* positions;  // packed documents, or null
   int64_t window;            // sliding window, or 0
 };
@@ -241,7 +251,7 @@ __device__ __forceinline__ int64_t QueryEnd(const FlashDims& dims, int64_t row0,
 // ---------------------------------------------------------------------------
 // Forward.
 
-template <typename E, int D>
+template <typename E, int D, bool kSoftcap>
 __global__ void __launch_bounds__(kThreads, 2)
     FlashForwardKernel(const E* __restrict__ q, const E* __restrict__ k,
                        const E* __restrict__ v, E* __restrict__ out, Dyn lse,
@@ -327,7 +337,12 @@ __global__ void __launch_bounds__(kThreads, 2)
         const bool masked =
             j >= S || (dims.causal && j > i) ||
             (i < S && OutsideDocument(dims.positions, dims.window, row0, i, j));
-        s[nt][e] = masked ? -INFINITY : s[nt][e] * dims.scale;
+        if constexpr (kSoftcap) {
+          s[nt][e] =
+              masked ? -INFINITY : Softcap(s[nt][e] * dims.scale, dims.softcap);
+        } else {
+          s[nt][e] = masked ? -INFINITY : s[nt][e] * dims.scale;
+        }
         tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[nt][e]);
       }
     }
@@ -401,7 +416,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 // ---------------------------------------------------------------------------
 // Backward: dQ.
 
-template <typename E, int D>
+template <typename E, int D, bool kSoftcap>
 __global__ void __launch_bounds__(kThreads, 2)
     FlashDqKernel(const E* __restrict__ q, const E* __restrict__ k,
                   const E* __restrict__ v, const E* __restrict__ d_out,
@@ -486,7 +501,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         M::Mma(dp[2 * np + 1], da, vb[2], vb[3]);
       }
     }
-    // dS = P (dP - delta), P = exp(scale S - lse).
+    // dS = P (dP - delta), P = exp(scale S - lse); with a cap,
+    // P = exp(cap(scale S) - lse) and dS carries the cap's derivative.
     const int64_t key0 = static_cast<int64_t>(n) * kTileRows;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -497,9 +513,19 @@ __global__ void __launch_bounds__(kThreads, 2)
         const bool masked =
             i >= S || j >= S || (dims.causal && j > i) ||
             OutsideDocument(dims.positions, dims.window, row0, i, j);
-        const float p =
-            masked ? 0.0f : __expf(s[nt][e] * dims.scale - row_lse[e >> 1]);
-        s[nt][e] = p * (dp[nt][e] - row_delta[e >> 1]);
+        if constexpr (kSoftcap) {
+          float p = 0.0f, grad = 1.0f;
+          if (!masked) {
+            const float capped = Softcap(s[nt][e] * dims.scale, dims.softcap);
+            grad = SoftcapGrad(capped, dims.softcap);
+            p = __expf(capped - row_lse[e >> 1]);
+          }
+          s[nt][e] = p * (dp[nt][e] - row_delta[e >> 1]) * grad;
+        } else {
+          const float p =
+              masked ? 0.0f : __expf(s[nt][e] * dims.scale - row_lse[e >> 1]);
+          s[nt][e] = p * (dp[nt][e] - row_delta[e >> 1]);
+        }
       }
     }
     // dQ += dS K.
@@ -537,7 +563,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 // ---------------------------------------------------------------------------
 // Backward: dK and dV.
 
-template <typename E, int D>
+template <typename E, int D, bool kSoftcap>
 __global__ void __launch_bounds__(kThreads, 2)
     FlashDkvKernel(const E* __restrict__ q, const E* __restrict__ k,
                    const E* __restrict__ v, const E* __restrict__ d_out,
@@ -651,10 +677,22 @@ __global__ void __launch_bounds__(kThreads, 2)
           const bool masked =
               i >= S || (dims.causal && i < j) ||
               OutsideDocument(dims.positions, dims.window, row0, i, j);
-          const float p =
-              masked ? 0.0f : __expf(st[nt][e] * dims.scale - tile_lse[col]);
-          st[nt][e] = p;
-          dpt[nt][e] = p * (dpt[nt][e] - tile_delta[col]);
+          if constexpr (kSoftcap) {
+            float p = 0.0f, grad = 1.0f;
+            if (!masked) {
+              const float capped =
+                  Softcap(st[nt][e] * dims.scale, dims.softcap);
+              grad = SoftcapGrad(capped, dims.softcap);
+              p = __expf(capped - tile_lse[col]);
+            }
+            st[nt][e] = p;
+            dpt[nt][e] = p * (dpt[nt][e] - tile_delta[col]) * grad;
+          } else {
+            const float p =
+                masked ? 0.0f : __expf(st[nt][e] * dims.scale - tile_lse[col]);
+            st[nt][e] = p;
+            dpt[nt][e] = p * (dpt[nt][e] - tile_delta[col]);
+          }
         }
       }
       // dV += P^T dO and dK += dS^T Q over the 32 queries (2 k-steps).
@@ -712,7 +750,8 @@ FlashDims MakeDims(const AttentionShape& s) {
   d.kv_heads = s.num_kv_heads;
   d.group = s.num_heads / s.num_kv_heads;
   d.causal = s.causal;
-  d.scale = static_cast<float>(1.0 / sqrt(static_cast<double>(s.head_dim)));
+  d.scale = ScoreScale(s);
+  d.softcap = s.softcap;
   d.positions = s.positions;
   d.window = s.window;
   return d;
@@ -737,13 +776,20 @@ cudaError_t SetSmem(K kernel, int bytes) {
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
-// Calls f(E{}, integral_constant<D>) for the problem's element type and
-// head_dim (FlashAttentionSupports holds).
+// Calls f(E{}, integral_constant<D>, bool_constant<kSoftcap>) for the
+// problem's element type, head_dim (FlashAttentionSupports holds) and
+// soft-capping.
 template <typename F>
-cudaError_t DispatchFlash(DT dtype, int64_t head_dim, F&& f) {
+cudaError_t DispatchFlash(DT dtype, const AttentionShape& shape, F&& f) {
+  auto with_cap = [&](auto e, auto d) {
+    if (shape.softcap > 0.0f) return f(e, d, std::true_type());
+    return f(e, d, std::false_type());
+  };
   auto with_d = [&](auto e) {
-    if (head_dim == 64) return f(e, std::integral_constant<int, 64>());
-    return f(e, std::integral_constant<int, 128>());
+    if (shape.head_dim == 64) {
+      return with_cap(e, std::integral_constant<int, 64>());
+    }
+    return with_cap(e, std::integral_constant<int, 128>());
   };
   if (dtype == DT::kBF16) return with_d(__nv_bfloat16());
   return with_d(__half());
@@ -775,10 +821,10 @@ cudaError_t LaunchFlashAttentionForward(const Env& env,
   const dim3 grid(
       static_cast<unsigned>((shape.seq + kTileRows - 1) / kTileRows),
       static_cast<unsigned>(shape.batch * shape.num_heads));
-  return DispatchFlash(q.dtype, shape.head_dim, [&](auto e, auto d) {
+  return DispatchFlash(q.dtype, shape, [&](auto e, auto d, auto cap) {
     using E = decltype(e);
     constexpr int D = decltype(d)::value;
-    auto kernel = FlashForwardKernel<E, D>;
+    auto kernel = FlashForwardKernel<E, D, decltype(cap)::value>;
     cudaError_t err = SetSmem(kernel, ForwardSmem<D>());
     if (err != cudaSuccess) return err;
     kernel<<<grid, kThreads, ForwardSmem<D>(), env.stream>>>(
@@ -801,15 +847,16 @@ cudaError_t LaunchFlashAttentionBackward(const Env& env,
   if (err != cudaSuccess) return err;
   const unsigned tiles =
       static_cast<unsigned>((shape.seq + kTileRows - 1) / kTileRows);
-  return DispatchFlash(q.dtype, shape.head_dim, [&](auto e, auto d) {
+  return DispatchFlash(q.dtype, shape, [&](auto e, auto d, auto cap) {
     using E = decltype(e);
     constexpr int D = decltype(d)::value;
+    constexpr bool kSoftcap = decltype(cap)::value;
     const E* qp = static_cast<const E*>(q.data);
     const E* kp = static_cast<const E*>(k.data);
     const E* vp = static_cast<const E*>(v.data);
     const E* dop = static_cast<const E*>(d_out.data);
 
-    auto dkv_kernel = FlashDkvKernel<E, D>;
+    auto dkv_kernel = FlashDkvKernel<E, D, kSoftcap>;
     cudaError_t status = SetSmem(dkv_kernel, DkvSmem<D>());
     if (status != cudaSuccess) return status;
     dkv_kernel<<<dim3(tiles,
@@ -820,7 +867,7 @@ cudaError_t LaunchFlashAttentionBackward(const Env& env,
     status = cudaGetLastError();
     if (status != cudaSuccess) return status;
 
-    auto dq_kernel = FlashDqKernel<E, D>;
+    auto dq_kernel = FlashDqKernel<E, D, kSoftcap>;
     status = SetSmem(dq_kernel, DqSmem<D>());
     if (status != cudaSuccess) return status;
     dq_kernel<<<dim3(tiles,

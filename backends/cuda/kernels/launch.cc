@@ -82,7 +82,19 @@ internal::AttentionShape ShapeOf(const k::AttentionArgs& a,
   s.head_dim = a.head_dim;
   s.causal = a.causal;
   s.window = a.window;
+  s.scale = a.scale;
+  s.softcap = a.softcap;
   return s;
+}
+
+// The launchers' name of an op's gated activation.
+internal::Glu GluOf(k::GluActivation activation) {
+  static_assert(static_cast<int>(k::GluActivation::kSilu) ==
+                        static_cast<int>(internal::Glu::kSilu) &&
+                    static_cast<int>(k::GluActivation::kGeluTanh) ==
+                        static_cast<int>(internal::Glu::kGeluTanh),
+                "Glu mirrors kernels::GluActivation");
+  return static_cast<internal::Glu>(static_cast<int>(activation));
 }
 
 // Collects the first validation failure of a call, naming it.
@@ -127,6 +139,13 @@ class Checker {
       Fail(absl::StrCat(name, " needs ", bytes, " bytes"));
     }
   }
+  // A float argument that must be finite (and >= 0 where non_negative).
+  void Finite(float value, const char* name, bool non_negative) {
+    if (!std::isfinite(value) || (non_negative && !(value >= 0.0f))) {
+      Fail(absl::StrCat(name, " must be finite",
+                        non_negative ? " and >= 0" : "", ", got ", value));
+    }
+  }
   void NeedF32(const TensorRef& t, const char* name) {
     if (t.dtype != k::DType::kF32) {
       Fail(absl::StrCat("tensor ", name, " must be f32, is ",
@@ -153,6 +172,14 @@ void CheckLossDivisor(Checker& c, const k::CrossEntropyArgs& a) {
   }
 }
 
+// The gated activation is one the kernels know.
+void CheckActivation(Checker& c, const k::SwigluArgs& a) {
+  if (a.activation != k::GluActivation::kSilu &&
+      a.activation != k::GluActivation::kGeluTanh) {
+    c.Fail(absl::StrCat("unknown activation ", static_cast<int>(a.activation)));
+  }
+}
+
 void CheckAttention(const k::AttentionArgs& a, Checker& c) {
   c.NonNegative(a.window, "window");
   c.NonNegative(a.batch, "batch");
@@ -160,6 +187,8 @@ void CheckAttention(const k::AttentionArgs& a, Checker& c) {
   c.Positive(a.num_heads, "num_heads");
   c.Positive(a.num_kv_heads, "num_kv_heads");
   c.Positive(a.head_dim, "head_dim");
+  c.Finite(a.scale, "scale", /*non_negative=*/true);
+  c.Finite(a.softcap, "softcap", /*non_negative=*/true);
   if (!c.ok()) return;
   if (a.num_heads % a.num_kv_heads != 0) {
     c.Fail("num_heads must be a multiple of num_kv_heads");
@@ -273,6 +302,7 @@ absl::Status Validate(const KernelCall& call) {
           c.NonNegative(a.rows, "rows");
           c.Positive(a.dim, "dim");
           if (!(a.eps >= 0.0f)) c.Fail("eps must be non-negative");
+          c.Finite(a.weight_offset, "weight_offset", /*non_negative=*/false);
           if (!c.ok()) return;
           if (a.rows > 0 && (a.dim + 7) / 8 > int64_t{1} << 30) {
             c.Unsupported("dim too large");
@@ -332,12 +362,14 @@ absl::Status Validate(const KernelCall& call) {
           }
         } else if constexpr (std::is_same_v<T, ops::SwigluForward>) {
           c.NonNegative(a.n, "n");
+          CheckActivation(c, a);
           if (!c.ok()) return;
           c.Need(o.gate, a.n, "gate");
           c.Need(o.up, a.n, "up");
           c.Need(o.h, a.n, "h");
         } else if constexpr (std::is_same_v<T, ops::SwigluBackward>) {
           c.NonNegative(a.n, "n");
+          CheckActivation(c, a);
           if (!c.ok()) return;
           c.Need(o.gate, a.n, "gate");
           c.Need(o.up, a.n, "up");
@@ -352,6 +384,7 @@ absl::Status Validate(const KernelCall& call) {
           c.NonNegative(a.batch_tokens, "batch_tokens");
           c.NonNegative(a.row_offset, "row_offset");
           CheckLossDivisor(c, a);
+          c.Finite(a.logit_softcap, "logit_softcap", /*non_negative=*/true);
           if (c.ok() && a.row_offset + a.num_tokens > a.BatchTokens()) {
             c.Fail(absl::StrCat("rows [", a.row_offset, ", ",
                                 a.row_offset + a.num_tokens,
@@ -497,13 +530,13 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
           err = internal::LaunchBiasBackward(env, a.rows, a.cols, Dev(o.dy),
                                              Dev(o.d_bias));
         } else if constexpr (std::is_same_v<T, ops::RmsNormForward>) {
-          err = internal::LaunchRmsNormForward(env, a.rows, a.dim, a.eps,
-                                               Dev(o.x), Dev(o.weight),
-                                               Dev(o.y), Dev(o.rstd));
+          err = internal::LaunchRmsNormForward(
+              env, a.rows, a.dim, a.eps, a.weight_offset, Dev(o.x),
+              Dev(o.weight), Dev(o.y), Dev(o.rstd));
         } else if constexpr (std::is_same_v<T, ops::RmsNormBackward>) {
           err = internal::LaunchRmsNormBackward(
-              env, a.rows, a.dim, Dev(o.x), Dev(o.weight), Dev(o.rstd),
-              Dev(o.dy), Dev(o.dx), Dev(o.d_weight));
+              env, a.rows, a.dim, a.weight_offset, Dev(o.x), Dev(o.weight),
+              Dev(o.rstd), Dev(o.dy), Dev(o.dx), Dev(o.d_weight));
         } else if constexpr (std::is_same_v<T, ops::RotaryForward>) {
           err = internal::LaunchRotary(env, a.batch, a.seq, a.heads, a.head_dim,
                                        RotaryFrequenciesOf(a), false, Dev(o.x),
@@ -546,18 +579,19 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
                 Dev(o.lse), Dev(o.d_out), Dev(o.dq), Dev(o.dk), Dev(o.dv));
           }
         } else if constexpr (std::is_same_v<T, ops::SwigluForward>) {
-          err = internal::LaunchSwigluForward(env, a.n, Dev(o.gate), Dev(o.up),
-                                              Dev(o.h));
+          err = internal::LaunchSwigluForward(env, a.n, GluOf(a.activation),
+                                              Dev(o.gate), Dev(o.up), Dev(o.h));
         } else if constexpr (std::is_same_v<T, ops::SwigluBackward>) {
-          err = internal::LaunchSwigluBackward(env, a.n, Dev(o.gate), Dev(o.up),
-                                               Dev(o.dh), Dev(o.d_gate),
-                                               Dev(o.d_up));
+          err = internal::LaunchSwigluBackward(
+              env, a.n, GluOf(a.activation), Dev(o.gate), Dev(o.up), Dev(o.dh),
+              Dev(o.d_gate), Dev(o.d_up));
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyForward>) {
           const bool rows = o.row_loss.bytes() > 0;
           err = internal::LaunchCrossEntropyForward(
               env, a.num_tokens, a.vocab_size, a.ignore_index, a.loss_divisor,
-              Dev(o.logits), o.targets.template As<int32_t>() + a.row_offset,
-              Dev(o.lse), rows ? internal::Tensor{} : Dev(o.loss),
+              a.logit_softcap, Dev(o.logits),
+              o.targets.template As<int32_t>() + a.row_offset, Dev(o.lse),
+              rows ? internal::Tensor{} : Dev(o.loss),
               rows ? o.row_loss.template As<double>() : nullptr);
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyLoss>) {
           err = internal::LaunchCrossEntropyLoss(
@@ -567,8 +601,9 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
         } else if constexpr (std::is_same_v<T, ops::CrossEntropyBackward>) {
           err = internal::LaunchCrossEntropyBackward(
               env, a.num_tokens, a.BatchTokens(), a.row_offset, a.vocab_size,
-              a.ignore_index, a.grad_scale, a.loss_divisor, Dev(o.logits),
-              o.targets.template As<int32_t>(), Dev(o.lse), Dev(o.d_logits));
+              a.ignore_index, a.grad_scale, a.loss_divisor, a.logit_softcap,
+              Dev(o.logits), o.targets.template As<int32_t>(), Dev(o.lse),
+              Dev(o.d_logits));
         } else if constexpr (std::is_same_v<T, ops::Accumulate>) {
           err =
               internal::LaunchAccumulate(env, a.n, a.alpha, Dev(o.x), Dev(o.y));

@@ -1,20 +1,24 @@
 // Copyright 2026 The zero3 Authors.
 //
 // LaunchKernel's contract beyond the numbers: invalid calls fail before
-// anything runs and name the call, every stream of the device gets its own
-// scratch, scratch memory grows on demand (or fails cleanly when it may
-// not), and RequiredScratchBytes sizes it.
+// anything runs and name the call (sizes, shapes, and the float arguments:
+// attention's scale and caps, RMSNorm's weight offset, the activation), every
+// stream of the device gets its own scratch, scratch memory grows on demand (or
+// fails cleanly when it may not), and RequiredScratchBytes sizes it.
 
 #include "backends/cuda/kernels/launch.h"
 
 #include <cuda_runtime_api.h>
 
+#include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "backends/cuda/kernels/test_util.h"
 #include "core/kernels/dtype.h"
+#include "core/kernels/op_args.h"
 #include "core/runtime/kernel_call.h"
 #include "gtest/gtest.h"
 
@@ -83,6 +87,55 @@ TEST_F(LaunchTest, BadArgumentsAreInvalidArgument) {
   EXPECT_EQ(
       LaunchKernel(runtime::KernelCall(attention, "a"), stream_, *ctx_).code(),
       absl::StatusCode::kInvalidArgument);
+
+  // Scores' scale and caps: finite and >= 0.
+  for (const auto& [scale, softcap] :
+       {std::pair<float, float>{-1.0f, 0.0f},
+        std::pair<float, float>{std::numeric_limits<float>::quiet_NaN(), 0.0f},
+        std::pair<float, float>{0.0f, -2.0f},
+        std::pair<float, float>{0.0f,
+                                std::numeric_limits<float>::infinity()}}) {
+    ops::AttentionForward capped;
+    capped.args.batch = 1;
+    capped.args.seq = 2;
+    capped.args.num_heads = 2;
+    capped.args.num_kv_heads = 1;
+    capped.args.head_dim = 8;
+    capped.args.scale = scale;
+    capped.args.softcap = softcap;
+    capped.q = capped.k = capped.v = capped.out = capped.lse =
+        x.Tensor(DType::kF32);
+    const absl::Status status =
+        LaunchKernel(runtime::KernelCall(capped, "a"), stream_, *ctx_);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find(scale != 0.0f ? "scale" : "softcap"),
+              std::string::npos)
+        << status;
+  }
+
+  ops::RmsNormForward norm;
+  norm.args.rows = 2;
+  norm.args.dim = 8;
+  norm.args.weight_offset = std::numeric_limits<float>::infinity();
+  norm.x = norm.weight = norm.y = norm.rstd = x.Tensor(DType::kF32);
+  EXPECT_EQ(LaunchKernel(runtime::KernelCall(norm, "n"), stream_, *ctx_).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  ops::SwigluForward glu;
+  glu.args.n = 4;
+  glu.args.activation = static_cast<kernels::GluActivation>(7);
+  glu.gate = glu.up = glu.h = x.Tensor(DType::kF32);
+  EXPECT_EQ(LaunchKernel(runtime::KernelCall(glu, "g"), stream_, *ctx_).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  ops::CrossEntropyBackward ce;
+  ce.args.num_tokens = 2;
+  ce.args.vocab_size = 8;
+  ce.args.logit_softcap = -30.0f;
+  ce.logits = ce.lse = ce.d_logits = x.Tensor(DType::kF32);
+  ce.targets = x.Tensor(DType::kF32).slice;
+  EXPECT_EQ(LaunchKernel(runtime::KernelCall(ce, "ce"), stream_, *ctx_).code(),
+            absl::StatusCode::kInvalidArgument);
 
   ops::Add add;
   add.args.n = 4;

@@ -100,6 +100,9 @@ struct NormCase {
   DType x, weight, rstd;
   int64_t rows, dim;
   bool in_place;
+  // RmsNormArgs::weight_offset: 1 scales by (1 + weight), Gemma's RMSNorm,
+  // whose weights are then near 0.
+  float weight_offset = 0.0f;
 };
 
 constexpr NormCase kNormCases[] = {
@@ -111,12 +114,26 @@ constexpr NormCase kNormCases[] = {
     {DType::kF16, DType::kF16, DType::kF32, 9, 256, false},
     {DType::kBF16, DType::kBF16, DType::kF32, 2048, 1536, false},
     {DType::kF32, DType::kF32, DType::kF32, 3, 20000, false},
+    {DType::kF32, DType::kF32, DType::kF32, 7, 13, false, 1.0f},
+    {DType::kF32, DType::kF32, DType::kF32, 33, 64, true, 1.0f},
+    {DType::kBF16, DType::kBF16, DType::kF32, 300, 1536, false, 1.0f},
+    {DType::kBF16, DType::kF32, DType::kBF16, 17, 40, false, 1.0f},
+    {DType::kF16, DType::kF16, DType::kF32, 9, 256, true, 1.0f},
+    {DType::kF32, DType::kF32, DType::kF32, 3, 20000, false, 1.0f},
 };
 
+// Weights around 1 for plain RMSNorm, around 0 for (1 + weight).
+std::vector<float> NormWeights(const NormCase& c, uint32_t seed) {
+  const float center = c.weight_offset == 0.0f ? 1.0f : 0.0f;
+  return RandomValues(c.dim, seed, center - 0.5f, center + 0.5f);
+}
+
 std::string NormLabel(const char* what, const NormCase& c) {
-  return absl::StrCat(what, " ", DTypeName(c.x), "/", DTypeName(c.weight), "/",
-                      DTypeName(c.rstd), " ", c.rows, "x", c.dim,
-                      c.in_place ? " in place" : "");
+  return absl::StrCat(
+      what, " ", DTypeName(c.x), "/", DTypeName(c.weight), "/",
+      DTypeName(c.rstd), " ", c.rows, "x", c.dim, c.in_place ? " in place" : "",
+      c.weight_offset != 0.0f ? absl::StrCat(" weight_offset=", c.weight_offset)
+                              : "");
 }
 
 TEST_F(NormTest, RmsNormForward) {
@@ -129,7 +146,7 @@ TEST_F(NormTest, RmsNormForward) {
       h.Input("x", c.x, RandomValues(n, 23, -3.0f, 3.0f));
       h.Output("y", c.x, n, Tolerance::For(c.x));
     }
-    h.Input("weight", c.weight, RandomValues(c.dim, 24, 0.5f, 1.5f));
+    h.Input("weight", c.weight, NormWeights(c, 24));
     h.Output("rstd", c.rstd, c.rows, Tolerance::For(c.rstd));
     ASSERT_TRUE(h.Run(*ctx_, NormLabel("rmsnorm fwd", c),
                       [&](const OpHarness::Binder& b) {
@@ -137,6 +154,7 @@ TEST_F(NormTest, RmsNormForward) {
                         op.args.rows = c.rows;
                         op.args.dim = c.dim;
                         op.args.eps = 1e-6f;
+                        op.args.weight_offset = c.weight_offset;
                         op.x = b.T("x");
                         op.weight = b.T("weight");
                         op.y = b.T(c.in_place ? "x" : "y");
@@ -152,7 +170,7 @@ TEST_F(NormTest, RmsNormBackward) {
     OpHarness h;
     const int64_t n = c.rows * c.dim;
     h.Input("x", c.x, RandomValues(n, 25, -3.0f, 3.0f));
-    h.Input("weight", c.weight, RandomValues(c.dim, 26, 0.5f, 1.5f));
+    h.Input("weight", c.weight, NormWeights(c, 26));
     h.Input("rstd", c.rstd, RandomValues(c.rows, 27, 0.5f, 2.0f));
     if (c.in_place) {
       h.InOut("dy", c.x, RandomValues(n, 28), Tolerance::For(c.x));
@@ -169,6 +187,7 @@ TEST_F(NormTest, RmsNormBackward) {
                         op.args.rows = c.rows;
                         op.args.dim = c.dim;
                         op.args.eps = 1e-6f;
+                        op.args.weight_offset = c.weight_offset;
                         op.x = b.T("x");
                         op.weight = b.T("weight");
                         op.rstd = b.T("rstd");

@@ -5,6 +5,9 @@
 // One block per row (a grid-stride loop over rows). The row statistics (the
 // mean of squares, the projection sum(dy * w * x)) accumulate in double, as
 // the reference does, at no cost that matters for a memory-bound kernel. The
+// row is scaled by (offset + weight), the sum rounded to float as the
+// reference rounds it (offset 1 for Gemma's RMSNorm; with offset 0 the weight
+// is used as loaded, so the arithmetic is that of plain RMSNorm). The
 // weight gradient is summed without atomics: each block accumulates its rows
 // into a private fp32 row (in shared memory when it fits), the rows of all
 // blocks are reduced by column in a fixed order and added to d_weight, so
@@ -40,9 +43,18 @@ int ThreadsFor(int64_t chunks) {
   return static_cast<int>(threads);
 }
 
+// w[j] = offset + w[j] where offset is nonzero.
+template <int N>
+__device__ __forceinline__ void OffsetWeights(float (&w)[N], float offset) {
+  if (offset != 0.0f) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) w[j] = __fadd_rn(offset, w[j]);
+  }
+}
+
 template <int N, typename T, typename R>
 __global__ void RmsNormForwardKernel(T x, T weight, T y, R rstd, int64_t rows,
-                                     int64_t dim, float eps) {
+                                     int64_t dim, float eps, float offset) {
   __shared__ double shared[32];
   const int64_t chunks = dim / N;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -66,6 +78,7 @@ __global__ void RmsNormForwardKernel(T x, T weight, T y, R rstd, int64_t rows,
       float v[N], w[N];
       x.template Load<N>(base + c * N, v);
       weight.template Load<N>(c * N, w);
+      OffsetWeights(w, offset);
 #pragma unroll
       for (int j = 0; j < N; ++j) v[j] = __fmul_rn(__fmul_rn(v[j], inv), w[j]);
       y.template Store<N>(base + c * N, v);
@@ -78,7 +91,7 @@ __global__ void RmsNormForwardKernel(T x, T weight, T y, R rstd, int64_t rows,
 // its weight-gradient sums to partial[blockIdx.x * dim, ...).
 template <int N, bool kSharedPartial, typename T, typename R>
 __global__ void RmsNormBackwardKernel(T x, T weight, R rstd, T dy, T dx,
-                                      int64_t rows, int64_t dim,
+                                      int64_t rows, int64_t dim, float offset,
                                       float* partial) {
   __shared__ double shared[32];
   extern __shared__ float shared_partial[];
@@ -99,6 +112,7 @@ __global__ void RmsNormBackwardKernel(T x, T weight, R rstd, T dy, T dx,
       x.template Load<N>(base + c * N, xv);
       dy.template Load<N>(base + c * N, g);
       weight.template Load<N>(c * N, w);
+      OffsetWeights(w, offset);
 #pragma unroll
       for (int j = 0; j < N; ++j) {
         dot += static_cast<double>(g[j]) * static_cast<double>(w[j]) *
@@ -116,6 +130,7 @@ __global__ void RmsNormBackwardKernel(T x, T weight, R rstd, T dy, T dx,
       x.template Load<N>(base + c * N, xv);
       dy.template Load<N>(base + c * N, g);
       weight.template Load<N>(c * N, w);
+      OffsetWeights(w, offset);
 #pragma unroll
       for (int j = 0; j < N; ++j) {
         g[j] = __fsub_rn(__fmul_rn(__fmul_rn(inv, g[j]), w[j]),
@@ -168,8 +183,8 @@ cudaError_t DispatchRow(int64_t dim, std::initializer_list<Tensor> tensors,
 }  // namespace
 
 cudaError_t LaunchRmsNormForward(const Env& env, int64_t rows, int64_t dim,
-                                 float eps, Tensor x, Tensor weight, Tensor y,
-                                 Tensor rstd) {
+                                 float eps, float weight_offset, Tensor x,
+                                 Tensor weight, Tensor y, Tensor rstd) {
   if (rows <= 0 || dim <= 0) return cudaSuccess;
   int64_t blocks = rows < 65535 * 8 ? rows : 65535 * 8;
   return DispatchRow(dim, {x, weight, y}, [&](auto proto, auto n) {
@@ -177,7 +192,7 @@ cudaError_t LaunchRmsNormForward(const Env& env, int64_t rows, int64_t dim,
     constexpr int N = decltype(n)::value;
     RmsNormForwardKernel<N>
         <<<static_cast<unsigned>(blocks), ThreadsFor(dim / N), 0, env.stream>>>(
-            T(x), T(weight), T(y), Dyn(rstd), rows, dim, eps);
+            T(x), T(weight), T(y), Dyn(rstd), rows, dim, eps, weight_offset);
   });
 }
 
@@ -189,8 +204,9 @@ int64_t RmsNormBackwardScratchBytes(int64_t rows, int64_t dim) {
 }
 
 cudaError_t LaunchRmsNormBackward(const Env& env, int64_t rows, int64_t dim,
-                                  Tensor x, Tensor weight, Tensor rstd,
-                                  Tensor dy, Tensor dx, Tensor d_weight) {
+                                  float weight_offset, Tensor x, Tensor weight,
+                                  Tensor rstd, Tensor dy, Tensor dx,
+                                  Tensor d_weight) {
   if (rows <= 0 || dim <= 0) return cudaSuccess;
   const int64_t blocks = BackwardBlocks(rows);
   ScratchCarver carver(env.scratch);
@@ -208,10 +224,12 @@ cudaError_t LaunchRmsNormBackward(const Env& env, int64_t rows, int64_t dim,
         if (shared) {
           RmsNormBackwardKernel<N, true>
               <<<grid, threads, shared_bytes, env.stream>>>(
-                  T(x), T(weight), Dyn(rstd), T(dy), T(dx), rows, dim, partial);
+                  T(x), T(weight), Dyn(rstd), T(dy), T(dx), rows, dim,
+                  weight_offset, partial);
         } else {
           RmsNormBackwardKernel<N, false><<<grid, threads, 0, env.stream>>>(
-              T(x), T(weight), Dyn(rstd), T(dy), T(dx), rows, dim, partial);
+              T(x), T(weight), Dyn(rstd), T(dy), T(dx), rows, dim,
+              weight_offset, partial);
         }
       });
   if (err != cudaSuccess) return err;
