@@ -88,6 +88,15 @@ def ms(value):
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
 
 
+def model_title(model):
+    """The heading of a model's table: "Qwen2.5-1.5B", "Qwen3-4B",
+    "Llama-3.2-3B" (a bare size is Qwen2.5's)."""
+    family, _, size = model.rpartition("-")
+    family = {"": "Qwen2.5", "qwen2.5": "Qwen2.5", "qwen3": "Qwen3",
+              "llama-3.2": "Llama-3.2"}.get(family, family)
+    return f"{family}-{size.upper()}"
+
+
 def table(records, model):
     rows = [r for r in records if r.get("model") == model and r.get("status") == "ok"]
     lines = ["| system | FWD ms | BWD ms | STEP ms | tokens/s |", "|---|---|---|---|---|"]
@@ -149,7 +158,7 @@ def main():
         if r.get("model") and r["model"] not in models:
             models.append(r["model"])
     for model in models:
-        out += ["", f"## Qwen2.5-{model.split('-')[-1].upper()}", ""] + table(records, model)
+        out += ["", f"## {model_title(model)}", ""] + table(records, model)
     missing = not_measured(records)
     if missing:
         out += ["", "Not measured:", ""] + missing
