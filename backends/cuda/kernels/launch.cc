@@ -671,6 +671,7 @@ KernelContext::~KernelContext() {
   absl::MutexLock lock(&mu_);
   for (auto& [stream, r] : streams_) {
     if (r.scratch != nullptr) cudaFree(r.scratch);
+    for (void* old : r.retired) cudaFree(old);
     if (r.cublas_workspace != nullptr) cudaFree(r.cublas_workspace);
   }
   if (error_count_ != nullptr) cudaFree(error_count_);
@@ -724,19 +725,18 @@ absl::StatusOr<KernelContext::StreamResources*> KernelContext::ResourcesFor(
                      " bytes of scratch, the context holds ", r.scratch_bytes,
                      " for this stream and may not grow"));
   }
-  // Round up to 1 MiB so slightly larger shapes do not reallocate again.
-  const int64_t size = (scratch_bytes + (int64_t{1} << 20) - 1) >> 20 << 20;
-  // Work already queued on this stream may still use the old scratch.
-  ZR_RETURN_IF_ERROR(
-      CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
-  if (r.scratch != nullptr) {
-    ZR_RETURN_IF_ERROR(CudaStatus(cudaFree(r.scratch), "cudaFree(scratch)"));
-    r.scratch = nullptr;
-    r.scratch_bytes = 0;
-  }
-  ZR_RETURN_IF_ERROR(
-      CudaStatus(cudaMalloc(&r.scratch, static_cast<size_t>(size)),
-                 "cudaMalloc(scratch)"));
+  // Round up to 1 MiB so slightly larger shapes do not reallocate again;
+  // at least double, so a run outgrows it only a few times.
+  const int64_t size =
+      std::max((scratch_bytes + (int64_t{1} << 20) - 1) >> 20 << 20,
+               2 * r.scratch_bytes);
+  void* grown = nullptr;
+  ZR_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&grown, static_cast<size_t>(size)),
+                                "cudaMalloc(scratch)"));
+  // Work already queued on this stream may still use the old scratch: it
+  // stays allocated until the context goes (no wait for the device here).
+  if (r.scratch != nullptr) r.retired.push_back(r.scratch);
+  r.scratch = grown;
   r.scratch_bytes = size;
   return &r;
 }

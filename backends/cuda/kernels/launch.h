@@ -33,9 +33,11 @@
 // Blocking: LaunchKernel only enqueues work on the stream and returns; the
 // results are ready when the stream reaches that point. It blocks the host
 // only when the context's scratch memory must grow (the first call of a
-// larger shape): it then synchronizes the stream and reallocates with
-// cudaFree/cudaMalloc, which also rules out stream capture for that call;
-// size the scratch up front with RequiredScratchBytes() to avoid it. The
+// larger shape): it then allocates a larger one with cudaMalloc (at least
+// double), which rules out stream capture for that call, and keeps the old
+// one until the context goes, so no free waits for the device mid-run (with
+// NCCL on other streams such a wait can deadlock); size the scratch up
+// front with RequiredScratchBytes() to avoid it. The
 // first matmul of each new shape also asks cuBLASLt for an algorithm (host
 // work, no device sync).
 //
@@ -58,6 +60,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -131,6 +134,10 @@ class KernelContext {
     void* scratch = nullptr;
     int64_t scratch_bytes = 0;
     void* cublas_workspace = nullptr;
+    // Scratch outgrown during a run, freed with the context: freeing it
+    // then would wait for the device, and with NCCL on other streams of a
+    // multi-GPU process that wait can deadlock.
+    std::vector<void*> retired;
   };
 
   KernelContext() = default;
