@@ -23,13 +23,16 @@
 #include "core/zero/sync_relevance.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "reference/runs.h"
 #include "sim/testing/test_profile.h"
-#include "testing/equivalence.h"
 #include "testing/status_matchers.h"
 
 namespace zero3 {
 namespace testing {
 namespace {
+
+using ::zero3::reference::RunResult;
+using ::zero3::reference::RunZero;
 
 using ::testing::AllOf;
 using ::testing::Contains;

@@ -12,8 +12,6 @@
 // is the same clipping-factor difference amplified by bf16 rounding of the
 // updated weights.
 
-#include "testing/equivalence.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +27,7 @@
 #include "core/util/check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "reference/runs.h"
 #include "sim/testing/test_profile.h"
 #include "testing/internal/masked_examples.h"
 #include "testing/status_matchers.h"
@@ -36,6 +35,14 @@
 namespace zero3 {
 namespace testing {
 namespace {
+
+using ::zero3::reference::Compare;
+using ::zero3::reference::Difference;
+using ::zero3::reference::ParamDifference;
+using ::zero3::reference::RunReference;
+using ::zero3::reference::RunResult;
+using ::zero3::reference::RunZero;
+using ::zero3::reference::WorseOf;
 
 constexpr int kSteps = 5;
 

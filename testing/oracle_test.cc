@@ -35,14 +35,17 @@
 #include "core/model/hf_checkpoint.h"
 #include "core/util/check.h"
 #include "gtest/gtest.h"
+#include "reference/runs.h"
 #include "sim/testing/test_profile.h"
-#include "testing/equivalence.h"
 #include "testing/internal/oracle_harness.h"
 #include "testing/status_matchers.h"
 
 namespace zero3 {
 namespace testing {
 namespace {
+
+using ::zero3::reference::RunResult;
+using ::zero3::reference::RunZero;
 
 constexpr double kLossTolerance = 1e-5;
 constexpr double kLogitTolerance = 1e-5;

@@ -34,11 +34,11 @@
 #include "core/util/status_macros.h"
 #include "core/zero/sync_points.h"
 #include "core/zero/sync_relevance.h"
+#include "reference/runs.h"
 #include "sim/host_share.h"
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
-#include "testing/equivalence.h"
 #include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
@@ -1343,7 +1343,7 @@ absl::Status TrainCommand::CheckAgainstReference(
     const runtime::Launcher& launcher, const Inputs& in, const Results& results,
     std::ostream& out) {
   // A resumed run's reference starts from the checkpoint.
-  std::optional<testing::ReferenceState> start;
+  std::optional<reference::ReferenceState> start;
   int64_t first = 0;
   if (in.resume.has_value()) {
     ZR_ASSIGN_OR_RETURN(
@@ -1360,11 +1360,11 @@ absl::Status TrainCommand::CheckAgainstReference(
   }
   std::vector<std::vector<std::vector<float>>> by_step;
   ZR_ASSIGN_OR_RETURN(
-      testing::RunResult ref,
-      testing::RunReference(in.spec, in.options, static_cast<int>(ranks_),
-                            static_cast<int>(steps_), *in.data, in.profile,
-                            &by_step, in.weights.get(),
-                            start.has_value() ? &*start : nullptr));
+      reference::RunResult ref,
+      reference::RunReference(in.spec, in.options, static_cast<int>(ranks_),
+                              static_cast<int>(steps_), *in.data, in.profile,
+                              &by_step, in.weights.get(),
+                              start.has_value() ? &*start : nullptr));
   const double tolerance =
       in.options.dtype != kernels::DType::kF32 ? kLowPrecisionTolerance
       : in.options.lm_head_chunk_tokens > 0    ? kFp32ChunkedHeadTolerance
@@ -1382,11 +1382,12 @@ absl::Status TrainCommand::CheckAgainstReference(
       }
     }
     int worst_param = -1;
-    const double dp = testing::ParamDifference(full, by_step[k], &worst_param);
+    const double dp =
+        reference::ParamDifference(full, by_step[k], &worst_param);
     const double loss = row.loss_sum / ranks;
     const double dl = std::abs(loss - ref.losses[k]) /
                       std::max(std::abs(ref.losses[k]), 1e-30);
-    worst = testing::WorseOf(worst, testing::WorseOf(dp, dl));
+    worst = reference::WorseOf(worst, reference::WorseOf(dp, dl));
     out << absl::StrFormat(
         "check step %d: loss %.6f vs reference %.6f (relative difference "
         "%.2e); parameters max relative difference %.2e%s\n",
@@ -1471,7 +1472,7 @@ absl::Status TrainCommand::CheckAgainstSimulator(const Inputs& in,
     const double gpu_loss = results.rows[s].rank0.loss;
     const double sim_loss = losses[s - first];
     const double d = std::abs(gpu_loss - sim_loss) / std::abs(sim_loss);
-    worst_loss = testing::WorseOf(worst_loss, d);
+    worst_loss = reference::WorseOf(worst_loss, d);
     out << absl::StrFormat(
         "check step %d: loss %.6f on the GPU, %.6f on the simulator "
         "(relative difference %.2e)\n",

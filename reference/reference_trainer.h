@@ -17,8 +17,8 @@
 // parameter's weight decay (core/zero/weight_decay.h). It owns its buffers and
 // synchronizes the device before they go. Not thread-safe.
 
-#ifndef ZERO3_TESTING_REFERENCE_TRAINER_H_
-#define ZERO3_TESTING_REFERENCE_TRAINER_H_
+#ifndef ZERO3_REFERENCE_REFERENCE_TRAINER_H_
+#define ZERO3_REFERENCE_REFERENCE_TRAINER_H_
 
 #include <cstdint>
 #include <memory>
@@ -37,7 +37,7 @@
 #include "core/zero/options.h"
 
 namespace zero3 {
-namespace testing {
+namespace reference {
 
 struct ReferenceStep {
   double loss = 0;       // mean over all ranks' micro-batches
@@ -109,7 +109,7 @@ class ReferenceTrainer : private model::ParamProvider {
   int64_t batch_step_ = 0;     // steps taken, skipped ones too: the batch index
 };
 
-}  // namespace testing
+}  // namespace reference
 }  // namespace zero3
 
-#endif  // ZERO3_TESTING_REFERENCE_TRAINER_H_
+#endif  // ZERO3_REFERENCE_REFERENCE_TRAINER_H_

@@ -1,12 +1,12 @@
 // Copyright 2026 The zero3 Authors.
 //
-// equivalence.h: run ZeRO-3 on simulated ranks and the reference trainer on
+// runs.h: run ZeRO-3 on simulated ranks and the reference trainer on
 // the same model and data, and measure how far apart they are.
 //
 // Used by the equivalence tests and by `zero3 train --check-reference`.
 
-#ifndef ZERO3_TESTING_EQUIVALENCE_H_
-#define ZERO3_TESTING_EQUIVALENCE_H_
+#ifndef ZERO3_REFERENCE_RUNS_H_
+#define ZERO3_REFERENCE_RUNS_H_
 
 #include <string>
 #include <vector>
@@ -17,11 +17,11 @@
 #include "core/model/model_spec.pb.h"
 #include "core/model/param_source.h"
 #include "core/zero/options.h"
+#include "reference/reference_trainer.h"
 #include "sim/simulator.h"
-#include "testing/reference_trainer.h"
 
 namespace zero3 {
-namespace testing {
+namespace reference {
 
 struct RunResult {
   std::vector<double> losses;  // per step, mean over ranks
@@ -75,7 +75,7 @@ struct Difference {
 
 Difference Compare(const RunResult& got, const RunResult& reference);
 
-}  // namespace testing
+}  // namespace reference
 }  // namespace zero3
 
-#endif  // ZERO3_TESTING_EQUIVALENCE_H_
+#endif  // ZERO3_REFERENCE_RUNS_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "testing/equivalence.h"
+#include "reference/runs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/util/status_macros.h"
-#include "testing/reference_trainer.h"
+#include "reference/reference_trainer.h"
 
 namespace zero3 {
-namespace testing {
+namespace reference {
 
 absl::StatusOr<RunResult> RunZero(const model::ModelSpec& spec,
                                   const zero::ZeroOptions& options, int world,
@@ -157,5 +157,5 @@ double ParamDifference(const std::vector<std::vector<float>>& got,
   return worst_rel;
 }
 
-}  // namespace testing
+}  // namespace reference
 }  // namespace zero3

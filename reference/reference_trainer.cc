@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "testing/reference_trainer.h"
+#include "reference/reference_trainer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "core/zero/weight_decay.h"
 
 namespace zero3 {
-namespace testing {
+namespace reference {
 
 using runtime::DType;
 using runtime::HostMemoryKind;
@@ -295,5 +295,5 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   return result;
 }
 
-}  // namespace testing
+}  // namespace reference
 }  // namespace zero3
