@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "backends/cuda/rank_env.h"
 #include "core/engine/engine.h"
 #include "core/model/data.h"
 #include "core/runtime/launcher.h"
@@ -44,7 +43,7 @@ absl::StatusOr<internal::MemoryPlan> Preflight(
   in.gpu = gpu;
   in.data_mode = false;
   in.world_size = c.gpus;
-  in.env = cuda::MapEnv({{"LOCAL_WORLD_SIZE", absl::StrCat(c.gpus)}});
+  in.env = internal::MapEnv({{"LOCAL_WORLD_SIZE", absl::StrCat(c.gpus)}});
   ZR_ASSIGN_OR_RETURN(internal::MemoryPlan plan, internal::PlanMemory(in));
   const absl::Status fits = plan.Check();
   if (!fits.ok()) return NotFitting(c, fits);

@@ -28,9 +28,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "backends/cuda/cuda_rank.h"
-#include "backends/cuda/rendezvous.h"
 #include "tools/cli/internal/cpu_binding.h"
+#include "tools/cli/internal/launcher_factory.h"
 
 extern char** environ;
 
@@ -240,7 +239,7 @@ absl::Status Supervisor::Start(int port) {
   if (options_.bind_cpus) {
     // Local rank r drives GPU r: its share comes from that GPU's NUMA node
     // where sysfs says which.
-    std::vector<std::string> gpus = cuda::VisibleGpuBusIds();
+    std::vector<std::string> gpus = internal::GpuBusIds();
     gpus.resize(std::min<size_t>(gpus.size(), options_.nprocs));
     std::vector<int> nodes = internal::PciNumaNodes(gpus);
     nodes.resize(options_.nprocs, -1);
@@ -591,7 +590,7 @@ absl::StatusOr<LaunchResult> LaunchLocal(const LaunchOptions& options,
   }
   int port = options.master_port;
   if (port == 0) {
-    absl::StatusOr<int> free_port = cuda::PickFreePort();
+    absl::StatusOr<int> free_port = internal::PickFreePort();
     if (!free_port.ok()) return free_port.status();
     port = *free_port;
   }
@@ -749,7 +748,7 @@ class LaunchCommand : public Command {
     options.bind_cpus = bind_cpus_;
     options.grace = absl::Seconds(stop_timeout_);
     if (options.master_port == 0) {
-      absl::StatusOr<int> port = cuda::PickFreePort();
+      absl::StatusOr<int> port = internal::PickFreePort();
       if (!port.ok()) {
         err << port.status().message() << "\n";
         return kExitFailure;
@@ -783,7 +782,7 @@ class LaunchCommand : public Command {
   // --nproc-per-node: a count in [1, 1024], or gpu (every visible GPU).
   absl::StatusOr<int> ProcessesPerNode() const {
     if (nprocs_ == "gpu") {
-      const int gpus = cuda::VisibleCudaDevices();
+      const int gpus = internal::VisibleGpus();
       if (gpus < 1) {
         return absl::InvalidArgumentError(
             "--nproc-per-node gpu: no GPU is visible here (nvidia-smi; "

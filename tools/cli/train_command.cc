@@ -18,8 +18,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "backends/cuda/cuda_rank.h"
-#include "backends/cuda/rank_env.h"
 #include "core/config/config_loader.h"
 #include "core/engine/checkpoint.h"
 #include "core/engine/config_options.h"
@@ -582,7 +580,7 @@ absl::Status TrainCommand::CheckNoClash() const {
 // (rank_env.h), not --ranks.
 absl::Status TrainCommand::CheckBackendFlags() {
   const bool gpu = backend_ == "cuda";
-  if (gpu && !cuda::CudaBackendBuilt()) {
+  if (gpu && !internal::GpuBackendBuilt()) {
     return absl::UnimplementedError(
         "this zero3 was built without the CUDA toolkit; use --backend sim, "
         "or build on a machine with /usr/local/cuda (docs/gpu.md)");
@@ -603,8 +601,8 @@ absl::Status TrainCommand::CheckBackendFlags() {
         "--profile-ops");
   }
   if (gpu) {
-    ZR_ASSIGN_OR_RETURN(cuda::RankEnvironment env,
-                        cuda::ReadRankEnvironment(cuda::ProcessEnv()));
+    ZR_ASSIGN_OR_RETURN(internal::RankEnvironment env,
+                        internal::ReadRankEnvironment(internal::ProcessEnv()));
     ranks_ = env.world_size;
   }
   if (backend_ != "sim" && !gpu) {
@@ -647,7 +645,7 @@ absl::StatusOr<internal::MemoryPlan> TrainCommand::PlanMemory(
   p.gpu = backend_ == "cuda";
   p.data_mode = mode_ == "data";
   p.world_size = ranks_;
-  p.env = cuda::ProcessEnv();
+  p.env = internal::ProcessEnv();
   return internal::PlanMemory(p);
 }
 

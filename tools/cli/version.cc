@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "backends/cuda/cuda_rank.h"
 #include "tools/cli/build_info.h"
+#include "tools/cli/internal/launcher_factory.h"
 
 #ifndef ZERO3_BUILD_MODE
 #define ZERO3_BUILD_MODE "unknown"
@@ -29,7 +29,7 @@ std::string VersionReport() {
 #endif
                   ", GCC ", __GNUC__, ".", __GNUC_MINOR__, ", C++",
                   __cplusplus / 100 % 100, "\n");
-  for (const std::string& line : cuda::DescribeCudaBackend()) {
+  for (const std::string& line : internal::DescribeGpuBackend()) {
     absl::StrAppend(&out, line, "\n");
   }
   return out;

@@ -2,7 +2,11 @@
 
 #include "tools/cli/internal/launcher_factory.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
+#include "backends/cuda/cuda_rank.h"
+#include "backends/cuda/rendezvous.h"
 #include "sim/sim_launcher.h"
 
 namespace zero3 {
@@ -17,6 +21,28 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeLauncher(
   if (backend == "cuda") return cuda::CudaLauncher::Create(options.cuda);
   return absl::InvalidArgumentError(
       absl::StrCat("no backend named '", backend, "'"));
+}
+
+bool GpuBackendBuilt() { return cuda::CudaBackendBuilt(); }
+
+std::vector<std::string> DescribeGpuBackend() {
+  return cuda::DescribeCudaBackend();
+}
+
+int VisibleGpus() { return cuda::VisibleCudaDevices(); }
+
+std::vector<std::string> GpuBusIds() { return cuda::VisibleGpuBusIds(); }
+
+absl::StatusOr<int> PickFreePort() { return cuda::PickFreePort(); }
+
+EnvLookup ProcessEnv() { return cuda::ProcessEnv(); }
+
+EnvLookup MapEnv(std::map<std::string, std::string> vars) {
+  return cuda::MapEnv(std::move(vars));
+}
+
+absl::StatusOr<RankEnvironment> ReadRankEnvironment(const EnvLookup& env) {
+  return cuda::ReadRankEnvironment(env);
 }
 
 }  // namespace internal

@@ -46,7 +46,7 @@ int64_t SlurmTasksOnNode(const std::string& layout, int64_t node) {
 
 }  // namespace
 
-int64_t LocalRanksOnNode(const cuda::EnvLookup& env) {
+int64_t LocalRanksOnNode(const EnvLookup& env) {
   for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
                            "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
     const std::optional<std::string> v = env(name);

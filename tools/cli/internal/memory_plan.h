@@ -22,12 +22,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "backends/cuda/rank_env.h"
 #include "core/config/config.pb.h"
 #include "core/model/model_spec.pb.h"
 #include "core/runtime/device.h"
 #include "core/zero/options.h"
 #include "sim/profile.pb.h"
+#include "tools/cli/internal/launcher_factory.h"
 #include "tools/preflight/memory_check.h"
 #include "tools/preflight/memory_estimate.h"
 
@@ -43,7 +43,7 @@ struct PlanInput {
   bool gpu = false;       // --backend cuda
   bool data_mode = true;  // the simulator's --mode
   int64_t world_size = 1;
-  cuda::EnvLookup env;  // for the local rank count on GPUs
+  EnvLookup env;  // for the local rank count on GPUs
 };
 
 struct MemoryPlan {
@@ -70,7 +70,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& input);
 
 // Ranks on this node per the launcher's environment (see the file
 // comment); 1 when none says.
-int64_t LocalRanksOnNode(const cuda::EnvLookup& env);
+int64_t LocalRanksOnNode(const EnvLookup& env);
 
 }  // namespace internal
 }  // namespace cli

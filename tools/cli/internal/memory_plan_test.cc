@@ -2,7 +2,7 @@
 
 #include "tools/cli/internal/memory_plan.h"
 
-#include "backends/cuda/rank_env.h"
+#include "tools/cli/internal/launcher_factory.h"
 #include "core/model/presets.h"
 #include "core/runtime/host_memory.h"
 #include "gtest/gtest.h"
@@ -14,24 +14,21 @@ namespace internal {
 namespace {
 
 TEST(LocalRanksOnNodeTest, ReadsTheLaunchersVariables) {
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({})), 1);
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"LOCAL_WORLD_SIZE", "8"}})), 8);
-  EXPECT_EQ(
-      LocalRanksOnNode(cuda::MapEnv({{"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}})), 4);
-  EXPECT_EQ(
-      LocalRanksOnNode(cuda::MapEnv({{"SLURM_NTASKS_PER_NODE", "4(x2)"}})), 4);
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"LOCAL_WORLD_SIZE", "zero"}})), 1);
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"MPI_LOCALNRANKS", "2"}})), 2);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({})), 1);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"LOCAL_WORLD_SIZE", "8"}})), 8);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}})), 4);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"SLURM_NTASKS_PER_NODE", "4(x2)"}})), 4);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"LOCAL_WORLD_SIZE", "zero"}})), 1);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"MPI_LOCALNRANKS", "2"}})), 2);
   // srun without --ntasks-per-node: the node's own group of the layout.
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv(
+  EXPECT_EQ(LocalRanksOnNode(MapEnv(
                 {{"SLURM_TASKS_PER_NODE", "2(x3),1"}, {"SLURM_NODEID", "3"}})),
             1);
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv(
+  EXPECT_EQ(LocalRanksOnNode(MapEnv(
                 {{"SLURM_TASKS_PER_NODE", "2(x3),1"}, {"SLURM_NODEID", "1"}})),
             2);
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"SLURM_TASKS_PER_NODE", "8"}})), 8);
-  EXPECT_EQ(LocalRanksOnNode(cuda::MapEnv({{"SLURM_TASKS_PER_NODE", "2(y3)"}})),
-            1);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"SLURM_TASKS_PER_NODE", "8"}})), 8);
+  EXPECT_EQ(LocalRanksOnNode(MapEnv({{"SLURM_TASKS_PER_NODE", "2(y3)"}})), 1);
 }
 
 PlanInput TinyOnTheSimulator() {
@@ -40,7 +37,7 @@ PlanInput TinyOnTheSimulator() {
   in.options.offload_optimizer = true;
   in.profile = sim::LoadProfile("h200_sxm").value();
   in.world_size = 2;
-  in.env = cuda::MapEnv({});
+  in.env = MapEnv({});
   return in;
 }
 
@@ -83,7 +80,7 @@ TEST(PlanMemoryTest, OnGpusTheLocalRanksComeFromTheLauncher) {
   PlanInput in = TinyOnTheSimulator();
   in.gpu = true;
   in.world_size = 16;
-  in.env = cuda::MapEnv({{"LOCAL_WORLD_SIZE", "8"}});
+  in.env = MapEnv({{"LOCAL_WORLD_SIZE", "8"}});
   const MemoryPlan plan = PlanMemory(in).value();
   EXPECT_EQ(plan.estimate.local_ranks, 8);
   EXPECT_FALSE(plan.estimate.device_in_host_memory);
