@@ -21,6 +21,7 @@
 #include "backends/cuda/nccl_communicator.h"
 #include "backends/cuda/rendezvous.h"
 #include "core/runtime/pinned_memory.h"
+#include "core/util/cpu_list.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -44,18 +45,6 @@ std::vector<int> AffinityCpus() {
     if (CPU_ISSET(id, &set)) ids.push_back(id);
   }
   return ids;
-}
-
-std::string CpuRanges(const std::vector<int>& cpus) {
-  std::string text;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    absl::StrAppend(&text, text.empty() ? "" : ",", cpus[i],
-                    j == i ? "" : absl::StrCat("-", cpus[j]));
-    i = j + 1;
-  }
-  return text;
 }
 
 // Fewer CPUs than this for one rank: its host optimizer step and staging
@@ -91,7 +80,7 @@ absl::Status RunOneRank(const CudaRuntimeOptions& runtime_options,
                  << d.ordinal() << " (" << d.name() << ", "
                  << runtime::FormatBytes(d.total_memory_bytes()) << ")"
                  << (source.empty() ? "" : absl::StrCat("; ", source))
-                 << "; CPUs " << CpuRanges(cpus) << "\n";
+                 << "; CPUs " << CpuListText(cpus) << "\n";
     if (cpus.size() < kFewCpus) {
       *options.log
           << "warning: rank " << rank << " may run on " << cpus.size()

@@ -601,12 +601,11 @@ TEST_P(AttentionTest, BackwardMatchesFiniteDifferences) {
             kGradTolerance);
 }
 
-// A sliding window of 2: each query sees itself and the key before it, as
-// the explicit softmax masks them; backward is the forward's gradient.
-TEST(WindowedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
-  AttentionArgs args = SmallAttention(true);
-  args.window = 2;
-  AttentionInputs in = RandomAttentionInputs(args, 70);
+// Forward equals the explicit softmax (NaiveAttention), and backward is the
+// forward's gradient (finite differences, loss weights from `seed`).
+// Returns the forward's output.
+std::vector<double> ExpectExplicitSoftmaxAndItsGradient(
+    const AttentionArgs& args, AttentionInputs in, uint32_t seed) {
   const int64_t lse_size = args.batch * args.num_heads * args.seq;
   std::vector<double> out(in.q.size()), lse(lse_size);
   AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
@@ -615,7 +614,7 @@ TEST(WindowedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
   NaiveAttention(args, in, &want_out, &want_lse);
   EXPECT_LT(MaxRelativeError(out, want_out), 1e-14);
   EXPECT_LT(MaxRelativeError(lse, want_lse), 1e-14);
-  const auto r = RandomVector(in.q.size(), 71);
+  const auto r = RandomVector(in.q.size(), seed);
   auto forward = [&]() {
     std::vector<double> o(in.q.size()), l(lse_size);
     AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), o.data(),
@@ -632,11 +631,21 @@ TEST(WindowedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
             kGradTolerance);
   EXPECT_LT(MaxRelativeError(dv, NumericGradient(forward, &in.v)),
             kGradTolerance);
+  return out;
 }
 
-// Gemma 2's attention: a scale of its own, scores capped by tanh, on a
-// windowed layer: the explicit softmax of the capped scores, and backward is
-// the forward's gradient. The cap binds: unscaled inputs give scores past it.
+// A sliding window of 2: each query sees itself and the key before it, as
+// the explicit softmax masks them; backward is the forward's gradient.
+TEST(WindowedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
+  AttentionArgs args = SmallAttention(true);
+  args.window = 2;
+  ExpectExplicitSoftmaxAndItsGradient(args, RandomAttentionInputs(args, 70),
+                                      71);
+}
+
+// Gemma 2's attention: a scale of its own, scores capped by tanh, with and
+// without a window: the explicit softmax of the capped scores, and backward
+// is the forward's gradient. The cap binds: the inputs give scores past it.
 TEST(SoftcappedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
   for (const int64_t window : {int64_t{0}, int64_t{3}}) {
     AttentionArgs args = SmallAttention(true);
@@ -645,37 +654,15 @@ TEST(SoftcappedAttentionTest, MatchesTheExplicitSoftmaxAndItsGradient) {
     args.softcap = 1.5f;
     AttentionInputs in = RandomAttentionInputs(args, 90);
     for (double& x : in.q) x *= 2;
-    const int64_t lse_size = args.batch * args.num_heads * args.seq;
-    std::vector<double> out(in.q.size()), lse(lse_size);
-    AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
-                     lse.data());
-    std::vector<double> want_out, want_lse;
-    NaiveAttention(args, in, &want_out, &want_lse);
-    EXPECT_LT(MaxRelativeError(out, want_out), 1e-14);
-    EXPECT_LT(MaxRelativeError(lse, want_lse), 1e-14);
+    const std::vector<double> out =
+        ExpectExplicitSoftmaxAndItsGradient(args, in, 91);
     AttentionArgs uncapped = args;
     uncapped.softcap = 0;
-    std::vector<double> out_uncapped(in.q.size()), lse_uncapped(lse_size);
+    std::vector<double> out_uncapped(in.q.size()),
+        lse(args.batch * args.num_heads * args.seq);
     AttentionForward(uncapped, in.q.data(), in.k.data(), in.v.data(),
-                     out_uncapped.data(), lse_uncapped.data());
+                     out_uncapped.data(), lse.data());
     EXPECT_GT(MaxRelativeError(out_uncapped, out), 1e-2) << "cap never binds";
-    const auto r = RandomVector(in.q.size(), 91);
-    auto forward = [&]() {
-      std::vector<double> o(in.q.size()), l(lse_size);
-      AttentionForward(args, in.q.data(), in.k.data(), in.v.data(), o.data(),
-                       l.data());
-      return Loss(o, r);
-    };
-    std::vector<double> dq(in.q.size(), kNaN), dk(in.k.size(), kNaN),
-        dv(in.v.size(), kNaN);
-    AttentionBackward(args, in.q.data(), in.k.data(), in.v.data(), out.data(),
-                      lse.data(), r.data(), dq.data(), dk.data(), dv.data());
-    EXPECT_LT(MaxRelativeError(dq, NumericGradient(forward, &in.q)),
-              kGradTolerance);
-    EXPECT_LT(MaxRelativeError(dk, NumericGradient(forward, &in.k)),
-              kGradTolerance);
-    EXPECT_LT(MaxRelativeError(dv, NumericGradient(forward, &in.v)),
-              kGradTolerance);
   }
 }
 

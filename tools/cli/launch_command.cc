@@ -255,7 +255,7 @@ absl::Status Supervisor::Start(int port) {
       for (int cpu : slices[r]) CPU_SET(cpu, &set);
       cpu_sets.push_back(set);
       err_ << "zero3 launch: rank " << r << " on CPUs "
-           << internal::CpuListText(slices[r])
+           << CpuListText(slices[r])
            << (nodes[r] >= 0
                    ? absl::StrCat(" (NUMA node ", nodes[r], ", GPU ", r, "'s)")
                    : std::string())

@@ -94,7 +94,7 @@ TEST(LaunchLocalTest, BoundRanksGetDisjointCpus) {
   ASSERT_OK_AND_ASSIGN(LaunchResult result, LaunchLocal(options, out, err));
   EXPECT_EQ(result.exit_code, 0) << err.str();
   for (int r = 0; r < 2; ++r) {
-    const std::string cpus = internal::CpuListText(slices[r]);
+    const std::string cpus = CpuListText(slices[r]);
     EXPECT_THAT(out.str(),
                 HasSubstr(absl::StrCat("[rank ", r,
                                        "] Cpus_allowed_list:", cpus, "\n")));

@@ -140,19 +140,6 @@ std::vector<std::vector<int>> CpuSlices(const std::vector<Cpu>& cpus, int n) {
   return slices;
 }
 
-std::string CpuListText(const std::vector<int>& cpus) {
-  std::string text;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!text.empty()) text += ",";
-    text +=
-        j == i ? absl::StrCat(cpus[i]) : absl::StrCat(cpus[i], "-", cpus[j]);
-    i = j + 1;
-  }
-  return text;
-}
-
 }  // namespace internal
 }  // namespace cli
 }  // namespace zero3

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "core/util/cpu_list.h"
+
 namespace zero3 {
 namespace cli {
 namespace internal {
@@ -59,9 +61,6 @@ std::vector<std::vector<int>> NumaCpuSlices(const std::vector<Cpu>& cpus,
 // lowest CPU number; group sizes differ by at most one core. Empty when
 // there are fewer cores than `n` (then ranks are better left unbound).
 std::vector<std::vector<int>> CpuSlices(const std::vector<Cpu>& cpus, int n);
-
-// "0-7,16-23".
-std::string CpuListText(const std::vector<int>& cpus);
 
 }  // namespace internal
 }  // namespace cli

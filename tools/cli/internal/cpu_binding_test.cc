@@ -148,10 +148,6 @@ TEST(NumaCpuSlicesTest, ReadsNodesFromSysfs) {
   EXPECT_THAT(slices[0], ElementsAre(2, 3));
 }
 
-TEST(CpuBindingTest, ListText) {
-  EXPECT_EQ(CpuListText({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
-  EXPECT_EQ(CpuListText({}), "");
-}
 
 }  // namespace
 }  // namespace internal
