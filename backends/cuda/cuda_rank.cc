@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "backends/cuda/bootstrap_route.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_libraries.h"
 #include "backends/cuda/cuda_status.h"
@@ -51,6 +52,21 @@ std::vector<int> AffinityCpus() {
 // run on too few threads to keep up with a GPU (the launcher's mask, e.g.
 // srun without --cpus-per-task, is the usual cause).
 constexpr size_t kFewCpus = 4;
+
+// Which interface reached rank 0, where NCCL might not take it (see
+// bootstrap_route.h); nothing on rank 0, with the file rendezvous, or where
+// the route cannot be found.
+void NoteBootstrapRoute(const RankEnvironment& re, const EnvLookup& env,
+                        std::ostream* log) {
+  if (log == nullptr || re.rank == 0 || re.master_addr.empty()) return;
+  const absl::StatusOr<Route> route = RouteTo(re.master_addr, re.master_port);
+  if (!route.ok()) return;
+  const std::string note = BootstrapNote(*route, env("NCCL_SOCKET_IFNAME"));
+  if (note.empty()) return;
+  absl::MutexLock lock(&log_mu);
+  *log << note << "\n";
+  log->flush();
+}
 
 absl::Status RankContext(const absl::Status& status, int rank, int world_size,
                          absl::string_view what) {
@@ -234,6 +250,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
     if (!shared.ok()) return Annotate(shared.status(), re->Describe());
     id = std::move(shared->payload);
     links = std::move(shared->links);
+    NoteBootstrapRoute(*re, env, options.log);
   }
 
   CudaRuntimeOptions runtime_options;
