@@ -181,7 +181,7 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
   double loss_sum = 0;
   // The one-step delayed update: the next step runs on the master from
   // before this step's update.
-  const bool delayed = zero::DelayedUpdateApplies(options_);
+  const bool delayed = zero::HostStepPlanOf(options_).delayed;
   std::vector<std::vector<float>> before;
   if (delayed) before = master_;
   ZR_ASSIGN_OR_RETURN(const int64_t predicted,

@@ -121,7 +121,7 @@ RunResult RunTiny(const zero::ZeroOptions& o) {
   sim::SimOptions sim;
   sim.profile = sim::TestProfile();
   sim.profile.mutable_gpu()->set_memory_gib(64);
-  if (zero::SpeculationCarriesOver(o)) {
+  if (zero::HostStepPlanOf(o).carries_over) {
     sim.profile.mutable_host()->set_memory_bandwidth_gbps_per_rank(0.02);
     sim.profile.mutable_host()->set_memory_bandwidth_gbps_per_thread(0.01);
   }

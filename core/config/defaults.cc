@@ -71,7 +71,7 @@ void FillDependentDefaults(Config* config) {
   const ZeroOptimization& zero = config->zero_optimization();
   if (!config->zero3().has_host_step_overlap() &&
       zero.offload_optimizer().super_offload() &&
-      HostStepCannotMove(zero, config->zero3()) == nullptr) {
+      HostStepCannotMove(*config) == nullptr) {
     config->mutable_zero3()->set_host_step_overlap("forward");
   }
 }

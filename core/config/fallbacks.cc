@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/config/json.h"
+#include "core/config/modes.h"
 
 namespace zero3 {
 namespace config {
@@ -79,7 +80,8 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
 
 void ApplyFallbacks(Config* config, Diagnostics* diag) {
   ZeroOptimization* zero = config->mutable_zero_optimization();
-  if (zero->offload_optimizer().device() == "nvme") {
+  const Modes modes = ModesOf(*config);
+  if (modes.offload_optimizer == OffloadDevice::kNvme) {
     diag->Warning("zero_optimization.offload_optimizer.device",
                   "\"nvme\": NVMe offload is not implemented; the optimizer "
                   "state is offloaded to host memory (\"cpu\") instead, "
@@ -88,15 +90,15 @@ void ApplyFallbacks(Config* config, Diagnostics* diag) {
                   "divided by the data-parallel size)");
     zero->mutable_offload_optimizer()->set_device("cpu");
   }
-  if (zero->offload_param().device() == "nvme") {
+  if (modes.offload_param == OffloadDevice::kNvme) {
     diag->Warning("zero_optimization.offload_param.device",
                   "\"nvme\": NVMe offload is not implemented; parameters "
                   "are offloaded to host memory (\"cpu\") instead");
     zero->mutable_offload_param()->set_device("cpu");
   }
-  if (zero->offload_optimizer().device() == "cpu" &&
+  if (modes.offload_optimizer != OffloadDevice::kNone &&
       !zero->offload_optimizer().pin_memory() &&
-      config->zero3().grad_offload() == "async") {
+      modes.grad_offload == GradOffload::kAsync) {
     diag->Notice("zero3.grad_offload",
                  "\"async\" with offload_optimizer.pin_memory false: a "
                  "copy into pageable host memory blocks the host thread "

@@ -15,6 +15,7 @@
 #include "core/config/batch.h"
 #include "core/config/field_bounds.h"
 #include "core/config/json.h"
+#include "core/config/modes.h"
 #include "core/config/scheduler.h"
 #include "core/config/schema.h"
 #include "core/util/suggest.h"
@@ -141,11 +142,11 @@ void CheckOffloadRatio(const ZeroOptimization& zero, const Zero3& zero3,
 
 // `key` (super_offload, or host_step_overlap "forward"), `asked` for where
 // the host step cannot move: a notice that it `stays` as it is.
-void CheckHostStepMoves(const ZeroOptimization& zero, const Zero3& zero3,
-                        bool asked, const std::string& key,
-                        absl::string_view stays, Diagnostics* diag) {
+void CheckHostStepMoves(const Config& config, bool asked,
+                        const std::string& key, absl::string_view stays,
+                        Diagnostics* diag) {
   if (!asked) return;
-  const char* why = HostStepCannotMove(zero, zero3);
+  const char* why = HostStepCannotMove(config);
   if (why != nullptr) diag->Notice(key, absl::StrCat(stays, ": ", why));
 }
 
@@ -259,20 +260,8 @@ void CheckScheduler(const Config& config, Diagnostics* diag) {
 
 }  // namespace
 
-const char* HostStepCannotMove(const ZeroOptimization& zero,
-                               const Zero3& zero3) {
-  if (zero.offload_optimizer().device() == "none") {
-    return "the optimizer is not offloaded (offload_optimizer.device "
-           "\"none\")";
-  }
-  if (zero.offload_param().device() != "none") {
-    return "offload_param keeps the working shards on the host";
-  }
-  if (zero3.grad_offload_copy() == "per_param_fp32") {
-    return "zero3.grad_offload_copy \"per_param_fp32\" sends the fp32 master "
-           "back";
-  }
-  return nullptr;
+const char* HostStepCannotMove(const Config& config) {
+  return PlanHostStep(HostStepAskOf(ModesOf(config))).cannot_move;
 }
 
 void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
@@ -325,10 +314,11 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
          CheckChoice(config.zero3().host_step_overlap(),
                      {"none", "forward", "delayed"}, "zero3.host_step_overlap",
                      diag);
-         CheckHostStepMoves(zero, config.zero3(),
-                            config.zero3().host_step_overlap() != "none",
-                            "zero3.host_step_overlap",
-                            "the host step stays at the end of the step", diag);
+         CheckHostStepMoves(
+             config,
+             ModesOf(config).host_step_overlap != HostStepOverlap::kNone,
+             "zero3.host_step_overlap",
+             "the host step stays at the end of the step", diag);
        }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
@@ -339,13 +329,11 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        }},
       {"zero_optimization.offload_optimizer.super_offload",
        [&] {
-         CheckHostStepMoves(zero, config.zero3(),
-                            zero.offload_optimizer().super_offload(),
+         CheckHostStepMoves(config, zero.offload_optimizer().super_offload(),
                             "zero_optimization.offload_optimizer.super_offload",
                             "the speculative host step stays off", diag);
-         if (zero.offload_optimizer().super_offload() &&
-             config.zero3().host_step_overlap() == "delayed" &&
-             HostStepCannotMove(zero, config.zero3()) == nullptr) {
+         const HostStepPlan plan = PlanHostStep(HostStepAskOf(ModesOf(config)));
+         if (zero.offload_optimizer().super_offload() && plan.delayed) {
            diag->Notice("zero_optimization.offload_optimizer.super_offload",
                         "the speculative host step stays off: "
                         "zero3.host_step_overlap \"delayed\" runs the host "

@@ -27,10 +27,8 @@ namespace config {
 void Validate(const Config& config, int64_t world_size, Diagnostics* diag);
 
 // Why the host share's update cannot move out of the end of the step in
-// `zero`/`zero3` (the speculative step, the update under the next forward,
-// the delayed update; zero::HostStepCanMove), or nullptr where it can.
-const char* HostStepCannotMove(const ZeroOptimization& zero,
-                               const Zero3& zero3);
+// `config` (PlanHostStep's cannot_move), or nullptr where it can.
+const char* HostStepCannotMove(const Config& config);
 
 }  // namespace config
 }  // namespace zero3

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/config/modes.h"
 #include "core/zero/lr_schedule.h"
 
 namespace zero3 {
@@ -97,6 +98,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
       absl::AsciiStrToLower(c.optimizer().type()) == "adamw" || a.adam_w_mode();
 
   const config::ZeroOptimization& z = c.zero_optimization();
+  const config::Modes modes = config::ModesOf(c);
   o.overlap_comm = z.overlap_comm();
   o.reduce_bucket_size = z.reduce_bucket_size();
   o.prefetch_bucket_size = z.stage3_prefetch_bucket_size();
@@ -105,11 +107,11 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.max_reuse_distance = z.stage3_max_reuse_distance();
   o.sub_group_size = z.sub_group_size();
   // The loader has already turned nvme into cpu, with a notice.
-  o.offload_optimizer = z.offload_optimizer().device() != "none";
+  o.offload_optimizer = modes.offload_optimizer != config::OffloadDevice::kNone;
   o.optimizer_pin_memory = z.offload_optimizer().pin_memory();
   o.offload_ratio = z.offload_optimizer().ratio();
   o.auto_offload_ratio = c.zero3().auto_offload_ratio();
-  o.offload_param = z.offload_param().device() != "none";
+  o.offload_param = modes.offload_param != config::OffloadDevice::kNone;
   o.param_pin_memory = z.offload_param().pin_memory();
   if (o.offload_param && !o.offload_optimizer) {
     return absl::InvalidArgumentError(
@@ -117,15 +119,16 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
         "zero_optimization.offload_optimizer.device \"cpu\" in zero3 (the "
         "host keeps the fp32 master that the offloaded shards come from)");
   }
-  o.grad_offload = c.zero3().grad_offload() == "blocking"
-                       ? zero::GradOffload::kBlocking
-                       : zero::GradOffload::kAsync;
+  o.grad_offload = modes.grad_offload;
   o.optimizer_threads = c.zero3().optimizer_threads();
-  o.per_param_fp32_grads = c.zero3().grad_offload_copy() == "per_param_fp32";
+  o.per_param_fp32_grads =
+      modes.grad_offload_copy == config::GradOffloadCopy::kPerParamFp32;
   o.host_work_per_grad_ns =
       static_cast<int64_t>(c.zero3().host_work_per_grad_us() * 1e3);
-  o.host_step_in_forward = c.zero3().host_step_overlap() == "forward";
-  o.host_step_delayed = c.zero3().host_step_overlap() == "delayed";
+  o.host_step_in_forward =
+      modes.host_step_overlap == config::HostStepOverlap::kForward;
+  o.host_step_delayed =
+      modes.host_step_overlap == config::HostStepOverlap::kDelayed;
   o.speculative_step = z.offload_optimizer().super_offload()
                            ? zero::SpeculativeStep::kAuto
                            : zero::SpeculativeStep::kOff;

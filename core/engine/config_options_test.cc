@@ -31,34 +31,34 @@ constexpr char kOffloaded[] =
 TEST(ConfigOptionsTest, HostStepOverlapPicksOneMode) {
   // super_offload's default: the speculation's rest under the next forward.
   const zero::ZeroOptions given = Options(absl::StrCat("{", kOffloaded, "}"));
-  EXPECT_TRUE(zero::SpeculationCarriesOver(given));
-  EXPECT_FALSE(zero::DelayedUpdateApplies(given));
+  EXPECT_TRUE(zero::HostStepPlanOf(given).carries_over);
+  EXPECT_FALSE(zero::HostStepPlanOf(given).delayed);
 
   const zero::ZeroOptions none = Options(absl::StrCat(
       "{", kOffloaded, R"(, "zero3": {"host_step_overlap": "none"}})"));
-  EXPECT_TRUE(zero::SpeculationApplies(none));
-  EXPECT_FALSE(zero::ForwardOverlapApplies(none));
-  EXPECT_FALSE(zero::DelayedUpdateApplies(none));
+  EXPECT_TRUE(zero::HostStepPlanOf(none).speculative);
+  EXPECT_FALSE(zero::HostStepPlanOf(none).in_forward);
+  EXPECT_FALSE(zero::HostStepPlanOf(none).delayed);
 
   const zero::ZeroOptions forward = Options(absl::StrCat(
       "{", kOffloaded, R"(, "zero3": {"host_step_overlap": "forward"}})"));
-  EXPECT_TRUE(zero::ForwardOverlapApplies(forward));
-  EXPECT_FALSE(zero::DelayedUpdateApplies(forward));
+  EXPECT_TRUE(zero::HostStepPlanOf(forward).in_forward);
+  EXPECT_FALSE(zero::HostStepPlanOf(forward).delayed);
 
   // The delayed update replaces both others.
   const zero::ZeroOptions delayed = Options(absl::StrCat(
       "{", kOffloaded, R"(, "zero3": {"host_step_overlap": "delayed"}})"));
   EXPECT_TRUE(delayed.host_step_delayed);
-  EXPECT_TRUE(zero::DelayedUpdateApplies(delayed));
-  EXPECT_FALSE(zero::SpeculationApplies(delayed));
-  EXPECT_FALSE(zero::ForwardOverlapApplies(delayed));
+  EXPECT_TRUE(zero::HostStepPlanOf(delayed).delayed);
+  EXPECT_FALSE(zero::HostStepPlanOf(delayed).speculative);
+  EXPECT_FALSE(zero::HostStepPlanOf(delayed).in_forward);
 }
 
 TEST(ConfigOptionsTest, DelayedNeedsTheOptimizerOffloaded) {
   const zero::ZeroOptions o =
       Options(R"({"zero3": {"host_step_overlap": "delayed"}})");
   EXPECT_TRUE(o.host_step_delayed);
-  EXPECT_FALSE(zero::DelayedUpdateApplies(o));
+  EXPECT_FALSE(zero::HostStepPlanOf(o).delayed);
 }
 
 }  // namespace

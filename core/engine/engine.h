@@ -97,8 +97,8 @@ struct StepStats {
   // The host pieces this rank updated speculatively during backward (all
   // of them unless aborted or carried over; 0 when not run).
   int speculative_pieces = 0;
-  // Committed with zero::SpeculationCarriesOver: the pieces not reached when
-  // the norm was known, updated under the next forward instead.
+  // Committed with the host step plan's carries_over: the pieces not reached
+  // when the norm was known, updated under the next forward instead.
   int carried_pieces = 0;
   int64_t tokens = 0;  // trained on by this rank in this step
   // Trained on by all ranks (tensor-parallel ranks share their tokens).
@@ -325,7 +325,7 @@ class Engine : private model::ParamProvider {
   // when there is none.
   absl::StatusOr<int> NextSpeculativePiece(bool wait);
   // After backward is issued: the pieces left, each once its bucket's copy
-  // is done. With zero::SpeculationCarriesOver, only until the norm's copy
+  // is done. With the host step plan's carries_over, only until the norm's copy
   // to the host is done (norm_copied_): the rest wait for validation.
   absl::Status Speculate();
   // One piece: the early-abort test, then its update.
@@ -430,7 +430,8 @@ class Engine : private model::ParamProvider {
   static constexpr int64_t kSumSlots = 16;
   runtime::OwnedBuffer sum_device_, sum_host_;
   std::unique_ptr<runtime::Event> loss_copied_, updated_;
-  // With zero::SpeculationCarriesOver: the norm's copy to the host is done.
+  // With the host step plan's carries_over: the norm's copy to the host is
+  // done.
   std::unique_ptr<runtime::Event> norm_copied_;
 
   int dp_size_ = 1;

@@ -60,10 +60,9 @@ absl::Status Engine::EvaluateBatches(const model::BatchSource& data,
                                         dp_rank_,
                                         absl::StrCat("fill eval inputs ", b)));
       // A divisor of 1: the loss is the sum of the micro-batch's terms.
-      ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
-                                         inputs_->targets(), loss, 1.0f,
-                                         /*loss_divisor=*/1.0,
-                                         inputs_->positions()));
+      ZR_RETURN_IF_ERROR(model_->Forward(
+          *compute_, *this, inputs_->tokens(), inputs_->targets(), loss, 1.0f,
+          /*loss_divisor=*/1.0, inputs_->positions()));
       ZR_RETURN_IF_ERROR(compute_->Copy(loss_host_.All(), loss_device_.All(),
                                         "eval loss D2H"));
       ZR_RETURN_IF_ERROR(compute_->Synchronize());

@@ -28,7 +28,7 @@
 // again). The new working copy goes to the device on the write-back stream
 // at the start of the next step (Engine::IssueWriteBack), each gather
 // waiting only for its own pieces. With the host update under the next
-// forward too (zero::SpeculationCarriesOver), the host stops speculating
+// forward too (HostStepPlanOf's carries_over), the host stops speculating
 // once the norm is on the host, and a committed step's pieces left over
 // run in place under the next forward, each before its first gather.
 
@@ -65,7 +65,8 @@ const char* StepStats::SpeculationName(Speculation s) {
 }
 
 bool Engine::SpeculateThisStep() const {
-  if (!zero::SpeculationApplies(options_) || ctx_.host_elements() == 0) {
+  if (!zero::HostStepPlanOf(options_).speculative ||
+      ctx_.host_elements() == 0) {
     return false;
   }
   return options_.speculative_step == zero::SpeculativeStep::kOn ||
@@ -159,7 +160,7 @@ absl::Status Engine::SpeculateEarly() {
 
 absl::Status Engine::Speculate() {
   SpeculationPass& pass = speculation_;
-  const bool carries_over = zero::SpeculationCarriesOver(options_);
+  const bool carries_over = zero::HostStepPlanOf(options_).carries_over;
   // After the norm's copy (FinishBackward issued it on the reduce stream).
   if (carries_over) ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*norm_copied_));
   while (pass.active) {
@@ -274,7 +275,7 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
         piece_in_next_[i] = !piece_in_next_[i];
         ZR_RETURN_IF_ERROR(WriteBackPiece(i));
       } else {
-        // Not reached (zero::SpeculationCarriesOver): in place under the
+        // Not reached (HostStepPlanOf's carries_over): in place under the
         // next forward, by RunDeferredPiece, with the same arguments.
         piece_deferred_[i] = true;
         ++stats->carried_pieces;

@@ -174,7 +174,7 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
                    HostMemoryKind::kPinned, "gradient norm squared (host)"));
   if (ctx_.options->offload_optimizer && ctx_.host_elements() > 0) {
     runtime::OwnedBuffer* copies[] = {&host_partition_, &other_host_partition_};
-    const int n = DelayedUpdateApplies(*ctx_.options) ? 2 : 1;
+    const int n = HostStepPlanOf(*ctx_.options).delayed ? 2 : 1;
     for (int i = 0; i < n; ++i) {
       ZR_ASSIGN_OR_RETURN(
           *copies[i],
@@ -203,7 +203,7 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
                        "gradient brought back (DeepSpeed's round trip)"));
   }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
-  if (SpeculationApplies(*ctx_.options)) {
+  if (HostStepPlanOf(*ctx_.options).speculative) {
     offloaded_.resize(buckets_.size());
     for (auto& e : offloaded_) {
       ZR_ASSIGN_OR_RETURN(e, dev.CreateEvent());

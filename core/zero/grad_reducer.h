@@ -111,7 +111,7 @@ class GradReducer {
   // How many buckets of the current backward have been issued (reduced and,
   // at the boundary, offloaded): buckets 0 .. buckets_issued() - 1.
   int buckets_issued() const { return next_bucket_; }
-  // With the speculative step (SpeculationApplies): recorded on the reduce
+  // With the speculative step (HostStepPlanOf: speculative): recorded on the reduce
   // stream at the boundary once bucket `b`'s gradients are copied to the
   // host. Null otherwise.
   runtime::Event* offloaded(int b) const {
@@ -135,7 +135,7 @@ class GradReducer {
   // dtype when there is no accumulation (accumulation == 1), where the
   // reduced gradients go to the host without a device fp32 copy.
   runtime::TensorRef host_partition() const;
-  // With the one-step delayed update (DelayedUpdateApplies): the next
+  // With the one-step delayed update (HostStepPlanOf: delayed): the next
   // boundary backward offloads into the other of two host partitions, and
   // host_partition() names that one; the one it named keeps the gradients
   // the delayed update reads meanwhile.

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "core/config/modes.h"
 #include "core/kernels/dtype.h"
 #include "core/zero/lr_schedule.h"
 #include "core/zero/sync_points.h"
@@ -17,14 +18,8 @@
 namespace zero3 {
 namespace zero {
 
-enum class GradOffload {
-  // One asynchronous copy per bucket on the reduce stream, ordered before
-  // the optimizer by the end-of-backward synchronize.
-  kAsync,
-  // DeepSpeed before 2026: a blocking copy per parameter (copy, then
-  // synchronize the reduce stream), for comparison.
-  kBlocking,
-};
+// zero3.grad_offload, as core/config resolves it.
+using GradOffload = config::GradOffload;
 
 enum class SpeculativeStep { kOff, kOn, kAuto };
 
@@ -118,14 +113,14 @@ struct ZeroOptions {
   // step; kAuto stops for 1, 2, 4, ... steps after each failed validation
   // (not after an abort before the first piece, which cost nothing).
   // Needs offload_optimizer, and neither offload_param nor
-  // per_param_fp32_grads (SpeculationApplies).
+  // per_param_fp32_grads (HostStepPlanOf: speculative).
   SpeculativeStep speculative_step = SpeculativeStep::kOff;
   // The host share's AdamW deferred into the next step's forward
   // (zero3.host_step_overlap: "forward"): each piece runs just before the
   // first gather of a parameter it overlaps, its working copy then goes back
   // on a stream of its own, and the gather waits for it; the pieces left run
   // before the next backward, or before the state is read. Bitwise the same
-  // training. Needs what ForwardOverlapApplies says.
+  // training. Needs what HostStepPlanOf's in_forward says.
   bool host_step_in_forward = false;
   // ZeRO-Offload's one-step delayed parameter update
   // (zero3.host_step_overlap: "delayed"), which changes the training: the
@@ -133,7 +128,7 @@ struct ZeroOptions {
   // s - 1's update, so the host share's AdamW of step s - 1 runs during
   // step s, beside its forward and backward, from a second host gradient
   // buffer. The device share's working copy lags the same way. Needs what
-  // DelayedUpdateApplies says; takes precedence over host_step_in_forward
+  // HostStepPlanOf's delayed says; takes precedence over host_step_in_forward
   // and the speculative step.
   bool host_step_delayed = false;
   // With host_step_delayed: a module whose issue kept the host waiting for
@@ -152,47 +147,20 @@ struct ZeroOptions {
   SyncPoints syncs;
 };
 
-// Whether the host share's update can leave the end of the step in
-// `options`' mode: the optimizer offloaded, its new working copy going to
-// the device through staging (not offload_param), from gradients in
-// bucketed copies (not per_param_fp32_grads).
-inline bool HostStepCanMove(const ZeroOptions& options) {
-  return options.offload_optimizer && !options.offload_param &&
-         !options.per_param_fp32_grads;
-}
-
-// Whether `options` asks for the one-step delayed update in a mode that has
-// it.
-inline bool DelayedUpdateApplies(const ZeroOptions& options) {
-  return options.host_step_delayed && HostStepCanMove(options);
-}
-
-// Whether `options` asks for the speculative step in a mode that has it.
-inline bool SpeculationApplies(const ZeroOptions& options) {
-  return options.speculative_step != SpeculativeStep::kOff &&
-         HostStepCanMove(options) && !DelayedUpdateApplies(options);
-}
-
-// Whether `options` defers the host update into the next forward in a mode
-// that has it.
-inline bool ForwardOverlapApplies(const ZeroOptions& options) {
-  return options.host_step_in_forward && HostStepCanMove(options) &&
-         !DelayedUpdateApplies(options);
-}
-
-// Whether the speculative step, with the host update under the next
-// forward, hands the pieces it has not reached when the gradient norm is
-// known to that forward once validation commits the step (in forward order,
-// each before its first gather), instead of finishing them first.
-inline bool SpeculationCarriesOver(const ZeroOptions& options) {
-  return SpeculationApplies(options) && ForwardOverlapApplies(options);
-}
-
-// Whether one of the modes above moves the host update out of the end of
-// the step: its working copy then goes back on a stream of its own.
-inline bool HostStepMoves(const ZeroOptions& options) {
-  return SpeculationApplies(options) || ForwardOverlapApplies(options) ||
-         DelayedUpdateApplies(options);
+// Where the host share's update runs for `options`: config::PlanHostStep,
+// the one rule the loader's notices use too, asked as the options ask
+// (host_step_delayed takes precedence over host_step_in_forward).
+inline config::HostStepPlan HostStepPlanOf(const ZeroOptions& options) {
+  config::HostStepAsk ask;
+  ask.offload_optimizer = options.offload_optimizer;
+  ask.offload_param = options.offload_param;
+  ask.per_param_fp32 = options.per_param_fp32_grads;
+  ask.speculative = options.speculative_step != SpeculativeStep::kOff;
+  ask.overlap = options.host_step_delayed ? config::HostStepOverlap::kDelayed
+                : options.host_step_in_forward
+                    ? config::HostStepOverlap::kForward
+                    : config::HostStepOverlap::kNone;
+  return config::PlanHostStep(ask);
 }
 
 }  // namespace zero

@@ -19,12 +19,14 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "issues the next step's gathers, so the host's own order protects "
            "them";
   }
-  if (sync == Sync::kSpeculativeGradsOnHost && !SpeculationApplies(options)) {
+  if (sync == Sync::kSpeculativeGradsOnHost &&
+      !HostStepPlanOf(options).speculative) {
     return "only the speculative step (offload_optimizer.super_offload, with "
            "the optimizer offloaded and neither offload_param nor "
            "grad_offload_copy per_param_fp32) has this synchronization";
   }
-  if (sync == Sync::kWriteBackBeforeGather && !HostStepMoves(options)) {
+  if (sync == Sync::kWriteBackBeforeGather &&
+      !HostStepPlanOf(options).moves()) {
     return "only the speculative step (offload_optimizer.super_offload) and "
            "the moved host step (zero3.host_step_overlap \"forward\" or "
            "\"delayed\"), with the optimizer offloaded and neither "
@@ -32,12 +34,13 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "working copy back on a stream of its own";
   }
   if (sync == Sync::kWriteBackBeforeHostPiece &&
-      !DelayedUpdateApplies(options)) {
+      !HostStepPlanOf(options).delayed) {
     return "only the delayed update (zero3.host_step_overlap \"delayed\", "
            "with the optimizer offloaded and neither offload_param nor "
            "grad_offload_copy per_param_fp32) has this synchronization";
   }
-  if (sync == Sync::kHostStepBeforeGather && !ForwardOverlapApplies(options)) {
+  if (sync == Sync::kHostStepBeforeGather &&
+      !HostStepPlanOf(options).in_forward) {
     return "only the host step under the forward (zero3.host_step_overlap "
            "\"forward\", with the optimizer offloaded and neither "
            "offload_param nor grad_offload_copy per_param_fp32) has this "

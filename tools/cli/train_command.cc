@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/config/config_loader.h"
+#include "core/config/modes.h"
 #include "core/engine/checkpoint.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
@@ -794,7 +795,7 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
   world_size_ = launcher.world_size();
   samples_per_step_ = in.options.micro_batch * in.options.accumulation *
                       static_cast<int64_t>(world_size_);
-  speculative_ = zero::SpeculationApplies(in.options);
+  speculative_ = zero::HostStepPlanOf(in.options).speculative;
   if (!launcher.leader()) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(checkpoints_.PrepareSave(
       ResolveUserPath(checkpoints_.save_dir()),
@@ -867,7 +868,7 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                ? "async"
                                : "blocking",
                            " gradient offload",
-                           zero::DelayedUpdateApplies(o)
+                           zero::HostStepPlanOf(o).delayed
                                ? "; one-step delayed update, which changes "
                                  "the training"
                                : "",
@@ -960,7 +961,8 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     engine::SaveOptions o =
         checkpoints_.Save(ResolveUserPath(checkpoints_.save_dir()),
                           config::ConfigToJsonValue(in.config));
-    o.async = in.config.zero3().checkpoint_write() == "async";
+    o.async = config::ModesOf(in.config).checkpoint_write ==
+              config::CheckpointWrite::kAsync;
     ZR_RETURN_IF_ERROR(engine::CheckSharedDirectory(*e, rt, o.dir));
     saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
   }
@@ -1021,8 +1023,8 @@ absl::Status TrainCommand::Checkpoint(const Inputs& in,
   ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
   ZR_RETURN_IF_ERROR(saver.Start());
   // The run's last save, and every blocking one, is waited for.
-  if (steps_done == last ||
-      in.config.zero3().checkpoint_write() == "blocking") {
+  if (steps_done == last || config::ModesOf(in.config).checkpoint_write ==
+                                config::CheckpointWrite::kBlocking) {
     ZR_RETURN_IF_ERROR(Saved(in, saver.Finish(), rt, out, err));
   }
   return absl::OkStatus();
@@ -1039,7 +1041,8 @@ absl::Status TrainCommand::Saved(
     }
     return absl::OkStatus();
   }
-  if (in.config.zero3().checkpoint_on_failure() != "continue") {
+  if (config::ModesOf(in.config).checkpoint_on_failure !=
+      config::CheckpointOnFailure::kContinue) {
     // A failed save is a failure of the run (exit status 1), whatever the
     // system's reason; Aborted marks the ranks whose own part succeeded.
     if (absl::IsAborted(saved.status())) return saved.status();

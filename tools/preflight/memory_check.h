@@ -45,7 +45,7 @@ struct RunShape {
   bool simulator_data_mode = false;
   bool offload_param = false;
   bool offload_optimizer = false;
-  // The speculative host step (zero::SpeculationApplies): a second host
+  // The speculative host step (the host step plan's speculative): a second host
   // master and moments, 12 bytes per host-share element.
   bool speculative = false;
 };

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "core/config/config_loader.h"
 #include "core/config/json.h"
+#include "core/config/modes.h"
 #include "core/engine/config_options.h"
 #include "core/engine/engine.h"
 #include "core/kernels/op_args.h"
@@ -308,7 +309,8 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
                         config::LoadConfigFile(path, load));
     ZR_ASSIGN_OR_RETURN(r.options,
                         engine::OptionsFromConfig(c.config, v.seq, 0));
-    r.checkpoint_async = c.config.zero3().checkpoint_write() == "async";
+    r.checkpoint_async = config::ModesOf(c.config).checkpoint_write ==
+                         config::CheckpointWrite::kAsync;
     r.notices = c.notices;
     r.notices.insert(r.notices.end(), c.warnings.begin(), c.warnings.end());
   } else {
@@ -322,7 +324,8 @@ absl::StatusOr<Resolved> Resolve(const Scenario& s, const Variant& v,
     ZR_ASSIGN_OR_RETURN(config::LoadedConfig c, config::DefaultConfig(load));
     ZR_ASSIGN_OR_RETURN(r.options,
                         engine::OptionsFromConfig(c.config, v.seq, 0));
-    r.checkpoint_async = c.config.zero3().checkpoint_write() == "async";
+    r.checkpoint_async = config::ModesOf(c.config).checkpoint_write ==
+                         config::CheckpointWrite::kAsync;
     r.notices = c.notices;
   }
   r.options.tensor_parallel = static_cast<int>(v.tp);
@@ -415,7 +418,7 @@ absl::StatusOr<VariantResult> RunVariant(const Scenario& s, const Variant& v,
   }
   ZR_ASSIGN_OR_RETURN(VariantResult out, std::move(simulated));
   out.settings = v.settings;
-  out.changes_training = zero::DelayedUpdateApplies(r.options);
+  out.changes_training = zero::HostStepPlanOf(r.options).delayed;
   out.eval_interval = s.eval_interval();
   out.eval_iters = input.eval_iters;
   if (s.save_interval() > 0) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/config/modes.h"
 #include "core/runtime/host_memory.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
@@ -88,7 +89,8 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   a.host = runtime::ReadHostMemory();
   a.memlock_bytes = runtime::MemlockLimitBytes();
   const config::Zero3& z = in.config.zero3();
-  a.pinned_fallback = z.pinned_fallback() == "pageable";
+  a.pinned_fallback = config::ModesOf(in.config).pinned_fallback ==
+                      config::PinnedFallback::kPageable;
   a.pinned_budget_is_default = z.max_pinned_bytes() == 0;
   if (!a.pinned_budget_is_default) {
     a.pinned_budget_bytes = z.max_pinned_bytes();
@@ -109,7 +111,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   plan.shape.simulator_data_mode = simulated_data;
   plan.shape.offload_param = in.options.offload_param;
   plan.shape.offload_optimizer = in.options.offload_optimizer;
-  plan.shape.speculative = zero::SpeculationApplies(in.options);
+  plan.shape.speculative = zero::HostStepPlanOf(in.options).speculative;
 
   preflight::EstimateInput e;
   e.spec = in.spec;
