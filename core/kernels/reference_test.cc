@@ -890,12 +890,12 @@ TEST(SwigluTest, ForwardByHand) {
   EXPECT_DOUBLE_EQ(h[2], -1 / (1 + std::exp(1.0)) * -2);
 }
 
-TEST(SwigluTest, BackwardMatchesFiniteDifferences) {
-  SwigluArgs args;
-  args.n = 35;
-  auto gate = RandomVector(args.n, 70, -4, 4);
-  auto up = RandomVector(args.n, 71);
-  const auto r = RandomVector(args.n, 72);
+// The gated activation's backward is its forward's gradient (finite
+// differences of the loss with weights `r`); returns d_gate.
+std::vector<double> ExpectGluGradients(const SwigluArgs& args,
+                                       std::vector<double> gate,
+                                       std::vector<double> up,
+                                       const std::vector<double>& r) {
   auto forward = [&]() {
     std::vector<double> h(args.n);
     SwigluForward(args, gate.data(), up.data(), h.data());
@@ -908,6 +908,14 @@ TEST(SwigluTest, BackwardMatchesFiniteDifferences) {
             kGradTolerance);
   EXPECT_LT(MaxRelativeError(d_up, NumericGradient(forward, &up)),
             kGradTolerance);
+  return d_gate;
+}
+
+TEST(SwigluTest, BackwardMatchesFiniteDifferences) {
+  SwigluArgs args;
+  args.n = 35;
+  ExpectGluGradients(args, RandomVector(args.n, 70, -4, 4),
+                     RandomVector(args.n, 71), RandomVector(args.n, 72));
 }
 
 TEST(SwigluTest, ExtremeGatesStayFinite) {
@@ -965,18 +973,7 @@ TEST(GegluTest, ForwardByHandAndBackwardMatchesFiniteDifferences) {
         (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)));
     EXPECT_NEAR(h[i], gelu * up[i], 1e-14) << i;
   }
-  auto forward = [&]() {
-    std::vector<double> hh(args.n);
-    SwigluForward(args, gate.data(), up.data(), hh.data());
-    return Loss(hh, r);
-  };
-  std::vector<double> d_gate(args.n, kNaN), d_up(args.n, kNaN);
-  SwigluBackward(args, gate.data(), up.data(), r.data(), d_gate.data(),
-                 d_up.data());
-  EXPECT_LT(MaxRelativeError(d_gate, NumericGradient(forward, &gate)),
-            kGradTolerance);
-  EXPECT_LT(MaxRelativeError(d_up, NumericGradient(forward, &up)),
-            kGradTolerance);
+  const std::vector<double> d_gate = ExpectGluGradients(args, gate, up, r);
   const auto gf = ConvertVector<float>(gate), uf = ConvertVector<float>(up),
              rf = ConvertVector<float>(r);
   std::vector<float> hf(args.n), dgf(args.n), duf(args.n);
