@@ -32,7 +32,11 @@ using zero::Sync;
 
 Engine::Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
                const model::BatchSource* data, runtime::Runtime& rt)
-    : spec_(spec), options_(options), data_(data), rt_(rt) {}
+    : spec_(spec),
+      options_(options),
+      plan_(zero::HostStepPlanOf(options)),
+      data_(data),
+      rt_(rt) {}
 
 Engine::~Engine() {
   // The members free buffers that queued work may still use.
@@ -95,7 +99,7 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
   PlanHostPieces();
-  if (zero::HostStepPlanOf(options_).moves() && ctx_.host_elements() > 0) {
+  if (plan_.moves() && ctx_.host_elements() > 0) {
     runtime::Device& dev = rt_.device();
     ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
     for (size_t i = 0; i < host_pieces_.size(); ++i) {
@@ -103,13 +107,13 @@ absl::Status Engine::Init(const model::ParamSource& params) {
     }
     piece_deferred_.assign(host_pieces_.size(), false);
     write_pending_.assign(host_pieces_.size(), false);
-    if (zero::HostStepPlanOf(options_).carries_over) {
+    if (plan_.carries_over) {
       ZR_ASSIGN_OR_RETURN(norm_copied_, dev.CreateEvent());
     }
-    if (zero::HostStepPlanOf(options_).speculative) {
+    if (plan_.speculative) {
       piece_in_next_.assign(host_pieces_.size(), false);
     }
-    if (zero::HostStepPlanOf(options_).in_forward) {
+    if (plan_.in_forward) {
       coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
         if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {
           return absl::OkStatus();

@@ -41,7 +41,7 @@ absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
 }
 
 absl::Status Engine::RunDeferredPiece(int index) {
-  const bool delayed = zero::HostStepPlanOf(options_).delayed;
+  const bool delayed = plan_.delayed;
   // Delayed, the staging still holds the last update's working copy until
   // its write-back (issued at this step's start) has read it.
   if (delayed &&
@@ -83,9 +83,8 @@ absl::Status Engine::RunDelayedPiecesUnderForward() {
 }
 
 absl::Status Engine::RunDelayedPieceIfBlocked() {
-  if (!zero::HostStepPlanOf(options_).delayed ||
-      rt_.NowNanos() - module_begin_ns_ <
-          options_.delayed_piece_after_wait_ns) {
+  if (!plan_.delayed || rt_.NowNanos() - module_begin_ns_ <
+                            options_.delayed_piece_after_wait_ns) {
     return absl::OkStatus();
   }
   const int i = FirstDeferredPiece();

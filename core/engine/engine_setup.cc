@@ -131,7 +131,7 @@ absl::Status Engine::AllocateOptimizerState() {
                                                   "adam exp_avg (host)"));
   ZR_ASSIGN_OR_RETURN(host_exp_avg_sq_, AllocateHost(rt_, host_n * 4, pageable,
                                                      "adam exp_avg_sq (host)"));
-  if (zero::HostStepPlanOf(options_).speculative) {
+  if (plan_.speculative) {
     // The speculative step's second copy (see next_master_): the copies
     // swap, so each is "fp32 master (host)" in turn.
     ZR_ASSIGN_OR_RETURN(next_master_, AllocateHost(rt_, host_n * 4, pageable,

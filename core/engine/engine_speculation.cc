@@ -65,8 +65,7 @@ const char* StepStats::SpeculationName(Speculation s) {
 }
 
 bool Engine::SpeculateThisStep() const {
-  if (!zero::HostStepPlanOf(options_).speculative ||
-      ctx_.host_elements() == 0) {
+  if (!plan_.speculative || ctx_.host_elements() == 0) {
     return false;
   }
   return options_.speculative_step == zero::SpeculativeStep::kOn ||
@@ -160,7 +159,7 @@ absl::Status Engine::SpeculateEarly() {
 
 absl::Status Engine::Speculate() {
   SpeculationPass& pass = speculation_;
-  const bool carries_over = zero::HostStepPlanOf(options_).carries_over;
+  const bool carries_over = plan_.carries_over;
   // After the norm's copy (FinishBackward issued it on the reduce stream).
   if (carries_over) ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*norm_copied_));
   while (pass.active) {

@@ -60,7 +60,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
     if (stats->speculation != StepStats::Speculation::kNone) {
       ZR_RETURN_IF_ERROR(ResolveSpeculation(false, stats));
     }
-    if (zero::HostStepPlanOf(options_).delayed) {
+    if (plan_.delayed) {
       // The next step runs on the parameters from before this one's update,
       // which did not happen: the current master's. The host share's are
       // staged already (the last update's pieces ran during this step).
@@ -87,9 +87,8 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   }
   if (ctx_.host_elements() > 0 &&
       stats->speculation != StepStats::Speculation::kCommitted) {
-    const bool delayed = zero::HostStepPlanOf(options_).delayed;
-    if ((zero::HostStepPlanOf(options_).in_forward || delayed) &&
-        write_back_ != nullptr) {
+    const bool delayed = plan_.delayed;
+    if ((plan_.in_forward || delayed) && write_back_ != nullptr) {
       // Under the next forward, piece by piece (RunDeferredPieces), or
       // delayed: beside the next step's forward and backward. The last
       // update's pieces all ran before this step's update.
@@ -311,7 +310,7 @@ absl::Status Engine::WriteBackFp32(const runtime::BufferSlice& master,
 
 absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
   // Delayed, the next step runs on the master from before this update.
-  const bool delayed = zero::HostStepPlanOf(options_).delayed;
+  const bool delayed = plan_.delayed;
   if (delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
   const TensorRef grads = reducer_->device_partition();
   for (size_t g = 0; g < sub_groups_.size(); ++g) {
