@@ -91,7 +91,12 @@ void FlagSet::Add(Flag flag) {
       << "flag names are given without dashes: " << flag.name;
   ZR_CHECK(Find(flag.name) == nullptr) << "flag declared twice: " << flag.name;
   ZR_CHECK(flag.name != "help" && flag.name != "h") << "--help is built in";
+  flag.section = section_;
   flags_.push_back(std::move(flag));
+}
+
+void FlagSet::Section(absl::string_view title) {
+  section_ = std::string(title);
 }
 
 const FlagSet::Flag* FlagSet::Find(absl::string_view name) const {
@@ -379,8 +384,12 @@ std::string FlagSet::Help() const {
   if (!description_.empty()) {
     absl::StrAppend(&out, "\n", Wrap(description_, kWidth, 0), "\n");
   }
-  // One column for names, wide enough for the longest.
-  std::vector<std::pair<std::string, std::string>> rows;
+  // One column for names, wide enough for the longest. Rows of a section
+  // follow its heading, sections in the order they were opened.
+  struct Row {
+    std::string section, left, right;
+  };
+  std::vector<Row> rows;
   for (const Flag& f : flags_) {
     std::string left = absl::StrCat("--", f.name);
     if (!f.is_bool) absl::StrAppend(&left, " ", f.value_name);
@@ -403,17 +412,33 @@ std::string FlagSet::Help() const {
     } else if (!f.default_text.empty()) {
       absl::StrAppend(&right, " (default: ", f.default_text, ")");
     }
-    rows.emplace_back(std::move(left), std::move(right));
+    rows.push_back({f.section, std::move(left), std::move(right)});
   }
-  rows.emplace_back("-h, --help", "print this help and exit");
+  // --help with the flags of no section.
+  auto first_sectioned =
+      std::find_if(rows.begin(), rows.end(),
+                   [](const Row& r) { return !r.section.empty(); });
+  rows.insert(first_sectioned, {"", "-h, --help", "print this help and exit"});
+  std::vector<std::string> order = {""};  // sections as first declared
+  for (const Row& r : rows) {
+    if (std::find(order.begin(), order.end(), r.section) == order.end()) {
+      order.push_back(r.section);
+    }
+  }
+  const auto rank = [&](const std::string& section) {
+    return std::find(order.begin(), order.end(), section) - order.begin();
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    return rank(a.section) < rank(b.section);
+  });
   size_t name_width = 0;
   std::vector<Positional> arguments = positionals_;
   if (remaining_values_ != nullptr) arguments.push_back(remaining_);
   for (const Positional& p : arguments) {
     name_width = std::max(name_width, p.name.size());
   }
-  for (const auto& row : rows) {
-    name_width = std::max(name_width, row.first.size());
+  for (const Row& row : rows) {
+    name_width = std::max(name_width, row.left.size());
   }
   const size_t indent = 2 + name_width + 2;
   if (!arguments.empty()) {
@@ -425,10 +450,15 @@ std::string FlagSet::Help() const {
     }
   }
   absl::StrAppend(&out, "\nFlags:\n");
-  for (const auto& [left, right] : rows) {
-    absl::StrAppend(&out, "  ", left,
-                    std::string(name_width - left.size() + 2, ' '),
-                    Wrap(right, kWidth - indent, indent), "\n");
+  std::string section;
+  for (const Row& row : rows) {
+    if (row.section != section) {
+      section = row.section;
+      absl::StrAppend(&out, "\n", section, ":\n");
+    }
+    absl::StrAppend(&out, "  ", row.left,
+                    std::string(name_width - row.left.size() + 2, ' '),
+                    Wrap(row.right, kWidth - indent, indent), "\n");
   }
   return out;
 }

@@ -75,6 +75,10 @@ class FlagSet {
   void AddRepeated(absl::string_view name, std::vector<std::string>* values,
                    absl::string_view value_name, absl::string_view help);
 
+  // Flags declared from here on are listed by help under `title` (a
+  // heading of their own, after the flags declared before any section).
+  void Section(absl::string_view title);
+
   // Another spelling of the declared flag `name` (torchrun's
   // "nproc_per_node" for "nproc-per-node"); help shows it beside the flag.
   void AddAlias(absl::string_view name, absl::string_view alias);
@@ -123,6 +127,7 @@ class FlagSet {
     std::string range_text;  // "1 to 64", integers only
     bool is_bool = false;
     bool repeated = false;
+    std::string section;  // help's heading; empty: "Flags"
     std::vector<std::string> aliases;
     // Stores a value; returns an error message, or "" on success.
     std::function<std::string(absl::string_view)> set;
@@ -141,6 +146,7 @@ class FlagSet {
   std::string command_;
   std::string description_;
   std::vector<Flag> flags_;
+  std::string section_;  // of the flags declared next
   std::vector<Positional> positionals_;
   // AddRemainingPositionals: its name and help, and where the arguments go.
   Positional remaining_{"", "", false};

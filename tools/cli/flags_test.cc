@@ -67,6 +67,36 @@ TEST(FlagSetTest, AnAliasSetsItsFlagAndShowsInHelp) {
   EXPECT_THAT(f.flags.Help(), HasSubstr("(also --world_size)"));
 }
 
+// Flags declared after Section are listed under its heading, after the
+// flags of no section and --help; sections in the order they were opened.
+TEST(FlagSetTest, SectionsGroupTheHelp) {
+  FlagSet flags("zero3 x", "");
+  std::string a, b, c;
+  bool d = false;
+  flags.AddString("plain", &a, "V", "no section");
+  flags.Section("Simulator only");
+  flags.AddString("sim", &b, "V", "a simulator flag");
+  flags.Section("GPU only");
+  flags.AddBool("gpu", &d, "a GPU flag");
+  flags.Section("Simulator only");
+  flags.AddString("sim2", &c, "V", "another simulator flag");
+  const std::string help = flags.Help();
+  const size_t plain = help.find("--plain"), h = help.find("-h, --help"),
+               sim = help.find("\nSimulator only:\n  --sim "),
+               sim2 = help.find("--sim2"),
+               gpu = help.find("\nGPU only:\n  --gpu");
+  ASSERT_NE(sim, std::string::npos) << help;
+  ASSERT_NE(gpu, std::string::npos) << help;
+  EXPECT_LT(plain, h);
+  EXPECT_LT(h, sim);
+  EXPECT_LT(sim, sim2);
+  EXPECT_LT(sim2, gpu);
+  std::vector<std::string> args = {"--sim2", "x", "--gpu"};
+  ASSERT_TRUE(flags.Parse(args).ok());
+  EXPECT_EQ(c, "x");
+  EXPECT_TRUE(d);
+}
+
 TEST(FlagSetTest, BooleansTakeValuesOnlyAfterEquals) {
   Fixture f;
   ASSERT_THAT(f.flags.Parse({"--verbose=true", "--pin=false", "in"}), IsOk());

@@ -137,6 +137,7 @@ class TrainCommand : public Command {
   }
 
   void DefineFlags(FlagSet& flags) override {
+    flags_ = &flags;
     flags.AddString("backend", &backend_, "NAME",
                     "sim (the simulated device) or cuda (GPUs)");
     flags.AddString(
@@ -144,8 +145,9 @@ class TrainCommand : public Command {
         absl::StrCat("a preset (", absl::StrJoin(model::PresetNames(), ", "),
                      "), a text-format ModelSpec file, or a Hugging Face "
                      "checkpoint directory (config.json and "
-                     "model.safetensors or its shards: Qwen2, Llama, "
-                     "Mistral; docs/models.md)"));
+                     "model.safetensors or its shards: Qwen2, Qwen3, "
+                     "Llama, Mistral, Phi-3, OLMo 2, Gemma 2 and 3; "
+                     "docs/models.md)"));
     flags.AddString("config", &config_, "FILE",
                     "a DeepSpeed JSON or zero3 text-format configuration");
     flags.AddRepeated("set", &overrides_, "KEY=VALUE",
@@ -156,6 +158,41 @@ class TrainCommand : public Command {
     flags.AddInt("steps", &steps_, "N", "optimizer steps", kStepsRange);
     flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
     flags.AddInt("seed", &seed_, "N", "seed for initialization and data");
+    auto_flags_.Define(flags);
+    flags.AddBool("gradient-checkpointing", &gradient_checkpointing_,
+                  "recompute every decoder layer's forward in backward "
+                  "instead of keeping its activations, as Hugging Face's "
+                  "gradient_checkpointing (sets "
+                  "zero3.activation_checkpoint_interval=1 before --set; "
+                  "without zero3.lm_head_chunk_tokens, also chunks the LM "
+                  "head by 4096 tokens where that takes less memory)");
+    flags.Section("Data");
+    data_flags_.Define(flags);
+    flags.Section("Outputs and checkpoints");
+    flags.AddString("metrics", &metrics_, "FILE",
+                    "write each step's metrics to FILE as JSON Lines (loss, "
+                    "lr, grad_norm, times, tokens/s, MFU, memory; "
+                    "docs/metrics.md)");
+    flags.AddString("trace", &trace_, "FILE",
+                    "write a Chrome trace (Perfetto, chrome://tracing)");
+    checkpoints_.Define(flags);
+    flags.AddBool("dry-run", &dry_run_,
+                  "print the memory each rank and this node will need, and "
+                  "what is available, then exit without training: status 0 "
+                  "when the run fits, 2 when it does not");
+    flags.AddString("max-pinned-bytes", &max_pinned_bytes_, "N",
+                    "pinned host memory one rank may hold "
+                    "(zero3.max_pinned_bytes; default: half of this node's "
+                    "host memory shared by its ranks)");
+    flags.Section("Checks");
+    flags.AddBool("check-reference", &check_reference_,
+                  "also train the unsharded reference and compare every step");
+    flags.AddRepeated("drop-sync", &drop_sync_, "NAME",
+                      "remove one of the engine's synchronizations to see "
+                      "what it protects; 'list' lists them");
+    flags.Section(
+        "Simulator (--backend sim; --hardware also for --predict and the "
+        "memory check)");
     flags.AddString("hardware", &hardware_, "NAME|FILE",
                     absl::StrCat("simulator hardware profile (",
                                  absl::StrJoin(sim::ProfileNames(), ", "),
@@ -163,26 +200,19 @@ class TrainCommand : public Command {
     flags.AddString("mode", &mode_, "data|timing",
                     "simulator mode: data computes real values; timing only "
                     "costs them (any model size)");
-    flags.AddString("trace", &trace_, "FILE",
-                    "write a Chrome trace (Perfetto, chrome://tracing)");
-    flags.AddBool("check-reference", &check_reference_,
-                  "also train the unsharded reference and compare every step");
-    flags.AddRepeated("drop-sync", &drop_sync_, "NAME",
-                      "remove one of the engine's synchronizations to see "
-                      "what it protects; 'list' lists them");
+    flags.AddString("races", &races_, "on|off",
+                    "simulator: run the race detector (default: on in data "
+                    "mode, off in timing mode, where it costs most)");
     flags.AddBool("strict", &strict_,
                   "race detection treats pageable copies as asynchronous");
     flags.AddDouble("jitter", &jitter_, "X",
                     "perturb every simulated cost by up to +-X (e.g. 0.1)");
-    flags.AddString("races", &races_, "on|off",
-                    "simulator: run the race detector (default: on in data "
-                    "mode, off in timing mode, where it costs most)");
     flags.AddBool("symmetric", &symmetric_,
                   "timing mode: simulate rank 0 only (ranks are symmetric)");
     flags.SetDefaultText(
         "symmetric",
         absl::StrCat("off up to ", kSymmetricAbove, " ranks, on above"));
-    flags_ = &flags;
+    flags.Section("GPUs (--backend cuda)");
     flags.AddBool("profile-ops", &profile_ops_,
                   "cuda: time every device operation of steps 2..N with "
                   "events and print device time per kind of operation (with "
@@ -196,28 +226,6 @@ class TrainCommand : public Command {
                  IntRange{0, 4096});
     flags.SetDefaultText("predict-host-cores",
                          "the CPUs this process may run on");
-    data_flags_.Define(flags);
-    auto_flags_.Define(flags);
-    flags.AddBool("gradient-checkpointing", &gradient_checkpointing_,
-                  "recompute every decoder layer's forward in backward "
-                  "instead of keeping its activations, as Hugging Face's "
-                  "gradient_checkpointing (sets "
-                  "zero3.activation_checkpoint_interval=1 before --set; "
-                  "without zero3.lm_head_chunk_tokens, also chunks the LM "
-                  "head by 4096 tokens where that takes less memory)");
-    flags.AddString("metrics", &metrics_, "FILE",
-                    "write each step's metrics to FILE as JSON Lines (loss, "
-                    "lr, grad_norm, times, tokens/s, MFU, memory; "
-                    "docs/metrics.md)");
-    checkpoints_.Define(flags);
-    flags.AddBool("dry-run", &dry_run_,
-                  "print the memory each rank and this node will need, and "
-                  "what is available, then exit without training: status 0 "
-                  "when the run fits, 2 when it does not");
-    flags.AddString("max-pinned-bytes", &max_pinned_bytes_, "N",
-                    "pinned host memory one rank may hold "
-                    "(zero3.max_pinned_bytes; default: half of this node's "
-                    "host memory shared by its ranks)");
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
