@@ -42,6 +42,7 @@
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
 #include "tools/cli/internal/data_flags.h"
+#include "tools/cli/internal/gpu_flags.h"
 #include "tools/cli/internal/interrupt.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/memory_plan.h"
@@ -54,6 +55,7 @@
 #include "tools/cli/internal/op_profile.h"
 #include "tools/cli/internal/output_path.h"
 #include "tools/cli/internal/path_clash.h"
+#include "tools/cli/internal/simulator_flags.h"
 #include "tools/preflight/memory_check.h"
 #include "tools/whatif/whatif.h"
 
@@ -70,7 +72,6 @@ constexpr double kLowPrecisionTolerance = 2e-2;
 // The LM head chunk --gradient-checkpointing sets.
 constexpr int64_t kCheckpointingHeadChunk = 4096;
 // Timing mode simulates rank 0 only by default above this many ranks.
-constexpr int64_t kSymmetricAbove = 8;
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.3f ms", ns / 1e6); }
 
@@ -193,39 +194,9 @@ class TrainCommand : public Command {
     flags.Section(
         "Simulator (--backend sim; --hardware also for --predict and the "
         "memory check)");
-    flags.AddString("hardware", &hardware_, "NAME|FILE",
-                    absl::StrCat("simulator hardware profile (",
-                                 absl::StrJoin(sim::ProfileNames(), ", "),
-                                 ") or a profile file"));
-    flags.AddString("mode", &mode_, "data|timing",
-                    "simulator mode: data computes real values; timing only "
-                    "costs them (any model size)");
-    flags.AddString("races", &races_, "on|off",
-                    "simulator: run the race detector (default: on in data "
-                    "mode, off in timing mode, where it costs most)");
-    flags.AddBool("strict", &strict_,
-                  "race detection treats pageable copies as asynchronous");
-    flags.AddDouble("jitter", &jitter_, "X",
-                    "perturb every simulated cost by up to +-X (e.g. 0.1)");
-    flags.AddBool("symmetric", &symmetric_,
-                  "timing mode: simulate rank 0 only (ranks are symmetric)");
-    flags.SetDefaultText(
-        "symmetric",
-        absl::StrCat("off up to ", kSymmetricAbove, " ranks, on above"));
+    sim_flags_.Define(flags);
     flags.Section("GPUs (--backend cuda)");
-    flags.AddBool("profile-ops", &profile_ops_,
-                  "cuda: time every device operation of steps 2..N with "
-                  "events and print device time per kind of operation (with "
-                  "--predict, beside the simulator's); with --trace, write "
-                  "them as a Chrome trace");
-    flags.AddBool("predict", &predict_,
-                  "cuda: also simulate the same configuration on --hardware "
-                  "and print predicted beside measured FWD/BWD/STEP");
-    flags.AddInt("predict-host-cores", &predict_host_cores_, "N",
-                 "with --predict: host cores per rank to predict for",
-                 IntRange{0, 4096});
-    flags.SetDefaultText("predict-host-cores",
-                         "the CPUs this process may run on");
+    gpu_flags_.Define(flags);
   }
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
@@ -422,20 +393,12 @@ class TrainCommand : public Command {
   int64_t seq_ = 64;
   internal::DataFlags data_flags_;
   int64_t seed_ = 0;
-  std::string hardware_ = "h200_sxm";
-  std::string mode_ = "data";
   std::string trace_;
   bool check_reference_ = false;
   std::vector<std::string> drop_sync_;
-  bool strict_ = false;
-  double jitter_ = 0;
-  bool symmetric_ = false;
-  std::string races_;
-  bool symmetric_note_ = false;     // symmetric by default: say so
   const FlagSet* flags_ = nullptr;  // the parsed flags (for given())
-  bool predict_ = false;
-  int64_t predict_host_cores_ = 0;  // 0: this process's affinity
-  bool profile_ops_ = false;
+  internal::SimulatorFlags sim_flags_;
+  internal::GpuFlags gpu_flags_;
   bool dry_run_ = false;
   std::string max_pinned_bytes_;
   std::string metrics_;
@@ -466,8 +429,8 @@ std::string NameOrPath(const std::string& name,
 
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_RETURN_IF_ERROR(CheckFlags());
-  if (symmetric_note_) {
-    err << "notice: above " << kSymmetricAbove
+  if (sim_flags_.symmetric_by_default()) {
+    err << "notice: above " << internal::kSymmetricAbove
         << " ranks timing mode simulates rank 0 only (ranks are symmetric; "
            "--no-symmetric simulates every rank)\n";
   }
@@ -515,28 +478,14 @@ void TrainCommand::EndEarly(Results& results, std::ostream& err) {
 
 absl::Status TrainCommand::CheckFlags() {
   ZR_RETURN_IF_ERROR(CheckBackendFlags());
-  if (mode_ != "data" && mode_ != "timing") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mode must be data or timing, got '", mode_, "'"));
-  }
-  const bool data_mode = mode_ == "data";
+  ZR_RETURN_IF_ERROR(sim_flags_.Check(ranks_, flags_->given("symmetric")));
+  const bool data_mode = sim_flags_.data_mode();
   if (ranks_ < 1 || steps_ < 1) {
     return absl::InvalidArgumentError("--ranks and --steps must be at least 1");
   }
   if (check_reference_ && !data_mode) {
     return absl::InvalidArgumentError(
         "--check-reference compares values: it needs --mode data");
-  }
-  if (!data_mode && ranks_ > kSymmetricAbove && !flags_->given("symmetric")) {
-    symmetric_ = true;
-    symmetric_note_ = true;
-  }
-  if (symmetric_ && data_mode) {
-    return absl::InvalidArgumentError("--symmetric needs --mode timing");
-  }
-  if (!races_.empty() && races_ != "on" && races_ != "off") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--races must be on or off, got '", races_, "'"));
   }
   if (!trace_.empty()) {
     ZR_RETURN_IF_ERROR(
@@ -548,7 +497,8 @@ absl::Status TrainCommand::CheckFlags() {
   }
   ZR_RETURN_IF_ERROR(data_flags_.Check(data_mode));
   ZR_RETURN_IF_ERROR(CheckNoClash());
-  return checkpoints_.Check(data_mode, predict_ || profile_ops_);
+  return checkpoints_.Check(data_mode,
+                            gpu_flags_.predict() || gpu_flags_.profile_ops());
 }
 
 std::vector<internal::FlagPath> TrainCommand::InputPaths() const {
@@ -594,21 +544,7 @@ absl::Status TrainCommand::CheckBackendFlags() {
         "this zero3 was built without the CUDA toolkit; use --backend sim, "
         "or build on a machine with /usr/local/cuda (docs/gpu.md)");
   }
-  if (!gpu && predict_) {
-    return absl::InvalidArgumentError(
-        "--predict compares a GPU run with the simulator: it needs --backend "
-        "cuda");
-  }
-  if (!gpu && profile_ops_) {
-    return absl::InvalidArgumentError(
-        "--profile-ops times operations on GPUs: it needs --backend cuda (on "
-        "the simulator, --trace shows every operation)");
-  }
-  if (gpu && !trace_.empty() && !profile_ops_) {
-    return absl::InvalidArgumentError(
-        "--trace with --backend cuda writes the timed operations: add "
-        "--profile-ops");
-  }
+  ZR_RETURN_IF_ERROR(gpu_flags_.Check(gpu, !trace_.empty()));
   if (gpu) {
     ZR_ASSIGN_OR_RETURN(internal::RankEnvironment env,
                         internal::ReadRankEnvironment(internal::ProcessEnv()));
@@ -640,7 +576,8 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
                        in.options, static_cast<int>(ranks_), steps_, *in.data));
   }
   ZR_ASSIGN_OR_RETURN(
-      in.profile, sim::LoadProfile(NameOrPath(hardware_, sim::ProfileNames())));
+      in.profile,
+      sim::LoadProfile(NameOrPath(sim_flags_.hardware(), sim::ProfileNames())));
   return in;
 }
 
@@ -652,7 +589,7 @@ absl::StatusOr<internal::MemoryPlan> TrainCommand::PlanMemory(
   p.config = in.config;
   p.profile = in.profile;
   p.gpu = backend_ == "cuda";
-  p.data_mode = mode_ == "data";
+  p.data_mode = sim_flags_.data_mode();
   p.world_size = ranks_;
   p.env = internal::ProcessEnv();
   return internal::PlanMemory(p);
@@ -764,14 +701,9 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   internal::LauncherOptions o;
   o.sim.profile = in.profile;
   o.sim.world_size = static_cast<int>(ranks_);
-  o.sim.mode = mode_ == "data" ? sim::SimMode::kData : sim::SimMode::kTiming;
-  o.sim.strict = strict_;
-  o.sim.jitter = jitter_;
+  sim_flags_.Apply(&o.sim);
   o.sim.seed = static_cast<uint64_t>(seed_);
   o.sim.trace = !trace_.empty();
-  o.sim.symmetric = symmetric_;
-  o.sim.detect_races =
-      races_.empty() ? o.sim.mode == sim::SimMode::kData : races_ == "on";
   if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
   o.cuda.rank.log = &err;
   o.sim.max_pinned_bytes = o.cuda.rank.max_pinned_bytes =
@@ -821,7 +753,7 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
     o.tensorboard_dir =
         dir(c.tensorboard().output_path(), c.tensorboard().job_name());
   }
-  o.events.has_loss = backend_ == "cuda" || mode_ == "data";
+  o.events.has_loss = backend_ == "cuda" || sim_flags_.data_mode();
   o.events.fp16 = in.options.dtype == kernels::DType::kF16;
   o.events.has_eval = data_flags_.evaluating();
   // The CSV monitor's files are outputs too.
@@ -910,7 +842,7 @@ absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
     std::ostream& err) const {
   Results results;
   constexpr int64_t kRowRing = 16;
-  results.keep_all = check_reference_ || predict_;
+  results.keep_all = check_reference_ || gpu_flags_.predict();
   results.rows.resize(results.keep_all ? steps_
                                        : std::min<int64_t>(steps_, kRowRing));
   for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
@@ -974,7 +906,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     ZR_RETURN_IF_ERROR(engine::CheckSharedDirectory(*e, rt, o.dir));
     saver = std::make_unique<engine::CheckpointSaver>(*e, rt, std::move(o));
   }
-  if (profile_ops_) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
+  if (gpu_flags_.profile_ops()) ZR_RETURN_IF_ERROR(launcher.StartOpTiming(rt));
   stop_->Arm();
   for (int64_t s = e->steps_done(); s < steps_; ++s) {
     ZR_ASSIGN_OR_RETURN(engine::StepStats stats, e->Step());
@@ -982,7 +914,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     if (in.eval.Due(s + 1, steps_)) {
       ZR_ASSIGN_OR_RETURN(eval, e->Evaluate(*in.eval_data, in.eval.iters));
     }
-    if (profile_ops_ && (s == 0 || s == steps_ - 1)) {
+    if (gpu_flags_.profile_ops() && (s == 0 || s == steps_ - 1)) {
       // Step 1 records the module order and warms the allocator; its
       // operations are dropped.
       ZR_ASSIGN_OR_RETURN(std::vector<runtime::OpTiming> ops,
@@ -1170,7 +1102,7 @@ void TrainCommand::PrintSummary(const Results& results,
                            p.first + p.done,
                            backend_ == "sim" ? "simulated time" : "measured");
   }
-  if (mode_ == "data" || backend_ == "cuda") {
+  if (sim_flags_.data_mode() || backend_ == "cuda") {
     out << absl::StrFormat(", final loss %.4f", p.last_loss);
   }
   out << "\n";
@@ -1239,10 +1171,10 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
   ZR_ASSIGN_OR_RETURN(const int problems, launcher.Report(out));
   if (problems > 0) exit_code_ = kExitFailure;
   std::vector<runtime::OpTiming> predicted_ops;
-  if (predict_) {
+  if (gpu_flags_.predict()) {
     ZR_ASSIGN_OR_RETURN(predicted_ops, PrintPrediction(in, results, out));
   }
-  if (profile_ops_ && steps_ > 1) {
+  if (gpu_flags_.profile_ops() && steps_ > 1) {
     ZR_RETURN_IF_ERROR(PrintOpTimings(results, predicted_ops, out));
   }
   if (!check_reference_) return absl::OkStatus();
@@ -1280,12 +1212,12 @@ absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
   // The host this rank has: its affinity (its share under `zero3 launch`)
   // on this node, unless --predict-host-cores says otherwise.
   ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
-      static_cast<int>(predict_host_cores_), &step.profile));
+      static_cast<int>(gpu_flags_.predict_host_cores()), &step.profile));
   step.spec = in.spec;
   step.options = in.options;
   step.gpus = static_cast<int>(ranks_);
   step.steps = 3;
-  step.op_timings = profile_ops_;
+  step.op_timings = gpu_flags_.profile_ops();
   ZR_ASSIGN_OR_RETURN(whatif::VariantResult predicted,
                       whatif::SimulateStep(step));
   // Measured: the median over the steps after the first (which records the
@@ -1325,7 +1257,7 @@ absl::Status TrainCommand::PrintOpTimings(
   const std::vector<runtime::OpTiming>& measured = results.op_timings;
   out << absl::StrFormat(
       "device time by operation, per step (rank 0, steps 2..%d)%s:\n", steps_,
-      predict_ ? ", beside the prediction" : "");
+      gpu_flags_.predict() ? ", beside the prediction" : "");
   out << internal::FormatOpComparison(
       internal::GroupOps(measured, static_cast<int>(steps_ - 1)),
       internal::GroupOps(predicted, 1), 30);
