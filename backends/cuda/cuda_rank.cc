@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <memory>
@@ -66,6 +67,29 @@ void NoteBootstrapRoute(const RankEnvironment& re, const EnvLookup& env,
   absl::MutexLock lock(&log_mu);
   *log << note << "\n";
   log->flush();
+}
+
+// The pinned budget of this rank: the default share divided again among
+// the `local_ranks` (learned) where they are more than assumed, said on the
+// log; else as given.
+int64_t SharePinnedBudget(const CudaRankOptions& options, int local_ranks,
+                          int rank) {
+  const int64_t assumed = std::max<int64_t>(options.assumed_local_ranks, 1);
+  const int64_t share =
+      PinnedShare(options.max_pinned_bytes, options.pinned_budget_is_default,
+                  assumed, local_ranks);
+  if (share == options.max_pinned_bytes) return share;
+  if (options.log != nullptr) {
+    absl::MutexLock lock(&log_mu);
+    *options.log << "notice: rank " << rank << ": " << local_ranks
+                 << " ranks run on this host, where the launcher's variables "
+                    "said "
+                 << assumed << "; each rank's default pinned budget is now "
+                 << runtime::FormatBytes(share)
+                 << " (zero3.max_pinned_bytes sets it)\n";
+    options.log->flush();
+  }
+  return share;
 }
 
 absl::Status RankContext(const absl::Status& status, int rank, int world_size,
@@ -231,6 +255,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
 
   std::string id;
   std::shared_ptr<PeerLinks> links;
+  int local_ranks = 0;  // learned from the rendezvous; 0: not known
   if (re->rank == 0) {
     absl::StatusOr<std::string> made = NcclCommunicator::NewUniqueId();
     if (!made.ok()) return Annotate(made.status(), re->Describe());
@@ -251,6 +276,7 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
     id = std::move(shared->payload);
     links = std::move(shared->links);
     NoteBootstrapRoute(*re, env, options.log);
+    local_ranks = RanksOnHostOf(shared->hosts, re->rank);
   }
 
   CudaRuntimeOptions runtime_options;
@@ -258,7 +284,8 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
   runtime_options.rank = re->rank;
   runtime_options.world_size = re->world_size;
   runtime_options.nccl_id = std::move(id);
-  runtime_options.max_pinned_bytes = options.max_pinned_bytes;
+  runtime_options.max_pinned_bytes =
+      SharePinnedBudget(options, local_ranks, re->rank);
   runtime_options.pinned_fallback = options.pinned_fallback;
   runtime_options.collective_timeout = options.collective_timeout;
   runtime_options.peer_links = std::move(links);

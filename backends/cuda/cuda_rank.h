@@ -58,6 +58,14 @@ struct CudaRankOptions {
   int64_t max_pinned_bytes = 0;
   // A refused pinned allocation becomes pageable (zero3.pinned_fallback).
   bool pinned_fallback = false;
+  // The ranks on this node max_pinned_bytes was shared among (the
+  // launcher's variables), and whether it is that default share. With the
+  // TCP rendezvous each rank learns how many ranks run on its host; where
+  // more do than assumed, a default share is divided again among them
+  // (said on the log), so the node's ranks together stay within its
+  // budget.
+  int64_t assumed_local_ranks = 1;
+  bool pinned_budget_is_default = false;
   // Where the rank variables are read; the process environment when unset.
   EnvLookup env;
   // With several ranks: how long one host wait may last before the rank

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/rank_env.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -225,6 +226,13 @@ absl::StatusOr<int> ChooseDevice(
       device_count == 1 ? " process" : " processes",
       " per node (zero3 launch --nproc-per-node, srun "
       "--ntasks-per-node, mpirun -npernode)"));
+}
+
+int64_t PinnedShare(int64_t budget, bool is_default, int64_t assumed,
+                    int64_t learned) {
+  assumed = std::max<int64_t>(assumed, 1);
+  if (!is_default || learned <= assumed) return budget;
+  return budget / learned * assumed;
 }
 
 }  // namespace cuda

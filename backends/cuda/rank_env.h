@@ -100,6 +100,14 @@ absl::StatusOr<int> ChooseDevice(
     int local_rank, int device_count,
     const std::optional<std::string>& cuda_visible_devices);
 
+// A rank's share of the node's default pinned budget: `budget` (shared
+// among `assumed` ranks per the launcher's variables) divided again among
+// `learned` ranks where more run on the host (the rendezvous); `budget`
+// unchanged where it is not the default (`is_default` false), or no more
+// ranks run than assumed.
+int64_t PinnedShare(int64_t budget, bool is_default, int64_t assumed,
+                    int64_t learned);
+
 }  // namespace cuda
 }  // namespace zero3
 

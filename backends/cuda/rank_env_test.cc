@@ -282,6 +282,19 @@ TEST(ChooseDeviceTest, TooFewDevices) {
                        HasSubstr("no CUDA device is visible")));
 }
 
+// Where the rendezvous finds more ranks on the host than the launcher's
+// variables said, a default pinned budget is shared again; a budget the
+// user set, or a count no larger than assumed, stays.
+TEST(PinnedShareTest, DefaultBudgetSharedAmongTheRanksFound) {
+  const int64_t gib = int64_t{1} << 30;
+  EXPECT_EQ(PinnedShare(64 * gib, true, 1, 8), 8 * gib);
+  EXPECT_EQ(PinnedShare(32 * gib, true, 2, 8), 8 * gib);
+  EXPECT_EQ(PinnedShare(8 * gib, true, 8, 8), 8 * gib);
+  EXPECT_EQ(PinnedShare(8 * gib, true, 8, 4), 8 * gib);
+  EXPECT_EQ(PinnedShare(64 * gib, false, 1, 8), 64 * gib);
+  EXPECT_EQ(PinnedShare(64 * gib, true, 0, 8), 8 * gib);
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace zero3

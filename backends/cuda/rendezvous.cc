@@ -591,6 +591,68 @@ absl::StatusOr<std::string> ReadPublishedFile(const RendezvousConfig& config,
       "all nodes share"));
 }
 
+// This host's name, or "" where it has none.
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
+// A length-prefixed string on `fd`.
+absl::Status WriteName(int fd, absl::string_view name, absl::Time deadline) {
+  std::string out;
+  PutU32(&out, static_cast<uint32_t>(name.size()));
+  out.append(name.data(), name.size());
+  return WriteAll(fd, out.data(), out.size(), deadline);
+}
+
+absl::StatusOr<std::string> ReadName(int fd, absl::Time deadline) {
+  char size[4];
+  ZR_RETURN_IF_ERROR(ReadAll(fd, size, sizeof(size), deadline));
+  const uint32_t n = GetU32(size);
+  if (n > 255) return absl::DataLossError("host name over 255 bytes");
+  std::string name(n, '\0');
+  ZR_RETURN_IF_ERROR(ReadAll(fd, name.data(), n, deadline));
+  return name;
+}
+
+// After the rendezvous, over its kept connections (`fds`: rank 0's to
+// ranks 1.., the others' to rank 0): every rank sends rank 0 its host name,
+// and rank 0 sends every rank all of them, by rank.
+absl::StatusOr<std::vector<std::string>> ExchangeHosts(
+    const RendezvousConfig& config, const std::vector<int>& fds,
+    absl::Time deadline) {
+  const auto failed = [&](const absl::Status& s) {
+    return absl::UnavailableError(
+        absl::StrCat("rendezvous: exchanging host names (rank ", config.rank,
+                     "): ", s.message()));
+  };
+  std::vector<std::string> hosts(config.world_size);
+  if (config.rank != 0) {
+    absl::Status s = WriteName(fds[0], HostName(), deadline);
+    for (int r = 0; s.ok() && r < config.world_size; ++r) {
+      absl::StatusOr<std::string> name = ReadName(fds[0], deadline);
+      if (!name.ok()) return failed(name.status());
+      hosts[r] = std::move(*name);
+    }
+    if (!s.ok()) return failed(s);
+    return hosts;
+  }
+  hosts[0] = HostName();
+  for (int r = 1; r < config.world_size; ++r) {
+    absl::StatusOr<std::string> name = ReadName(fds[r - 1], deadline);
+    if (!name.ok()) return failed(name.status());
+    hosts[r] = std::move(*name);
+  }
+  for (int r = 1; r < config.world_size; ++r) {
+    for (const std::string& h : hosts) {
+      const absl::Status s = WriteName(fds[r - 1], h, deadline);
+      if (!s.ok()) return failed(s);
+    }
+  }
+  return hosts;
+}
+
 // The TCP transport's settings, checked.
 absl::Status CheckTcpConfig(const RendezvousConfig& config,
                             absl::string_view payload) {
@@ -659,7 +721,14 @@ absl::StatusOr<SharedFromRankZero> ShareFromRankZeroLinked(
     fds.push_back(kept.release());
   }
   out.links.reset(new PeerLinks(config.rank, std::move(ranks), std::move(fds)));
+  ZR_ASSIGN_OR_RETURN(out.hosts,
+                      ExchangeHosts(config, out.links->fds_, deadline));
   return out;
+}
+
+int RanksOnHostOf(const std::vector<std::string>& hosts, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(hosts.size())) return 0;
+  return static_cast<int>(std::count(hosts.begin(), hosts.end(), hosts[rank]));
 }
 
 PeerLinks::PeerLinks(int rank, std::vector<int> peer_ranks,

@@ -100,9 +100,18 @@ struct SharedFromRankZero {
   std::string payload;
   // Null with one rank or the file rendezvous (no connections to keep).
   std::unique_ptr<PeerLinks> links;
+  // Each rank's host name (gethostname), by rank, exchanged over the links;
+  // empty without them.
+  std::vector<std::string> hosts;
 };
 
-// ShareFromRankZero that keeps the TCP connections as PeerLinks.
+// How many ranks run on `rank`'s host (`hosts` as exchanged); 0 when
+// `hosts` is empty.
+int RanksOnHostOf(const std::vector<std::string>& hosts, int rank);
+
+// ShareFromRankZero that keeps the TCP connections as PeerLinks, and then
+// exchanges the ranks' host names over them (every rank learns every
+// rank's host, so how many share its node).
 absl::StatusOr<SharedFromRankZero> ShareFromRankZeroLinked(
     const RendezvousConfig& config, absl::string_view payload);
 

@@ -114,6 +114,10 @@ std::vector<std::unique_ptr<PeerLinks>> LinkThree(int port) {
           ShareFromRankZeroLinked(Tcp(r, 3, port), r == 0 ? "id" : "");
       ZR_CHECK_OK(got.status());
       ZR_CHECK_EQ(got->payload, "id");
+      // One host: every rank learns three ranks share it.
+      ZR_CHECK_EQ(got->hosts.size(), 3u);
+      ZR_CHECK(!got->hosts[0].empty());
+      ZR_CHECK_EQ(RanksOnHostOf(got->hosts, r), 3);
       links[r] = std::move(got->links);
     });
   }
@@ -162,6 +166,15 @@ TEST(PeerLinksTest, GoodbyeIsNotAFailure) {
   absl::SleepFor(absl::Milliseconds(100));
   EXPECT_THAT(links[2]->Check(), IsOk());
   EXPECT_THAT(links[2]->Check(), IsOk());
+}
+
+// How many ranks share a rank's host, from the host names exchanged.
+TEST(PeerLinksTest, RanksOnHostCountsTheRanksOfEachNode) {
+  const std::vector<std::string> hosts = {"a", "a", "b", "a", "b"};
+  EXPECT_EQ(RanksOnHostOf(hosts, 0), 3);
+  EXPECT_EQ(RanksOnHostOf(hosts, 2), 2);
+  EXPECT_EQ(RanksOnHostOf({}, 0), 0);
+  EXPECT_EQ(RanksOnHostOf(hosts, 7), 0);
 }
 
 // The file rendezvous and a single rank keep no connections.
