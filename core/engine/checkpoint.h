@@ -131,8 +131,9 @@ class CheckpointSaver {
 // nodes it must be on a file system they share. Rank 0 writes a file with
 // a random token there, every rank looks for it, and the ranks agree;
 // InvalidArgument (the path given is wrong) on every rank when any does not
-// see it, naming `dir` and whether this rank sees it. Makes `dir` if missing (its parent must
-// exist). Every rank must call it (collectives); run it before training.
+// see it, naming `dir` and whether this rank sees it. Makes `dir` if missing
+// (its parent must exist). Every rank must call it (collectives); run it before
+// training.
 absl::Status CheckSharedDirectory(Engine& engine, runtime::Runtime& rt,
                                   const std::string& dir);
 

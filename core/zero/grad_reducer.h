@@ -111,8 +111,8 @@ class GradReducer {
   // How many buckets of the current backward have been issued (reduced and,
   // at the boundary, offloaded): buckets 0 .. buckets_issued() - 1.
   int buckets_issued() const { return next_bucket_; }
-  // With the speculative step (HostStepPlanOf: speculative): recorded on the reduce
-  // stream at the boundary once bucket `b`'s gradients are copied to the
+  // With the speculative step (HostStepPlanOf: speculative): recorded on the
+  // reduce stream at the boundary once bucket `b`'s gradients are copied to the
   // host. Null otherwise.
   runtime::Event* offloaded(int b) const {
     return offloaded_.empty() ? nullptr : offloaded_[b].get();

@@ -148,7 +148,6 @@ TEST(NumaCpuSlicesTest, ReadsNodesFromSysfs) {
   EXPECT_THAT(slices[0], ElementsAre(2, 3));
 }
 
-
 }  // namespace
 }  // namespace internal
 }  // namespace cli

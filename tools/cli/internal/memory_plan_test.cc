@@ -2,11 +2,11 @@
 
 #include "tools/cli/internal/memory_plan.h"
 
-#include "tools/cli/internal/launcher_factory.h"
 #include "core/model/presets.h"
 #include "core/runtime/host_memory.h"
 #include "gtest/gtest.h"
 #include "sim/profiles.h"
+#include "tools/cli/internal/launcher_factory.h"
 
 namespace zero3 {
 namespace cli {
