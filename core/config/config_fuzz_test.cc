@@ -18,12 +18,14 @@
 #include "core/config/deepspeed_keys.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "testing/text_mutation.h"
 
 namespace zero3 {
 namespace config {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
+using ::zero3::testing::MutateText;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -117,41 +119,6 @@ std::vector<std::string> Tokens() {
   return tokens;
 }
 
-std::string Mutate(std::string text, const std::vector<std::string>& tokens,
-                   std::mt19937_64& rng) {
-  auto pick = [&](size_t n) {
-    return n == 0 ? size_t{0}
-                  : std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-  };
-  const int mutations = 1 + static_cast<int>(pick(4));
-  for (int m = 0; m < mutations; ++m) {
-    const size_t pos = pick(text.size() + 1);
-    switch (pick(5)) {
-      case 0:  // flip a byte
-        if (!text.empty()) {
-          text[pick(text.size())] = static_cast<char>(pick(256));
-        }
-        break;
-      case 1: {  // delete a range
-        const size_t len = pick(16) + 1;
-        if (pos < text.size()) text.erase(pos, len);
-        break;
-      }
-      case 2: {  // duplicate a range
-        if (text.empty()) break;
-        const size_t from = pick(text.size());
-        const size_t len = pick(64) + 1;
-        text.insert(pos, text.substr(from, len));
-        break;
-      }
-      default:  // insert a token
-        text.insert(pos, tokens[pick(tokens.size())]);
-        break;
-    }
-  }
-  return text;
-}
-
 // A loaded configuration must validate again and round-trip through its
 // printed JSON.
 void CheckAccepted(const LoadedConfig& loaded, int64_t world_size,
@@ -181,7 +148,7 @@ TEST(ConfigFuzzTest, MutatedConfigsNeverCrash) {
   constexpr int kIterations = 4000;
   for (int i = 0; i < kIterations; ++i) {
     const std::string& sample = samples[i % samples.size()];
-    const std::string input = Mutate(sample, tokens, rng);
+    const std::string input = MutateText(sample, tokens, rng);
     LoadOptions options;
     options.world_size = 1 + static_cast<int64_t>(rng() % 4);
     const ConfigFormat format =
@@ -234,8 +201,8 @@ TEST(ConfigFuzzTest, RandomOverridesNeverCrash) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 2000; ++i) {
     std::string key = keys[rng() % keys.size()];
-    if (rng() % 4 == 0) key = Mutate(key, {".", "..", "x", "stage"}, rng);
-    const std::string value = Mutate("", tokens, rng);
+    if (rng() % 4 == 0) key = MutateText(key, {".", "..", "x", "stage"}, rng);
+    const std::string value = MutateText("", tokens, rng);
     const std::string override = absl::StrCat(key, "=", value);
     absl::StatusOr<LoadedConfig> loaded =
         ApplyOverrides(*base, {override}, LoadOptions());

@@ -19,12 +19,14 @@
 #include "core/model/transformer.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "testing/text_mutation.h"
 
 namespace zero3 {
 namespace model {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
+using ::zero3::testing::MutateText;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -127,41 +129,14 @@ std::vector<std::string> Tokens() {
   return tokens;
 }
 
-std::string Mutate(std::string text, const std::vector<std::string>& tokens,
-                   std::mt19937_64& rng) {
-  auto pick = [&](size_t n) {
-    return n == 0 ? size_t{0}
-                  : std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-  };
-  const int mutations = 1 + static_cast<int>(pick(3));
-  for (int m = 0; m < mutations; ++m) {
-    const size_t pos = pick(text.size() + 1);
-    switch (pick(4)) {
-      case 0:  // flip a byte
-        if (!text.empty()) {
-          text[pick(text.size())] = static_cast<char>(pick(256));
-        }
-        break;
-      case 1:  // delete a range
-        if (pos < text.size()) text.erase(pos, pick(24) + 1);
-        break;
-      default:  // insert a token after a line break, where keys start
-        const size_t line = text.find('\n', pos);
-        text.insert(line == std::string::npos ? pos : line + 1,
-                    tokens[pick(tokens.size())]);
-        break;
-    }
-  }
-  return text;
-}
-
 TEST(HfConfigFuzzTest, MutatedConfigsNeverCrash) {
   const std::vector<std::string> samples = Samples();
   const std::vector<std::string> tokens = Tokens();
   std::mt19937_64 rng(20261205);
   int accepted = 0, rejected = 0;
   for (int i = 0; i < 3000; ++i) {
-    const std::string input = Mutate(samples[i % samples.size()], tokens, rng);
+    const std::string input =
+        MutateText(samples[i % samples.size()], tokens, rng);
     absl::StatusOr<config::JsonValue> json = config::ParseJson(input);
     if (!json.ok()) {
       ++rejected;
