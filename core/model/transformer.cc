@@ -818,12 +818,13 @@ class Transformer::Steps {
     op.x = x;
     return op;
   }
-  // Layer l's attention is windowed (for the sequence or not): it rotates
-  // with local_rotary_* (the same as rotary_* unless local_rope_theta).
-  bool SlidingLayer(int64_t l) const {
-    const auto& sliding = s_.sliding_layers();
-    return s_.sliding_window() > 0 &&
-           (sliding.empty() || sliding.Get(static_cast<int>(l)));
+  // Layer l's rotation of q and of k: local_rotary_* on windowed layers
+  // (the same as rotary_* unless local_rope_theta).
+  const k::RotaryArgs& RotaryQ(int64_t l) const {
+    return m_.SlidingLayer(l) ? args_.local_rotary_q : args_.rotary_q;
+  }
+  const k::RotaryArgs& RotaryK(int64_t l) const {
+    return m_.SlidingLayer(l) ? args_.local_rotary_k : args_.rotary_k;
   }
 
   Transformer& m_;
@@ -933,12 +934,12 @@ absl::Status Transformer::Steps::AttentionForward(int64_t l, Ops& o) {
   }
   ZR_RETURN_IF_ERROR(QkvForward(l, o, post ? sv_.res[l] : a.h1));
   ops::RotaryForward rq;
-  rq.args = SlidingLayer(l) ? args_.local_rotary_q : args_.rotary_q;
+  rq.args = RotaryQ(l);
   rq.x = rq.y = a.q;
   rq.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q fwd"));
   ops::RotaryForward rk;
-  rk.args = SlidingLayer(l) ? args_.local_rotary_k : args_.rotary_k;
+  rk.args = RotaryK(l);
   rk.x = rk.y = a.k;
   rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k fwd"));
@@ -1290,12 +1291,12 @@ absl::Status Transformer::Steps::AttentionBackward(int64_t l, Ops& o) {
   ab.dv = sv_.dv;
   ZR_RETURN_IF_ERROR(o.Run(ab, "attention bwd"));
   ops::RotaryBackward rq;
-  rq.args = SlidingLayer(l) ? args_.local_rotary_q : args_.rotary_q;
+  rq.args = RotaryQ(l);
   rq.dy = rq.dx = sv_.dq;
   rq.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rq, "rotary q bwd"));
   ops::RotaryBackward rk;
-  rk.args = SlidingLayer(l) ? args_.local_rotary_k : args_.rotary_k;
+  rk.args = RotaryK(l);
   rk.dy = rk.dx = sv_.dk;
   rk.positions = m_.positions_;
   ZR_RETURN_IF_ERROR(o.Run(rk, "rotary k bwd"));
@@ -1452,10 +1453,15 @@ absl::Status Transformer::AllReduceTp(Stream& stream, const TensorRef& x,
   return tp_.comm->AllReduce(stream, x, x, runtime::ReduceOp::kSum, label);
 }
 
+bool Transformer::SlidingLayer(int64_t layer) const {
+  const auto& sliding = spec_.sliding_layers();
+  return spec_.sliding_window() > 0 &&
+         (sliding.empty() || sliding.Get(static_cast<int>(layer)));
+}
+
 kernels::AttentionArgs Transformer::LayerAttention(int64_t layer) const {
   kernels::AttentionArgs a = args_->attention;
-  const auto& sliding = spec_.sliding_layers();
-  if (!sliding.empty() && !sliding.Get(static_cast<int>(layer))) a.window = 0;
+  if (!SlidingLayer(layer)) a.window = 0;
   return a;
 }
 

@@ -238,8 +238,12 @@ class Transformer {
   }
   absl::Status AllReduceTp(runtime::Stream& stream, const TensorRef& x,
                            absl::string_view label);
-  // Layer `layer`'s attention: the model's, without the window where
-  // spec().sliding_layers() leaves the layer out.
+  // Whether layer `layer` is a windowed one (spec().sliding_window, on the
+  // layers spec().sliding_layers() names, or all), whether or not the
+  // window is shorter than the sequence.
+  bool SlidingLayer(int64_t layer) const;
+  // Layer `layer`'s attention: the model's, without the window on the
+  // layers that have none.
   kernels::AttentionArgs LayerAttention(int64_t layer) const;
   absl::Status Allocate();
   void BuildParams();
