@@ -3,7 +3,6 @@
 #include "backends/cuda/cuda_rank.h"
 
 #include <cuda_runtime_api.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cctype>
@@ -37,17 +36,6 @@ absl::Mutex log_mu(absl::kConstInit);
 // file comment of cuda_rank.h. Must run before NCCL reads its environment,
 // and before threads that might read the environment start.
 void DefaultNvlsOff() { setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); }
-
-// The CPUs this process may run on (its affinity mask), as "0-7,16-23".
-std::vector<int> AffinityCpus() {
-  std::vector<int> ids;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return ids;
-  for (int id = 0; id < CPU_SETSIZE; ++id) {
-    if (CPU_ISSET(id, &set)) ids.push_back(id);
-  }
-  return ids;
-}
 
 // Fewer CPUs than this for one rank: its host optimizer step and staging
 // run on too few threads to keep up with a GPU (the launcher's mask, e.g.

@@ -2,9 +2,21 @@
 
 #include "core/util/cpu_list.h"
 
+#include <sched.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace zero3 {
+
+std::vector<int> AffinityCpus() {
+  std::vector<int> ids;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return ids;
+  for (int id = 0; id < CPU_SETSIZE; ++id) {
+    if (CPU_ISSET(id, &set)) ids.push_back(id);
+  }
+  return ids;
+}
 
 std::string CpuListText(const std::vector<int>& cpus) {
   std::string text;

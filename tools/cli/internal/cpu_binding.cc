@@ -3,7 +3,6 @@
 #include "tools/cli/internal/cpu_binding.h"
 
 #include <dirent.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cctype>
@@ -65,15 +64,7 @@ std::vector<Cpu> DescribeCpus(const std::vector<int>& ids,
   return cpus;
 }
 
-std::vector<Cpu> AllowedCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
-  std::vector<int> ids;
-  for (int id = 0; id < CPU_SETSIZE; ++id) {
-    if (CPU_ISSET(id, &set)) ids.push_back(id);
-  }
-  return DescribeCpus(ids);
-}
+std::vector<Cpu> AllowedCpus() { return DescribeCpus(AffinityCpus()); }
 
 std::vector<int> PciNumaNodes(const std::vector<std::string>& bus_ids,
                               const std::string& sysfs) {
