@@ -653,9 +653,9 @@ absl::StatusOr<std::vector<std::string>> ExchangeHosts(
   return hosts;
 }
 
-// The TCP transport's settings, checked.
-absl::Status CheckTcpConfig(const RendezvousConfig& config,
-                            absl::string_view payload) {
+// The rank and, on rank 0, the payload, checked (any transport).
+absl::Status CheckRankAndPayload(const RendezvousConfig& config,
+                                 absl::string_view payload) {
   if (config.world_size < 1 || config.rank < 0 ||
       config.rank >= config.world_size) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -664,6 +664,11 @@ absl::Status CheckTcpConfig(const RendezvousConfig& config,
   if (config.rank == 0 && static_cast<int64_t>(payload.size()) > kMaxPayload) {
     return absl::InvalidArgumentError("rendezvous payload over 1 MiB");
   }
+  return absl::OkStatus();
+}
+
+// The TCP transport's address, checked.
+absl::Status CheckTcpAddress(const RendezvousConfig& config) {
   if (config.port < 1 || config.port > 65535 ||
       (config.rank != 0 && config.host.empty())) {
     return absl::InvalidArgumentError(
@@ -677,21 +682,15 @@ absl::Status CheckTcpConfig(const RendezvousConfig& config,
 
 absl::StatusOr<std::string> ShareFromRankZero(const RendezvousConfig& config,
                                               absl::string_view payload) {
-  if (config.world_size < 1 || config.rank < 0 ||
-      config.rank >= config.world_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rendezvous: rank ", config.rank, " of ", config.world_size));
-  }
+  ZR_RETURN_IF_ERROR(CheckRankAndPayload(
+      config, config.world_size == 1 ? absl::string_view() : payload));
   if (config.world_size == 1) return std::string(payload);
-  if (config.rank == 0 && static_cast<int64_t>(payload.size()) > kMaxPayload) {
-    return absl::InvalidArgumentError("rendezvous payload over 1 MiB");
-  }
   const absl::Time deadline = absl::Now() + config.timeout;
   if (!config.file.empty()) {
     return config.rank == 0 ? PublishFile(config, payload, deadline)
                             : ReadPublishedFile(config, deadline);
   }
-  ZR_RETURN_IF_ERROR(CheckTcpConfig(config, payload));
+  ZR_RETURN_IF_ERROR(CheckTcpAddress(config));
   return config.rank == 0 ? ServeTcp(config, payload, deadline)
                           : FetchTcp(config, deadline);
 }
@@ -703,7 +702,8 @@ absl::StatusOr<SharedFromRankZero> ShareFromRankZeroLinked(
     ZR_ASSIGN_OR_RETURN(out.payload, ShareFromRankZero(config, payload));
     return out;
   }
-  ZR_RETURN_IF_ERROR(CheckTcpConfig(config, payload));
+  ZR_RETURN_IF_ERROR(CheckRankAndPayload(config, payload));
+  ZR_RETURN_IF_ERROR(CheckTcpAddress(config));
   const absl::Time deadline = absl::Now() + config.timeout;
   std::vector<int> ranks, fds;
   if (config.rank == 0) {
