@@ -187,6 +187,15 @@ def golden_header(name, data):
     }
 
 
+def write_golden(path, kind, golden):
+    """Writes `kind`_golden.json (a fine-tuning golden) beside the
+    checkpoint in `path` and says its first loss and steps."""
+    with open(os.path.join(path, f"{kind}_golden.json"), "w") as f:
+        json.dump(golden, f, indent=1)
+    print(golden["model"], kind, "loss", golden["forward"]["loss"], "steps",
+          golden["adamw"]["losses"])
+
+
 def masked_windows(vocab, seed):
     """Fine-tuning batches as zero3 pads them: per sample a prompt whose
     targets are not predicted, an answer whose targets are, and padding
@@ -246,9 +255,7 @@ def masked(name):
         predicted=predicted.tolist(),
         forward={"loss": first},
         adamw=dict(ADAMW, micro_batches=BATCH, losses=losses))
-    with open(os.path.join(path, "masked_golden.json"), "w") as f:
-        json.dump(golden, f, indent=1)
-    print(name, "masked loss", first, "steps", losses)
+    write_golden(path, "masked", golden)
 
 
 def packed_samples(vocab, seed):
@@ -347,9 +354,7 @@ def packed(name):
         positions=positions.tolist(),
         forward={"loss": first},
         adamw=dict(ADAMW, micro_batches=BATCH, losses=losses))
-    with open(os.path.join(path, "packed_golden.json"), "w") as f:
-        json.dump(golden, f, indent=1)
-    print(name, "packed loss", first, "steps", losses)
+    write_golden(path, "packed", golden)
 
 
 def main():
