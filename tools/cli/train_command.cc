@@ -710,8 +710,11 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
       in.memory.max_pinned_bytes;
   o.sim.pinned_fallback = o.cuda.rank.pinned_fallback =
       in.memory.pinned_fallback;
-  o.cuda.rank.assumed_local_ranks = in.memory.local_ranks;
-  o.cuda.rank.pinned_budget_is_default = in.memory.pinned_budget_is_default;
+  // The ranks the default pinned budget was shared among, for a GPU rank
+  // that learns otherwise from the rendezvous (CudaRankOptions).
+  o.cuda.rank.assumed_local_ranks = in.memory.estimate.local_ranks;
+  o.cuda.rank.pinned_budget_is_default =
+      in.memory.available.pinned_budget_is_default;
   const int64_t timeout = in.config.zero3().collective_timeout_seconds();
   o.cuda.rank.collective_timeout =
       timeout > 0 ? absl::Seconds(timeout) : absl::InfiniteDuration();

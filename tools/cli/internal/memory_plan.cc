@@ -107,9 +107,6 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   }
   plan.max_pinned_bytes = a.pinned_budget_bytes;
   plan.pinned_fallback = a.pinned_fallback;
-  plan.local_ranks = local;
-  plan.pinned_budget_is_default =
-      a.pinned_budget_is_default && a.pinned_budget_bytes > 0;
   plan.shape.allocates = in.gpu || in.data_mode;
   plan.shape.simulator_data_mode = simulated_data;
   plan.shape.offload_param = in.options.offload_param;

@@ -54,12 +54,6 @@ struct MemoryPlan {
   // fallback.
   int64_t max_pinned_bytes = 0;
   bool pinned_fallback = false;
-  // The ranks on this node the default pinned budget was shared among (the
-  // launcher's variables), and whether the budget is that default (not
-  // zero3.max_pinned_bytes): a GPU rank that learns otherwise from the
-  // rendezvous shares it again (CudaRankOptions).
-  int64_t local_ranks = 1;
-  bool pinned_budget_is_default = false;
 
   // The device (where known before start), pinned and host checks.
   absl::Status Check() const;
