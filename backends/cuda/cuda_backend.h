@@ -191,6 +191,7 @@ class CudaDevice final : public runtime::Device {
   void RecordHostOp(absl::string_view label, int64_t start_ns, int64_t end_ns);
 
  private:
+  friend class CudaEvent;
   friend class CudaRuntime;
   friend class CudaStream;
   class AllocatorBackend;
@@ -250,9 +251,6 @@ class CudaDevice final : public runtime::Device {
   uint64_t* next_buffer_id_ = nullptr;
   // The runtime's watchdog (with several ranks), told of each host wait.
   runtime::Watchdog* watchdog_ = nullptr;
-  friend class CudaEvent;
-  friend class CudaStream;
-  friend class CudaRuntime;
 };
 
 // Brackets one stream operation with timed events while the device's op
