@@ -193,8 +193,8 @@ absl::Status CudaStream::Wait(const runtime::Event& event) {
 }
 
 absl::Status CudaStream::Synchronize() {
-  const runtime::Watchdog::Wait wait = runtime::Watchdog::Enter(
-      device_->watchdog_, absl::StrCat("stream '", name_, "'"));
+  const runtime::Watchdog::Wait wait =
+      runtime::Watchdog::Enter(device_->watchdog_, wait_label_);
   const cudaError_t error = cudaStreamSynchronize(stream_);
   if (error != cudaSuccess) {
     return Annotate(CudaStatus(error, "cudaStreamSynchronize"),

@@ -131,11 +131,15 @@ class CudaStream final : public runtime::Stream {
  private:
   friend class CudaDevice;
   CudaStream(CudaDevice* device, cudaStream_t stream, std::string name)
-      : device_(device), stream_(stream), name_(std::move(name)) {}
+      : device_(device),
+        stream_(stream),
+        name_(std::move(name)),
+        wait_label_("stream '" + name_ + "'") {}
 
   CudaDevice* device_;
   cudaStream_t stream_;
   std::string name_;
+  std::string wait_label_;  // what a host wait on it is, for the watchdog
 };
 
 class CudaDevice final : public runtime::Device {
