@@ -2,9 +2,9 @@
 # offload_h200_72b*.textproto scenarios): gnuplot docs/whatif_72b_offload.gp
 $data << EOD
 # gpus pinned_async pageable_blocking bucket_5e7 host_112GBps step_pinned step_host112
-64 5656.1 7776.2 6416.5 7362.7 566.9 2273.5
-256 5557.3 7232.5 6393.2 5984.0 142.1 568.7
-1024 6324.3 7712.3 7163.6 6431.0 35.8 142.5
+64 5870.6 7173.1 6507.6 7577.1 566.9 2273.5
+256 5216.8 6489.3 6178.8 5643.4 142.1 568.7
+1024 5442.4 6432.8 6265.9 5549.0 35.8 142.5
 EOD
 set terminal svg size 760,420 font "Helvetica,12" background rgb "white"
 set output "docs/whatif_72b_offload.svg"

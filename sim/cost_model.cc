@@ -160,6 +160,11 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                    "fabric.spine_oversubscription (1 or more)"),
            Require(f.tree_efficiency() > 0 && f.tree_efficiency() <= 1,
                    "fabric.tree_efficiency (in (0, 1])"),
+           Require(g.sm_count() >= 0, "gpu.sm_count (0: not charged)"),
+           Require(f.collective_sms() >= 0 &&
+                       (f.collective_sms() == 0 || g.sm_count() == 0 ||
+                        f.collective_sms() < g.sm_count()),
+                   "fabric.collective_sms (0 or more, below gpu.sm_count)"),
            Require(g.gemm_in_step_factor() > 0, "gpu.gemm_in_step_factor"),
            Require(g.attention_in_step_factor() > 0,
                    "gpu.attention_in_step_factor"),
@@ -196,6 +201,10 @@ CostModel::CostModel(const HardwareProfile& profile) : profile_(profile) {
   event_call_ns_ = MicrosToNanos(h.event_call_us());
   collective_call_ns_ = MicrosToNanos(h.collective_call_us());
   alloc_call_ns_ = MicrosToNanos(h.alloc_call_us());
+  const int sms = profile_.gpu().sm_count();
+  const int held = profile_.fabric().collective_sms();
+  collective_sm_charge_ =
+      sms > 0 && held > 0 ? static_cast<double>(held) / (sms - held) : 0.0;
   queue_kernel_milli_ = std::llround(1000 * h.queue_units_per_kernel());
   queue_gemm_milli_ = std::llround(1000 * h.queue_units_per_gemm());
   queue_event_milli_ = std::llround(1000 * h.queue_units_per_event());

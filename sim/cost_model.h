@@ -122,6 +122,11 @@ class CostModel {
   // Host time cudaHostAlloc spends pinning `bytes`.
   int64_t PinNanos(int64_t bytes) const;
 
+  // How much longer a kernel runs per ns it overlaps a collective on its
+  // GPU: collective_sms / (sm_count - collective_sms); 0 where the profile
+  // gives either figure as 0.
+  double collective_sm_charge() const { return collective_sm_charge_; }
+
   int64_t launch_nanos() const { return launch_ns_; }
   int64_t copy_call_nanos() const { return copy_call_ns_; }
   int64_t event_call_nanos() const { return event_call_ns_; }
@@ -191,6 +196,7 @@ class CostModel {
   int world_size_ = 1;
   int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,
       alloc_call_ns_;
+  double collective_sm_charge_ = 0;
   int64_t queue_kernel_milli_, queue_gemm_milli_, queue_event_milli_,
       queue_timed_event_milli_, queue_wait_milli_, queue_copy_milli_;
   absl::flat_hash_map<std::string, double> kind_factor_;

@@ -445,6 +445,102 @@ TEST(SimulatorTest, AllGatherStartsWhenTheLastRankArrives) {
   }
 }
 
+// NCCL runs one communicator's collectives in issue order, across streams:
+// an all-gather issued after an all-reduce that waits for a long kernel
+// waits too, though its own stream and the fabric are free.
+TEST(SimulatorTest, OneCommunicatorsCollectivesRunInIssueOrder) {
+  auto world = MakeWorld(2);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto busy = rt.device().CreateStream("busy").value();
+    auto idle = rt.device().CreateStream("idle").value();
+    Buffer dev = rt.device().Allocate(400000, "dev").value();
+    Buffer send = rt.device().Allocate(4000, "send").value();
+    Buffer recv = rt.device().Allocate(8000, "recv").value();
+    EXPECT_OK(busy->Launch(Fill(dev, 100000, "long")));  // 400 us
+    EXPECT_OK(rt.world().AllReduce(
+        *busy, TensorRef::Of(send, runtime::DType::kF32, 0, 1000),
+        TensorRef::Of(send, runtime::DType::kF32, 0, 1000),
+        runtime::ReduceOp::kSum, "first"));
+    EXPECT_OK(rt.world().AllGather(
+        *idle, TensorRef::Of(send, runtime::DType::kF32, 0, 1000),
+        TensorRef::Of(recv, runtime::DType::kF32, 0, 2000), "second"));
+    EXPECT_OK(rt.device().Synchronize());
+    return absl::OkStatus();
+  }),
+              IsOk());
+  for (int r = 0; r < 2; ++r) {
+    const Span kernel = StreamSpan(world->trace(), r, "long");
+    const Span first = StreamSpan(world->trace(), r, "first");
+    const Span second = StreamSpan(world->trace(), r, "second");
+    EXPECT_GE(first.start, kernel.end) << "rank " << r;
+    EXPECT_EQ(second.start, first.end) << "rank " << r;
+  }
+}
+
+// A grouped all-gather is one collective: one ring's latency for all its
+// parts' bytes.
+TEST(SimulatorTest, AllGatherGroupPaysOneLatency) {
+  auto world = MakeWorld(2);
+  ASSERT_THAT(world->Run([](Runtime& rt) -> absl::Status {
+    auto s = rt.device().CreateStream("comm").value();
+    Buffer send = rt.device().Allocate(16000, "send").value();
+    Buffer recv = rt.device().Allocate(32000, "recv").value();
+    const runtime::AllGatherPart parts[] = {
+        {TensorRef::Of(send, runtime::DType::kF32, 0, 1000),
+         TensorRef::Of(recv, runtime::DType::kF32, 0, 2000)},
+        {TensorRef::Of(send, runtime::DType::kF32, 1000, 3000),
+         TensorRef::Of(recv, runtime::DType::kF32, 2000, 6000)}};
+    EXPECT_OK(rt.world().AllGatherGroup(*s, parts, "group"));
+    EXPECT_OK(s->Synchronize());
+    return absl::OkStatus();
+  }),
+              IsOk());
+  for (int r = 0; r < 2; ++r) {
+    const Span group = StreamSpan(world->trace(), r, "group");
+    // Ring over 2 ranks: 1 step x 1 us + (8000 + 24000) bytes x 1/2.
+    EXPECT_EQ(group.end - group.start, 1000 + 16000) << "rank " << r;
+  }
+}
+
+// A kernel running beside a collective loses the SMs the collective holds:
+// 20 of 100 here, so it runs 20/80 of the overlap longer.
+TEST(SimulatorTest, KernelsBesideACollectiveAreChargedItsSms) {
+  for (const int held : {0, 20}) {
+    SimOptions options;
+    options.profile = TestProfile();
+    options.profile.mutable_gpu()->set_sm_count(100);
+    options.profile.mutable_fabric()->set_collective_sms(held);
+    options.world_size = 2;
+    options.trace = true;
+    auto world = SimWorld::Create(options);
+    ASSERT_OK(world.status());
+    ASSERT_THAT((*world)->Run([](Runtime& rt) -> absl::Status {
+      auto comm = rt.device().CreateStream("comm").value();
+      auto compute = rt.device().CreateStream("compute").value();
+      Buffer dev = rt.device().Allocate(400000, "dev").value();
+      Buffer send = rt.device().Allocate(400000, "send").value();
+      Buffer recv = rt.device().Allocate(800000, "recv").value();
+      EXPECT_OK(rt.world().AllGather(
+          *comm, TensorRef::Of(send, runtime::DType::kF32, 0, 100000),
+          TensorRef::Of(recv, runtime::DType::kF32, 0, 200000), "ag"));
+      EXPECT_OK(compute->Launch(Fill(dev, 100000, "kernel")));  // 400 us
+      EXPECT_OK(rt.device().Synchronize());
+      return absl::OkStatus();
+    }),
+                IsOk());
+    const Trace& trace = (*world)->trace();
+    for (int r = 0; r < 2; ++r) {
+      const Span ag = StreamSpan(trace, r, "ag");
+      const Span kernel = StreamSpan(trace, r, "kernel");
+      const int64_t overlap = std::min(ag.end, kernel.start + 400000) -
+                              std::max(ag.start, kernel.start);
+      ASSERT_GT(overlap, 0) << "rank " << r;
+      EXPECT_EQ(kernel.end - kernel.start, 400000 + (held ? overlap / 4 : 0))
+          << "rank " << r << ", " << held << " SMs held";
+    }
+  }
+}
+
 // Every rank runs on a fiber: thousands of ranks meet in a collective
 // several times; each round runs every rank once, the first in rank order
 // (ties on the clock).

@@ -173,6 +173,33 @@ absl::Status NcclCommunicator::AllGather(runtime::Stream& stream,
                   absl::StrCat("all-gather '", label, "'"));
 }
 
+absl::Status NcclCommunicator::AllGatherGroup(
+    runtime::Stream& stream, absl::Span<const runtime::AllGatherPart> parts,
+    absl::string_view label) {
+  ZR_RETURN_IF_ERROR(runtime::CheckAllGatherGroup(parts, size_, label));
+  for (const runtime::AllGatherPart& part : parts) {
+    ZR_RETURN_IF_ERROR(CheckDevice(part.send, "all-gather", label));
+    ZR_RETURN_IF_ERROR(CheckDevice(part.recv, "all-gather", label));
+    ZR_RETURN_IF_ERROR(NcclType(part.send.dtype).status());
+  }
+  ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "all-gather", label));
+  const TimedOp timed(*device_, s, stream.name(), label);
+  ZR_NCCL_RETURN_IF_ERROR(ncclGroupStart(), comm_);
+  ncclResult_t result = ncclSuccess;
+  for (size_t i = 0; i < parts.size() && result == ncclSuccess; ++i) {
+    const runtime::AllGatherPart& part = parts[i];
+    result = ncclAllGather(part.send.slice.data(), part.recv.slice.data(),
+                           static_cast<size_t>(part.send.elements()),
+                           NcclType(part.send.dtype).value(), comm_, s);
+  }
+  // The group is closed whatever happened inside it.
+  const ncclResult_t end = ncclGroupEnd();
+  if (result == ncclSuccess) result = end;
+  return Annotate(NcclStatus(result, "ncclAllGather (grouped)", comm_),
+                  absl::StrCat("all-gather group '", label, "' of ",
+                               parts.size(), " parts"));
+}
+
 absl::Status NcclCommunicator::ReduceScatter(runtime::Stream& stream,
                                              const TensorRef& send,
                                              const TensorRef& recv,

@@ -5,7 +5,8 @@
 // One NCCL communicator over all ranks of the job, one rank per process (or
 // per thread, for in-process tests), one GPU per rank. Collectives are
 // enqueued on the caller's CudaStream, in the layouts communicator.h
-// specifies, which are NCCL's own: AllGather (ncclAllGather), ReduceScatter
+// specifies, which are NCCL's own: AllGather (ncclAllGather; AllGatherGroup
+// between ncclGroupStart and ncclGroupEnd), ReduceScatter
 // with sum (ncclReduceScatter), AllReduce with sum or max (ncclAllReduce,
 // in place when send and recv are the same slice), Broadcast
 // (ncclBroadcast, in place). Element types: f32, bf16, f16.
@@ -63,6 +64,9 @@ class NcclCommunicator final : public runtime::Communicator {
                          const runtime::TensorRef& send,
                          const runtime::TensorRef& recv,
                          absl::string_view label) override;
+  absl::Status AllGatherGroup(runtime::Stream& stream,
+                              absl::Span<const runtime::AllGatherPart> parts,
+                              absl::string_view label) override;
   absl::Status ReduceScatter(runtime::Stream& stream,
                              const runtime::TensorRef& send,
                              const runtime::TensorRef& recv,

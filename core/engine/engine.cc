@@ -216,6 +216,9 @@ absl::Status Engine::AllocateStepBuffers() {
 absl::Status Engine::BeginModule(int module, model::Pass pass) {
   module_begin_ns_ = rt_.NowNanos();
   ZR_RETURN_IF_ERROR(coordinator_->BeginModule(module, pass));
+  // After this module's gathers, so that they do not queue behind the
+  // previous module's reduce-scatters on the communicator.
+  ZR_RETURN_IF_ERROR(reducer_->IssueReady());
   if (pass == model::Pass::kBackward) {
     ZR_RETURN_IF_ERROR(reducer_->BeginModule(module));
   }

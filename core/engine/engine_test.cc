@@ -6,7 +6,9 @@
 
 #include "core/engine/engine.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <regex>
 #include <set>
@@ -38,6 +40,8 @@ struct TrainRun {
   std::vector<std::vector<float>> rank0_params;
   std::vector<std::string> param_names;
   std::string trace;
+  std::vector<std::string> rank0_fabric;  // collectives, in the order run
+  int param_count = 0;
   int races = 0;
 };
 
@@ -58,6 +62,7 @@ TrainRun Train(const model::ModelSpec& spec, const zero::ZeroOptions& options,
   run.ranks.resize(world);
   ZR_CHECK_OK((*world_or)->Run([&](runtime::Runtime& rt) -> absl::Status {
     ZR_ASSIGN_OR_RETURN(auto e, Engine::Create(spec, options, &data, rt));
+    run.param_count = e->layout().num_params();
     for (int s = 0; s < steps; ++s) {
       ZR_ASSIGN_OR_RETURN(StepStats stats, e->Step());
       if (rt.rank() == 0) run.rank0.push_back(stats);
@@ -74,6 +79,13 @@ TrainRun Train(const model::ModelSpec& spec, const zero::ZeroOptions& options,
     return absl::OkStatus();
   }));
   run.trace = (*world_or)->trace().ToJson();
+  const sim::Trace& trace = (*world_or)->trace();
+  for (const sim::Trace::Span& span : trace.spans()) {
+    if (span.pid == 0 &&
+        trace.TrackName(span.pid, span.tid) == "engine: fabric") {
+      run.rank0_fabric.push_back(span.name);
+    }
+  }
   run.races = static_cast<int>((*world_or)->races().size());
   return run;
 }
@@ -527,6 +539,46 @@ TEST(EngineTest, AsyncPinnedOffloadShortensBackwardInVirtualTime) {
   EXPECT_TRUE(
       absl::StrContains(blocking.trace, "blocked: pageable copy grad D2H"));
   EXPECT_FALSE(absl::StrContains(async.trace, "blocked: pageable copy"));
+}
+
+// NCCL runs a communicator's collectives in issue order, so a reduce-scatter
+// issued before the next module's all-gather would hold it back until the
+// current module's gradients are done. The engine issues the next module's
+// gathers first: in backward, every reduce-scatter of a parameter's
+// gradient follows the gather of a module that runs after it (lower ids),
+// not the gather of its own module.
+TEST(EngineTest, ReduceScattersFollowTheNextModulesGathers) {
+  auto spec = model::LoadModelSpec("tiny").value();
+  zero::ZeroOptions o = Small();
+  o.offload_optimizer = false;
+  o.reduce_bucket_size = 1;           // a bucket per parameter
+  o.prefetch_bucket_size = 0;         // gathers only when a module begins
+  o.param_persistence_threshold = 0;  // every module gathers
+  o.max_reuse_distance = 0;
+  auto data = model::SyntheticBatches(spec.vocab_size(), 1);
+  const TrainRun run = Train(spec, o, *data, 2, 1, sim::SimMode::kTiming);
+  int lowest_gathered = 1 << 30;  // of the latest gather
+  int checked = 0;
+  for (const std::string& name : run.rank0_fabric) {
+    int first = 0, last = 0;
+    if (std::sscanf(name.c_str(), "all-gather params %d..%d", &first, &last) ==
+        2) {
+      lowest_gathered = std::min(first, last);
+    } else if (std::sscanf(name.c_str(), "all-gather param %d", &first) == 1) {
+      lowest_gathered = first;
+    }
+    int bucket = 0;
+    if (std::sscanf(name.c_str(), "reduce-scatter bucket %d", &bucket) != 1) {
+      continue;
+    }
+    const int param = run.param_count - 1 - bucket;
+    if (param == 0) continue;  // the embedding: no module runs after it
+    EXPECT_LT(lowest_gathered, param)
+        << "the reduce-scatter of parameter " << param
+        << " was issued before the next module's gather";
+    ++checked;
+  }
+  EXPECT_GT(checked, 4);
 }
 
 // How many times `needle` occurs in `haystack`.

@@ -3,6 +3,7 @@
 #include "core/runtime/argument_checks.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace runtime {
@@ -13,6 +14,18 @@ absl::Status CheckAllGather(const TensorRef& send, const TensorRef& recv,
     return absl::InvalidArgumentError(absl::StrCat(
         "all-gather '", label, "': recv must hold ", size, " x ",
         send.elements(), " elements of the send dtype, has ", recv.elements()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAllGatherGroup(absl::Span<const AllGatherPart> parts,
+                                 int size, absl::string_view label) {
+  if (parts.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("all-gather group '", label, "' has no parts"));
+  }
+  for (const AllGatherPart& part : parts) {
+    ZR_RETURN_IF_ERROR(CheckAllGather(part.send, part.recv, size, label));
   }
   return absl::OkStatus();
 }

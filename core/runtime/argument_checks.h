@@ -13,7 +13,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/runtime/buffer.h"
+#include "core/runtime/communicator.h"
 
 namespace zero3 {
 namespace runtime {
@@ -21,6 +23,9 @@ namespace runtime {
 // Communicator over `size` ranks.
 absl::Status CheckAllGather(const TensorRef& send, const TensorRef& recv,
                             int size, absl::string_view label);
+// At least one part, each an all-gather's (CheckAllGather).
+absl::Status CheckAllGatherGroup(absl::Span<const AllGatherPart> parts,
+                                 int size, absl::string_view label);
 absl::Status CheckReduceScatter(const TensorRef& send, const TensorRef& recv,
                                 int size, absl::string_view label);
 absl::Status CheckAllReduce(const TensorRef& send, const TensorRef& recv,

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/runtime/buffer.h"
 #include "core/runtime/stream.h"
 
@@ -26,6 +27,12 @@ namespace zero3 {
 namespace runtime {
 
 enum class ReduceOp { kSum, kMax };
+
+// One all-gather of AllGatherGroup.
+struct AllGatherPart {
+  TensorRef send;
+  TensorRef recv;
+};
 
 class Communicator {
  public:
@@ -38,6 +45,13 @@ class Communicator {
   virtual absl::Status AllGather(Stream& stream, const TensorRef& send,
                                  const TensorRef& recv,
                                  absl::string_view label) = 0;
+
+  // The parts' all-gathers as one collective, as NCCL runs the calls between
+  // ncclGroupStart and ncclGroupEnd: one launch, one latency, the parts'
+  // bytes together. At least one part; each follows AllGather's rules.
+  virtual absl::Status AllGatherGroup(Stream& stream,
+                                      absl::Span<const AllGatherPart> parts,
+                                      absl::string_view label) = 0;
 
   // send.elements() == size() * recv.elements(); the sum over ranks.
   virtual absl::Status ReduceScatter(Stream& stream, const TensorRef& send,

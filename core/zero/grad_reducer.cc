@@ -315,34 +315,41 @@ absl::StatusOr<TensorRef> GradReducer::Grad(int param) {
 }
 
 absl::Status GradReducer::GradsReady(absl::Span<const int> params) {
+  ZR_RETURN_IF_ERROR(IssueReady());
   const ShardLayout& layout = *ctx_.layout;
-  const int64_t esize = kernels::DTypeSize(ctx_.dtype);
   std::vector<int> order(params.begin(), params.end());
   std::sort(order.rbegin(), order.rend());
   // Backward leaves the padding tail of each gradient unwritten; it must be
   // zero before the tail is reduced into the last ranks' partitions.
-  bool uses_slot = false;
   for (int p : order) {
     const ParamShard& s = layout.param(p);
-    TensorRef g;
-    if (shared_[p] >= 0) {
-      g = TensorRef::Of(dedicated_[shared_[p]].buffer, ctx_.dtype, 0, s.padded);
-    } else {
-      uses_slot = true;
-      g = TensorRef::Of(slots_[current_slot_].buffer, ctx_.dtype,
-                        slot_offset_[p], s.padded);
-    }
-    if (s.padded > s.numel) {
-      ZR_RETURN_IF_ERROR(
-          ctx_.compute->Memset(g.Elements(s.numel, s.padded - s.numel).slice, 0,
-                               absl::StrCat("zero gradient padding ", p)));
-    }
+    if (s.padded <= s.numel) continue;
+    const TensorRef g =
+        shared_[p] >= 0 ? TensorRef::Of(dedicated_[shared_[p]].buffer,
+                                        ctx_.dtype, 0, s.padded)
+                        : TensorRef::Of(slots_[current_slot_].buffer,
+                                        ctx_.dtype, slot_offset_[p], s.padded);
+    ZR_RETURN_IF_ERROR(
+        ctx_.compute->Memset(g.Elements(s.numel, s.padded - s.numel).slice, 0,
+                             absl::StrCat("zero gradient padding ", p)));
   }
   ZR_RETURN_IF_ERROR(ctx_.compute->Record(*ready_));
+  ready_params_ = std::move(order);
+  ready_slot_ = current_slot_;
+  return absl::OkStatus();
+}
+
+absl::Status GradReducer::IssueReady() {
+  if (ready_params_.empty()) return absl::OkStatus();
+  const std::vector<int> order = std::move(ready_params_);
+  ready_params_.clear();
+  const ShardLayout& layout = *ctx_.layout;
+  const int64_t esize = kernels::DTypeSize(ctx_.dtype);
   if (ctx_.sync(Sync::kGradsReadyBeforeReduce)) {
     ZR_RETURN_IF_ERROR(ctx_.reduce->Wait(*ready_));
   }
   const int w = layout.data_parallel_size();
+  bool uses_slot = false;
   for (int p : order) {
     if (p != next_param_) {
       return absl::InternalError(absl::StrCat(
@@ -353,8 +360,9 @@ absl::Status GradReducer::GradsReady(absl::Span<const int> params) {
     const ParamShard& s = layout.param(p);
     const int b = bucket_of_[p];
     const ParamRange& bucket = buckets_[b];
+    uses_slot = uses_slot || shared_[p] < 0;
     const runtime::Buffer& src = shared_[p] >= 0 ? dedicated_[shared_[p]].buffer
-                                                 : slots_[current_slot_].buffer;
+                                                 : slots_[ready_slot_].buffer;
     const int64_t src_offset = shared_[p] >= 0 ? 0 : slot_offset_[p];
     // Row r of the gradient (elements [r·P, (r+1)·P)) goes to row r of the
     // bucket, at this parameter's offset within the bucket's rows.
@@ -367,8 +375,8 @@ absl::Status GradReducer::GradsReady(absl::Span<const int> params) {
     if (p == bucket.first) ZR_RETURN_IF_ERROR(Flush(b));
   }
   if (uses_slot) {
-    ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*slots_[current_slot_].copied_out));
-    slots_[current_slot_].pending = true;
+    ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*slots_[ready_slot_].copied_out));
+    slots_[ready_slot_].pending = true;
   }
   for (int p : order) {
     if (shared_[p] >= 0) {
@@ -565,6 +573,7 @@ absl::Status GradReducer::EndBackward() {
 
 absl::Status GradReducer::FinishBackward() {
   ZR_CHECK(in_backward_) << "EndBackward without BeginBackward";
+  ZR_RETURN_IF_ERROR(IssueReady());
   in_backward_ = false;
   if (next_param_ != -1 || next_bucket_ != static_cast<int>(buckets_.size())) {
     return absl::InternalError(absl::StrCat(

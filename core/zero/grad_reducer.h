@@ -5,8 +5,9 @@
 //
 // Backward writes each module's gradients into one of two device slots
 // (double-buffered; a parameter used by several modules, such as a tied
-// embedding, gets a buffer of its own). When a module's gradients are ready,
-// the reduce stream waits for them (grads-ready-before-reduce) and copies
+// embedding, gets a buffer of its own). When a module's gradients are ready
+// and the next module's all-gathers are issued (IssueReady), the reduce
+// stream waits for them (grads-ready-before-reduce) and copies
 // each one, as W rows of its partition size, into the reduction bucket,
 // which holds its parameters rank-major. A slot is overwritten only after
 // the reduce stream has copied it out (grad-slot-reuse).
@@ -94,7 +95,18 @@ class GradReducer {
   absl::Status BeginBackward(int micro, bool boundary, bool speculative);
   absl::Status BeginModule(int module);
   absl::StatusOr<runtime::TensorRef> Grad(int param);
+  // The gradients of `params` are written (on the compute stream). Zeroes
+  // their padding and marks them ready; the reduce stream's share (copies
+  // into the bucket, the reduce-scatter of every bucket they complete) waits
+  // for IssueReady, so that the engine can issue the next module's
+  // all-gathers first: NCCL runs one communicator's collectives in issue
+  // order, and a reduce-scatter issued first would hold back the gathers
+  // behind it until this module's gradients are done.
   absl::Status GradsReady(absl::Span<const int> params);
+  // Issues the reduce stream's share of the last GradsReady, if not yet
+  // issued. GradsReady and FinishBackward call it first; the engine calls it
+  // once the next module's gathers are issued.
+  absl::Status IssueReady();
   // Flushes what is left, and at the boundary finishes the norm and
   // synchronizes the host with the reduce stream: FinishBackward, then
   // WaitForOffload.
@@ -208,6 +220,9 @@ class GradReducer {
   std::vector<int> bucket_of_;             // per parameter
   std::vector<int64_t> offset_in_bucket_;  // per parameter, within a row
   int next_param_ = 0;  // the next parameter expected ready (descending)
+  // GradsReady's parameters (descending) until IssueReady, and their slot.
+  std::vector<int> ready_params_;
+  int ready_slot_ = 0;
   int next_bucket_ = 0;
 
   Slot slots_[2];

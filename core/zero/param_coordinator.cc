@@ -78,9 +78,44 @@ absl::StatusOr<ParamCoordinator::Block*> ParamCoordinator::TakeBlock(
   return blocks_.back().get();
 }
 
-absl::Status ParamCoordinator::Gather(int p) {
+absl::Status ParamCoordinator::Gather(absl::Span<const int> params) {
+  std::vector<int> todo;
+  for (int p : params) {
+    if (params_[p].state == State::kReleased &&
+        std::find(todo.begin(), todo.end(), p) == todo.end()) {
+      todo.push_back(p);
+    }
+  }
+  if (todo.empty()) return absl::OkStatus();
+  std::vector<runtime::AllGatherPart> parts;
+  for (int p : todo) {
+    ZR_ASSIGN_OR_RETURN(runtime::AllGatherPart part, PrepareGather(p));
+    if (ctx_.options->offload_param) {
+      // The partitions come through one staging buffer: one at a time.
+      ZR_RETURN_IF_ERROR(
+          ctx_.dp->AllGather(*ctx_.gather, part.send, part.recv,
+                             absl::StrCat("all-gather param ", p)));
+      ZR_RETURN_IF_ERROR(FinishGather(p));
+      continue;
+    }
+    parts.push_back(part);
+  }
+  if (parts.empty()) return absl::OkStatus();
+  if (parts.size() == 1) {
+    ZR_RETURN_IF_ERROR(
+        ctx_.dp->AllGather(*ctx_.gather, parts[0].send, parts[0].recv,
+                           absl::StrCat("all-gather param ", todo[0])));
+  } else {
+    ZR_RETURN_IF_ERROR(ctx_.dp->AllGatherGroup(
+        *ctx_.gather, parts,
+        absl::StrCat("all-gather params ", todo.front(), "..", todo.back())));
+  }
+  for (int p : todo) ZR_RETURN_IF_ERROR(FinishGather(p));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<runtime::AllGatherPart> ParamCoordinator::PrepareGather(int p) {
   ParamState& s = params_[p];
-  if (s.state != State::kReleased) return absl::OkStatus();
   const ParamShard& shard = ctx_.layout->param(p);
   ZR_ASSIGN_OR_RETURN(Block * block, TakeBlock(shard.padded));
   runtime::Stream& g = *ctx_.gather;
@@ -104,15 +139,17 @@ absl::Status ParamCoordinator::Gather(int p) {
                               absl::StrCat("param ", p, " shard H2D")));
     send = staged;
   }
-  const TensorRef recv =
-      TensorRef::Of(block->buffer, ctx_.dtype, 0, shard.padded);
-  ZR_RETURN_IF_ERROR(
-      ctx_.dp->AllGather(g, send, recv, absl::StrCat("all-gather param ", p)));
-  ZR_RETURN_IF_ERROR(g.Record(*s.gathered));
   block->used = true;
   s.block = block;
+  return runtime::AllGatherPart{
+      send, TensorRef::Of(block->buffer, ctx_.dtype, 0, shard.padded)};
+}
+
+absl::Status ParamCoordinator::FinishGather(int p) {
+  ParamState& s = params_[p];
+  ZR_RETURN_IF_ERROR(ctx_.gather->Record(*s.gathered));
   s.state = State::kInflight;
-  gathered_ += shard.padded;
+  gathered_ += ctx_.layout->param(p).padded;
   peak_gathered_ = std::max(peak_gathered_, gathered_);
   return absl::OkStatus();
 }
@@ -139,7 +176,7 @@ void ParamCoordinator::StartStep() {
 absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
   const Visit visit{module, pass};
   if (evaluating_) {
-    for (int p : modules_[module].params) ZR_RETURN_IF_ERROR(Gather(p));
+    ZR_RETURN_IF_ERROR(Gather(modules_[module].params));
     return MakeAvailable(module);
   }
   if (trace_complete_) {
@@ -153,7 +190,7 @@ absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
     trace_.push_back(visit);
     position_ = trace_.size() - 1;
   }
-  for (int p : modules_[module].params) ZR_RETURN_IF_ERROR(Gather(p));
+  ZR_RETURN_IF_ERROR(Gather(modules_[module].params));
   ZR_RETURN_IF_ERROR(MakeAvailable(module));
   if (trace_complete_) ZR_RETURN_IF_ERROR(Prefetch());
   return absl::OkStatus();
@@ -178,14 +215,18 @@ absl::Status ParamCoordinator::Prefetch() {
   const int64_t budget =
       std::min(o.max_live_parameters - gathered_, o.prefetch_bucket_size);
   int64_t prefetching = 0;
+  // One gather group per module, so that each module's wait ends with its
+  // own parameters.
   for (size_t i = position_ + 1; i < trace_.size() && prefetching < budget;
        ++i) {
+    std::vector<int> group;
     for (int p : modules_[trace_[i].module].params) {
       if (prefetching >= budget) break;
       if (params_[p].state != State::kReleased) continue;
-      ZR_RETURN_IF_ERROR(Gather(p));
+      group.push_back(p);
       prefetching += ctx_.layout->param(p).padded;
     }
+    ZR_RETURN_IF_ERROR(Gather(group));
   }
   return absl::OkStatus();
 }

@@ -109,7 +109,17 @@ class ParamCoordinator {
                    const std::vector<model::ModuleInfo>& modules,
                    const runtime::TensorRef& shard);
   absl::Status Init();
-  absl::Status Gather(int p);
+  // Gathers those of `params` that are released, on the gather stream: one
+  // all-gather group (one collective) for all of them, or, with
+  // offload_param (whose partitions share one staging buffer), one
+  // all-gather each.
+  absl::Status Gather(absl::Span<const int> params);
+  // Gather's share for parameter `p` before the collective: a block, the
+  // gather stream's waits (buffer reuse, the update, overlapping writes) and,
+  // with offload_param, the partition's copy to the device.
+  absl::StatusOr<runtime::AllGatherPart> PrepareGather(int p);
+  // Gather's share after the collective: `p` is in flight.
+  absl::Status FinishGather(int p);
   // The compute stream waits for `module`'s gathers still in flight.
   absl::Status MakeAvailable(int module);
   // The gather stream waits for the pending writes overlapping the shard's

@@ -30,6 +30,17 @@ bool Calendar::Overlaps(int64_t start, int64_t end) const {
   return it != intervals_.end() && it->start < end;
 }
 
+int64_t Calendar::BusyWithin(int64_t start, int64_t end) const {
+  int64_t busy = 0;
+  for (auto it = std::upper_bound(
+           intervals_.begin() + pruned_, intervals_.end(), start,
+           [](int64_t t, const Interval&iv) { return t < iv.end; });
+       it != intervals_.end() && it->start < end; ++it) {
+    busy += std::min(end, it->end) - std::max(start, it->start);
+  }
+  return busy;
+}
+
 void Calendar::Reserve(int64_t start, int64_t duration) {
   if (duration <= 0) return;
   const Interval iv{start, start + duration};

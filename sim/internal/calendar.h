@@ -29,6 +29,8 @@ class Calendar {
   void Reserve(int64_t start, int64_t duration);
   // True if some busy interval overlaps [start, end).
   bool Overlaps(int64_t start, int64_t end) const;
+  // How many ns of [start, end) are busy.
+  int64_t BusyWithin(int64_t start, int64_t end) const;
   // Drops intervals ending at or before `horizon`.
   void Prune(int64_t horizon);
 

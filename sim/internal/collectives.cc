@@ -45,6 +45,7 @@ void CollectiveRendezvous::Reset() {
   for (auto& g : groups_) {
     g->pending.clear();
     g->base = 0;
+    g->last_end_ns = 0;
     std::fill(g->next_seq.begin(), g->next_seq.end(), 0);
   }
 }
@@ -65,6 +66,15 @@ std::string CollectiveRendezvous::DescribeWaiting() const {
   return absl::StrJoin(waiting, "; ");
 }
 
+std::string CollectiveRendezvous::Describe(const Arrival& a) {
+  std::vector<int64_t> elements;
+  for (const runtime::AllGatherPart& part : a.parts) {
+    elements.push_back(part.send.elements());
+  }
+  return absl::StrCat(CollectiveKindName(a.kind), " '", a.label, "' of ",
+                      absl::StrJoin(elements, "+"), " elements");
+}
+
 absl::Status CollectiveRendezvous::Match(Group& group, uint64_t seq,
                                          const Arrival& arrival,
                                          Pending** pending) {
@@ -77,16 +87,17 @@ absl::Status CollectiveRendezvous::Match(Group& group, uint64_t seq,
     return absl::OkStatus();
   }
   const Arrival& first = p.arrivals.front();
-  if (first.kind != arrival.kind ||
-      first.send.elements() != arrival.send.elements() ||
-      first.send.dtype != arrival.send.dtype || first.root != arrival.root) {
+  bool same = first.kind == arrival.kind && first.root == arrival.root &&
+              first.parts.size() == arrival.parts.size();
+  for (size_t i = 0; same && i < first.parts.size(); ++i) {
+    same = first.parts[i].send.elements() == arrival.parts[i].send.elements() &&
+           first.parts[i].send.dtype == arrival.parts[i].send.dtype;
+  }
+  if (!same) {
     return absl::InvalidArgumentError(absl::StrCat(
         "collective #", seq, " mismatch: rank ", first.stream->rank()->rank(),
-        " issued ", CollectiveKindName(first.kind), " '", first.label, "' of ",
-        first.send.elements(), " elements, rank ",
-        arrival.stream->rank()->rank(), " issued ",
-        CollectiveKindName(arrival.kind), " '", arrival.label, "' of ",
-        arrival.send.elements()));
+        " issued ", Describe(first), ", rank ", arrival.stream->rank()->rank(),
+        " issued ", Describe(arrival)));
   }
   return absl::OkStatus();
 }
@@ -132,7 +143,7 @@ void CollectiveRendezvous::DropCompleted(Group& group) {
   }
 }
 
-absl::Status CollectiveRendezvous::Complete(const Group& group, Pending& p) {
+absl::Status CollectiveRendezvous::Complete(Group& group, Pending& p) {
   std::vector<Arrival>& arrivals = p.arrivals;
   // Deterministic order: by position in the group.
   std::sort(arrivals.begin(), arrivals.end(),
@@ -141,9 +152,11 @@ absl::Status CollectiveRendezvous::Complete(const Group& group, Pending& p) {
             });
   const Arrival& first = arrivals.front();
   const CostModel& cost = world_->cost;
-  const int64_t bytes =
-      CollectivePayloadBytes(first.kind, first.send.elements(),
-                             first.recv.elements(), first.send.dtype);
+  int64_t bytes = 0;
+  for (const runtime::AllGatherPart& part : first.parts) {
+    bytes += CollectivePayloadBytes(first.kind, part.send.elements(),
+                                    part.recv.elements(), part.send.dtype);
+  }
   const bool through_host = cost.profile().fabric().through_host();
   const int64_t duration = first.stream->rank()->Jitter(
       CollectiveDuration(cost, first.kind, bytes, group.members));
@@ -153,7 +166,11 @@ absl::Status CollectiveRendezvous::Complete(const Group& group, Pending& p) {
     RankState* r = a.stream->rank();
     ports.push_back({a.ready_ns, &r->fabric(), &r->d2h(), &r->h2d()});
   }
+  // Ranks arrive at their n-th collective only after their (n-1)-th has
+  // completed, so the group's collectives complete in issue order.
+  ports.front().ready_ns = std::max(ports.front().ready_ns, group.last_end_ns);
   const int64_t start = EarliestCollectiveStart(ports, through_host, duration);
+  group.last_end_ns = start + duration;
   if (world_->data_mode) ZR_RETURN_IF_ERROR(ComputeValues(p));
   for (size_t i = 0; i < arrivals.size(); ++i) {
     ReserveCollective(ports[i], through_host, start, duration);
@@ -164,24 +181,28 @@ absl::Status CollectiveRendezvous::Complete(const Group& group, Pending& p) {
 
 absl::Status CollectiveRendezvous::ComputeValues(const Pending& p) const {
   const std::vector<Arrival>& arrivals = p.arrivals;
-  std::vector<CollectiveOperands> operands;
-  operands.reserve(arrivals.size());
-  for (const Arrival& a : arrivals) {
-    if (a.send.slice.data() == nullptr || a.recv.slice.data() == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(p.description, ": buffer without data"));
-    }
-    ZR_CHECK(a.position == static_cast<int>(operands.size()));
-    operands.push_back(
-        {a.send.slice.data(), a.send.dtype, a.recv.slice.data(), a.recv.dtype});
-  }
   const Arrival& first = arrivals.front();
-  CollectiveValueArgs args;
-  args.kind = first.kind;
-  args.op = first.op;
-  args.root = first.root;
-  args.count = first.send.elements();
-  ComputeCollectiveValues(args, operands);
+  for (size_t i = 0; i < first.parts.size(); ++i) {
+    std::vector<CollectiveOperands> operands;
+    operands.reserve(arrivals.size());
+    for (const Arrival& a : arrivals) {
+      const runtime::AllGatherPart& part = a.parts[i];
+      if (part.send.slice.data() == nullptr ||
+          part.recv.slice.data() == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(p.description, ": buffer without data"));
+      }
+      ZR_CHECK(a.position == static_cast<int>(operands.size()));
+      operands.push_back({part.send.slice.data(), part.send.dtype,
+                          part.recv.slice.data(), part.recv.dtype});
+    }
+    CollectiveValueArgs args;
+    args.kind = first.kind;
+    args.op = first.op;
+    args.root = first.root;
+    args.count = first.parts[i].send.elements();
+    ComputeCollectiveValues(args, operands);
+  }
   return absl::OkStatus();
 }
 
@@ -198,11 +219,13 @@ void CollectiveRendezvous::EndOnRank(const Arrival& a, const Arrival& first,
     // A broadcast's root only sends; the others only receive.
     const bool broadcast = first.kind == CollectiveKind::kBroadcast;
     std::vector<runtime::Access> accesses;
-    if (!broadcast || a.position == first.root) {
-      accesses.push_back({a.send.slice, false});
-    }
-    if (!broadcast || a.position != first.root) {
-      accesses.push_back({a.recv.slice, true});
+    for (const runtime::AllGatherPart& part : a.parts) {
+      if (!broadcast || a.position == first.root) {
+        accesses.push_back({part.send.slice, false});
+      }
+      if (!broadcast || a.position != first.root) {
+        accesses.push_back({part.recv.slice, true});
+      }
     }
     r->StreamAccesses(stream.agent(), accesses, a.label, start, end);
   }

@@ -37,7 +37,9 @@ struct Arrival {
   SimStream* stream = nullptr;  // its rank is stream->rank()
   int position = 0;             // the rank's index in the group
   CollectiveKind kind = CollectiveKind::kAllReduce;
-  runtime::TensorRef send, recv;
+  // The operands: one part, or several for a grouped all-gather (one
+  // collective over all of them).
+  std::vector<runtime::AllGatherPart> parts;
   runtime::ReduceOp op = runtime::ReduceOp::kSum;
   int root = 0;
   std::string label;
@@ -76,14 +78,21 @@ class CollectiveRendezvous {
     std::deque<Pending> pending;
     uint64_t base = 0;               // sequence number of pending.front()
     std::vector<uint64_t> next_seq;  // per member position
+    // When the group's last completed collective ends: NCCL runs one
+    // communicator's collectives one at a time, in the order they were
+    // issued, whatever streams they were issued on.
+    int64_t last_end_ns = 0;
   };
 
+  // "all-gather 'label' of 4+8 elements", for the mismatch message.
+  static std::string Describe(const Arrival& arrival);
   // The pending entry of collective `seq` in `group`; an error if the
   // arrival does not match those before it.
   absl::Status Match(Group& group, uint64_t seq, const Arrival& arrival,
                      Pending** pending);
-  // Completes `pending` once every simulated member has arrived.
-  absl::Status Complete(const Group& group, Pending& pending);
+  // Completes `pending` once every simulated member has arrived, after the
+  // group's previous collective.
+  absl::Status Complete(Group& group, Pending& pending);
   // Writes the collective's results (data mode) from every participant's
   // buffers, sorted by position.
   absl::Status ComputeValues(const Pending& pending) const;

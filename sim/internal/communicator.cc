@@ -25,6 +25,15 @@ absl::Status SimCommunicator::AllGather(runtime::Stream& stream,
                runtime::ReduceOp::kSum, 0, label);
 }
 
+absl::Status SimCommunicator::AllGatherGroup(
+    runtime::Stream& stream, absl::Span<const runtime::AllGatherPart> parts,
+    absl::string_view label) {
+  ZR_RETURN_IF_ERROR(runtime::CheckAllGatherGroup(parts, size_, label));
+  return Issue(stream, CollectiveKind::kAllGather,
+               std::vector<runtime::AllGatherPart>(parts.begin(), parts.end()),
+               runtime::ReduceOp::kSum, 0, label);
+}
+
 absl::Status SimCommunicator::ReduceScatter(runtime::Stream& stream,
                                             const TensorRef& send,
                                             const TensorRef& recv,
@@ -55,14 +64,25 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
                                     CollectiveKind kind, const TensorRef& send,
                                     const TensorRef& recv, runtime::ReduceOp op,
                                     int root, absl::string_view label) {
+  return Issue(stream, kind, {runtime::AllGatherPart{send, recv}}, op, root,
+               label);
+}
+
+absl::Status SimCommunicator::Issue(runtime::Stream& stream,
+                                    CollectiveKind kind,
+                                    std::vector<runtime::AllGatherPart> parts,
+                                    runtime::ReduceOp op, int root,
+                                    absl::string_view label) {
   auto* s = dynamic_cast<SimStream*>(&stream);
   if (s == nullptr || s->rank() != rank_) {
     return absl::InvalidArgumentError("stream belongs to another device");
   }
-  if (runtime::IsHost(send.slice.space()) ||
-      runtime::IsHost(recv.slice.space())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        CollectiveKindName(kind), " '", label, "' needs device buffers"));
+  for (const runtime::AllGatherPart& part : parts) {
+    if (runtime::IsHost(part.send.slice.space()) ||
+        runtime::IsHost(part.recv.slice.space())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          CollectiveKindName(kind), " '", label, "' needs device buffers"));
+    }
   }
   s->AwaitQueueSlot(rank_->cost().queue_kernel_milli());
   rank_->HostCost(rank_->cost().collective_call_nanos());
@@ -71,8 +91,7 @@ absl::Status SimCommunicator::Issue(runtime::Stream& stream,
   a.stream = s;
   a.position = position_;
   a.kind = kind;
-  a.send = send;
-  a.recv = recv;
+  a.parts = std::move(parts);
   a.op = op;
   a.root = root;
   a.label = std::string(label);

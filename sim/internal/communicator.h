@@ -38,6 +38,9 @@ class SimCommunicator final : public runtime::Communicator {
                          const runtime::TensorRef& send,
                          const runtime::TensorRef& recv,
                          absl::string_view label) override;
+  absl::Status AllGatherGroup(runtime::Stream& stream,
+                              absl::Span<const runtime::AllGatherPart> parts,
+                              absl::string_view label) override;
   absl::Status ReduceScatter(runtime::Stream& stream,
                              const runtime::TensorRef& send,
                              const runtime::TensorRef& recv,
@@ -55,6 +58,9 @@ class SimCommunicator final : public runtime::Communicator {
                      const runtime::TensorRef& send,
                      const runtime::TensorRef& recv, runtime::ReduceOp op,
                      int root, absl::string_view label);
+  absl::Status Issue(runtime::Stream& stream, CollectiveKind kind,
+                     std::vector<runtime::AllGatherPart> parts,
+                     runtime::ReduceOp op, int root, absl::string_view label);
 
   RankState* rank_;
   CollectiveRendezvous* collectives_;

@@ -3,6 +3,7 @@
 #include "sim/internal/streams.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <variant>
@@ -125,7 +126,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t SimStream::RunOnCompute(
     int64_t duration, absl::string_view label, int64_t stream_bytes,
     int64_t engine_bytes, absl::string_view category, absl::string_view kind) {
   RankState* r = rank_;
-  const int64_t start = r->compute().EarliestStart(ready_ns(), duration);
+  int64_t start = r->compute().EarliestStart(ready_ns(), duration);
+  // Collectives running meanwhile hold some of the SMs (CostModel::
+  // collective_sm_charge); those placed later are not charged.
+  const double charge = r->cost().collective_sm_charge();
+  if (charge > 0) {
+    const int64_t shared = r->fabric().BusyWithin(start, start + duration);
+    if (shared > 0) {
+      duration += std::llround(shared * charge);
+      start = r->compute().EarliestStart(ready_ns(), duration);
+    }
+  }
   r->compute().Reserve(start, duration);
   EndAt(start + duration);
   r->Span(track_, label, start, tail_ns_, stream_bytes, category, kind);

@@ -133,6 +133,52 @@ absl::Status AllGatherCase(Runtime& rt, Streams streams, DeviceArena& arena,
   return absl::OkStatus();
 }
 
+// Parts of every size in kCounts at once, each with its own guarded
+// buffers: one grouped collective gathers them all.
+absl::Status AllGatherGroupCase(Runtime& rt, Streams streams,
+                                DeviceArena& arena, DType dt) {
+  Communicator& comm = rt.world();
+  const int n = comm.size();
+  std::vector<runtime::AllGatherPart> parts;
+  std::vector<TensorRef> send_buffers, recv_buffers;
+  std::vector<std::vector<float>> mine, expected;
+  for (int64_t count : kCounts) {
+    // Offset by the part's index, so that parts differ.
+    const int64_t shift = static_cast<int64_t>(parts.size()) * 13;
+    mine.emplace_back(count);
+    expected.emplace_back(n * count);
+    for (int64_t i = 0; i < count; ++i) {
+      mine.back()[i] = GatherValue(comm.rank(), i + shift);
+    }
+    for (int r = 0; r < n; ++r) {
+      for (int64_t i = 0; i < count; ++i) {
+        expected.back()[r * count + i] = GatherValue(r, i + shift);
+      }
+    }
+    send_buffers.emplace_back();
+    recv_buffers.emplace_back();
+    ZR_ASSIGN_OR_RETURN(
+        TensorRef send,
+        GuardedInput(arena, mine.back(), dt, "send", &send_buffers.back()));
+    ZR_ASSIGN_OR_RETURN(
+        TensorRef recv,
+        GuardedInput(arena, std::vector<float>(n * count, kGuard), dt, "recv",
+                     &recv_buffers.back()));
+    parts.push_back({send, recv});
+  }
+  ZR_RETURN_IF_ERROR(
+      comm.AllGatherGroup(streams.comm, parts, "all-gather group"));
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const int64_t count = kCounts[k];
+    ZR_RETURN_IF_ERROR(ExpectGuarded(arena, recv_buffers[k], expected[k],
+                                     What("all-gather group", rt, count, dt)));
+    ZR_RETURN_IF_ERROR(
+        ExpectGuarded(arena, send_buffers[k], mine[k],
+                      What("all-gather group send", rt, count, dt)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReduceScatterCase(Runtime& rt, Streams streams, DeviceArena& arena,
                                DType dt) {
   Stream& stream = streams.comm;
@@ -308,6 +354,7 @@ std::vector<ConformanceCase> CollectiveCases(int max_ranks) {
   };
   const Named all[] = {
       {"AllGather", AllGatherCase},
+      {"AllGatherGroup", AllGatherGroupCase},
       {"ReduceScatter", ReduceScatterCase},
       {"AllReduceSum",
        [](Runtime& rt, Streams s, DeviceArena& a, DType dt) {
