@@ -22,6 +22,7 @@
 #include "backends/cuda/nccl_communicator.h"
 #include "backends/cuda/rendezvous.h"
 #include "core/runtime/pinned_memory.h"
+#include "core/util/cpu_binding.h"
 #include "core/util/cpu_list.h"
 #include "core/util/status_macros.h"
 
@@ -282,6 +283,23 @@ absl::Status RunCudaRank(const CudaRankOptions& options,
       absl::StrCat("local rank ", re->local_rank, ", from ", re->source), fn);
 }
 
+namespace {
+
+// Each in-process rank's share of the process's CPUs, as zero3 launch gives
+// its processes (core/util/cpu_binding.h): rank r's from the NUMA node of
+// GPU r where sysfs says. Otherwise every rank's host work (its optimizer
+// step) would use every CPU, twice as many threads as there are with two
+// ranks. Empty (ranks left unbound) with fewer cores than ranks.
+std::vector<std::vector<int>> InProcessCpuSlices(int ranks) {
+  std::vector<std::string> gpus = VisibleGpuBusIds();
+  gpus.resize(std::min<size_t>(gpus.size(), ranks));
+  std::vector<int> nodes = PciNumaNodes(gpus);
+  nodes.resize(ranks, -1);
+  return NumaCpuSlices(AllowedCpus(), nodes);
+}
+
+}  // namespace
+
 absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
                                    const runtime::RankFunction& fn) {
   if (ranks < 1) {
@@ -308,11 +326,16 @@ absl::Status RunCudaRanksInProcess(int ranks, const CudaRankOptions& options,
     return o;
   };
   if (ranks == 1) return RunOneRank(options_for(0), options, "", fn);
+  const std::vector<std::vector<int>> cpus = InProcessCpuSlices(ranks);
   std::vector<absl::Status> results(ranks);
   std::vector<std::thread> threads;
   threads.reserve(ranks);
   for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
+      if (!cpus.empty()) {
+        results[r] = BindCallingThread(cpus[r]);
+        if (!results[r].ok()) return;
+      }
       results[r] = RunOneRank(options_for(r), options, "in-process", fn);
     });
   }

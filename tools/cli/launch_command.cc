@@ -28,7 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "tools/cli/internal/cpu_binding.h"
+#include "core/util/cpu_binding.h"
 #include "tools/cli/internal/launcher_factory.h"
 
 extern char** environ;
@@ -241,10 +241,10 @@ absl::Status Supervisor::Start(int port) {
     // where sysfs says which.
     std::vector<std::string> gpus = internal::GpuBusIds();
     gpus.resize(std::min<size_t>(gpus.size(), options_.nprocs));
-    std::vector<int> nodes = internal::PciNumaNodes(gpus);
+    std::vector<int> nodes = PciNumaNodes(gpus);
     nodes.resize(options_.nprocs, -1);
     const std::vector<std::vector<int>> slices =
-        internal::NumaCpuSlices(internal::AllowedCpus(), nodes);
+        NumaCpuSlices(AllowedCpus(), nodes);
     if (slices.empty()) {
       err_ << "zero3 launch: fewer cores than processes; not binding them to "
               "CPUs\n";

@@ -74,7 +74,7 @@ struct LaunchOptions {
   // How long ranks get to exit after SIGTERM before SIGKILL.
   absl::Duration grace = absl::Seconds(10);
   // Give each rank an equal share of the launcher's CPUs, in whole cores
-  // (internal/cpu_binding.h); ranks stay unbound when there are fewer cores
+  // (core/util/cpu_binding.h); ranks stay unbound when there are fewer cores
   // than ranks.
   bool bind_cpus = false;
 };

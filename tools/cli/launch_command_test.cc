@@ -19,10 +19,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "core/util/cpu_binding.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
-#include "tools/cli/internal/cpu_binding.h"
 
 namespace zero3 {
 namespace cli {
@@ -84,8 +84,7 @@ TEST(LaunchLocalTest, EveryRankGetsItsOwnVariables) {
 // Each rank runs on its own share of the launcher's cores; together they
 // cover them all.
 TEST(LaunchLocalTest, BoundRanksGetDisjointCpus) {
-  const std::vector<std::vector<int>> slices =
-      internal::CpuSlices(internal::AllowedCpus(), 2);
+  const std::vector<std::vector<int>> slices = CpuSlices(AllowedCpus(), 2);
   if (slices.empty()) GTEST_SKIP() << "fewer than 2 cores";
   LaunchOptions options =
       Shell(2, "grep Cpus_allowed_list /proc/self/status | tr -d '\\t '");

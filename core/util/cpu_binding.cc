@@ -1,11 +1,14 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "tools/cli/internal/cpu_binding.h"
+#include "core/util/cpu_binding.h"
 
 #include <dirent.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <utility>
@@ -15,8 +18,6 @@
 #include "absl/strings/strip.h"
 
 namespace zero3 {
-namespace cli {
-namespace internal {
 namespace {
 
 bool ReadInt(const std::string& path, int* value) {
@@ -131,6 +132,19 @@ std::vector<std::vector<int>> CpuSlices(const std::vector<Cpu>& cpus, int n) {
   return slices;
 }
 
-}  // namespace internal
-}  // namespace cli
+absl::Status BindCallingThread(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  }
+  // Linux: pid 0 is the calling thread, not the whole process.
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot bind a rank's thread to CPUs ", CpuListText(cpus),
+                     ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace zero3

@@ -1,6 +1,8 @@
 // Copyright 2026 The zero3 Authors.
 //
-// cpu_binding.h: which CPUs each local rank of `zero3 launch` runs on.
+// cpu_binding.h: which CPUs each local rank runs on, as processes of
+// `zero3 launch` or as threads of one process (several GPUs driven from one
+// process: calibrate --gpus N, the conformance suite).
 //
 // Each rank's host work (the offloaded optimizer step, the pageable-copy
 // staging) uses every CPU it may run on. Two ranks that both think they own
@@ -16,17 +18,16 @@
 // this process's affinity and sysfs (under `sysfs`, "/sys" outside
 // tests).
 
-#ifndef ZERO3_TOOLS_CLI_INTERNAL_CPU_BINDING_H_
-#define ZERO3_TOOLS_CLI_INTERNAL_CPU_BINDING_H_
+#ifndef ZERO3_CORE_UTIL_CPU_BINDING_H_
+#define ZERO3_CORE_UTIL_CPU_BINDING_H_
 
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "core/util/cpu_list.h"
 
 namespace zero3 {
-namespace cli {
-namespace internal {
 
 struct Cpu {
   int id = 0;       // the logical CPU number
@@ -62,8 +63,11 @@ std::vector<std::vector<int>> NumaCpuSlices(const std::vector<Cpu>& cpus,
 // there are fewer cores than `n` (then ranks are better left unbound).
 std::vector<std::vector<int>> CpuSlices(const std::vector<Cpu>& cpus, int n);
 
-}  // namespace internal
-}  // namespace cli
+// Restricts the calling thread (and the threads it starts afterwards) to
+// `cpus`; ProcessCores() then counts them on that thread. Fails naming the
+// CPUs when the system refuses.
+absl::Status BindCallingThread(const std::vector<int>& cpus);
+
 }  // namespace zero3
 
-#endif  // ZERO3_TOOLS_CLI_INTERNAL_CPU_BINDING_H_
+#endif  // ZERO3_CORE_UTIL_CPU_BINDING_H_

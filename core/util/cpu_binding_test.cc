@@ -1,21 +1,22 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "tools/cli/internal/cpu_binding.h"
+#include "core/util/cpu_binding.h"
 
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>  // NOLINT
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/parallel_for.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_matchers.h"
 
 namespace zero3 {
-namespace cli {
-namespace internal {
 namespace {
 
 using ::testing::ElementsAre;
@@ -148,7 +149,23 @@ TEST(NumaCpuSlicesTest, ReadsNodesFromSysfs) {
   EXPECT_THAT(slices[0], ElementsAre(2, 3));
 }
 
+// A rank's thread bound to one of the process's CPUs counts that one; the
+// thread that started it keeps its own.
+TEST(BindCallingThreadTest, NarrowsOnlyTheCallingThread) {
+  const int before = ProcessCores();
+  const std::vector<Cpu> allowed = AllowedCpus();
+  ASSERT_FALSE(allowed.empty());
+  int inside = 0;
+  absl::Status bound;
+  std::thread rank([&] {
+    bound = BindCallingThread({allowed.front().id});
+    inside = ProcessCores();
+  });
+  rank.join();
+  ASSERT_OK(bound);
+  EXPECT_EQ(inside, 1);
+  EXPECT_EQ(ProcessCores(), before);
+}
+
 }  // namespace
-}  // namespace internal
-}  // namespace cli
 }  // namespace zero3
