@@ -13,7 +13,15 @@ namespace sim {
 
 // Busy time of one rank by kind of work, for what-if tables.
 struct ActivityInterval {
-  enum class Kind { kCompute, kCopy, kCollective, kHostBlocked };
+  enum class Kind {
+    kCompute,       // kernels and copies on the SMs
+    kCopy,          // copies on a copy engine within a side (strided, host)
+    kHostToDevice,  // copies over the host link, each way
+    kDeviceToHost,
+    kCollective,
+    kHostBlocked,  // the host thread waiting for the device
+    kHostTask,     // the host thread running a host task
+  };
   Kind kind;
   int64_t start_ns;
   int64_t end_ns;

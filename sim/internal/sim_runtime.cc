@@ -258,6 +258,7 @@ absl::Status SimRuntime::RunHostTask(const runtime::HostTask& task) {
                   task.fixed_nanos);
   state_.Span(kHostTrack, task.label, start, state_.now(), task.memory_bytes,
               "host task");
+  state_.RecordActivity(ActivityInterval::Kind::kHostTask, start, state_.now());
   state_.HostAccesses(accesses, task.label, start, state_.now());
   if (state_.data_mode() && task.run) {
     ZR_RETURN_IF_ERROR(task.run());

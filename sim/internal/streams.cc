@@ -21,6 +21,27 @@ namespace zero3 {
 namespace sim {
 namespace internal {
 
+namespace {
+
+// What a copy of `kind` keeps busy, for the activity record.
+ActivityInterval::Kind CopyActivity(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kDeviceToDevice:
+      return ActivityInterval::Kind::kCompute;
+    case CopyKind::kPinnedH2D:
+    case CopyKind::kPageableH2D:
+      return ActivityInterval::Kind::kHostToDevice;
+    case CopyKind::kPinnedD2H:
+    case CopyKind::kPageableD2H:
+      return ActivityInterval::Kind::kDeviceToHost;
+    case CopyKind::kHostToHost:
+      break;
+  }
+  return ActivityInterval::Kind::kCopy;
+}
+
+}  // namespace
+
 using runtime::BufferSlice;
 using runtime::KernelCall;
 using runtime::MemorySpace;
@@ -251,10 +272,7 @@ absl::Status SimStream::Copy(const BufferSlice& dst, const BufferSlice& src,
   if (route.link != nullptr) {
     r->Span(route.track, label, start, end, bytes, "copy");
   }
-  r->RecordActivity(route.kind == CopyKind::kDeviceToDevice
-                        ? ActivityInterval::Kind::kCompute
-                        : ActivityInterval::Kind::kCopy,
-                    start, end);
+  r->RecordActivity(CopyActivity(route.kind), start, end);
 
   if (r->detect()) CopyAccesses(route, dst, src, label, start, end);
   if (r->data_mode() && bytes > 0) {

@@ -56,6 +56,7 @@
 #include "tools/cli/internal/output_path.h"
 #include "tools/cli/internal/path_clash.h"
 #include "tools/cli/internal/simulator_flags.h"
+#include "tools/cli/internal/step_bound.h"
 #include "tools/preflight/memory_check.h"
 #include "tools/whatif/whatif.h"
 
@@ -298,6 +299,12 @@ class TrainCommand : public Command {
                                    std::ostream& err) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
                       const Results& results, std::ostream& out);
+  // A step's lower bound on the run's profile (internal/step_bound.h); for
+  // GPU runs with this process's host cores, as --predict takes them.
+  absl::StatusOr<whatif::StepBound> EstimateBound(const Inputs& in) const;
+  // The bound, and the share of it the steps after the first reached.
+  void PrintBound(const Inputs& in, const Results& results,
+                  std::ostream& out) const;
   // After a signal: the results and --steps cut to the steps done; the
   // exit status becomes 128 + the signal's number.
   void EndEarly(Results& results, std::ostream& err);
@@ -414,6 +421,9 @@ class TrainCommand : public Command {
   int64_t steps_per_print_ = 1;
   double flops_per_token_ = 0;
   double peak_tflops_ = 0;
+  // The leader's estimate of a step's lower bound (EstimateBound).
+  absl::StatusOr<whatif::StepBound> bound_ =
+      absl::UnavailableError("not estimated");
   int world_size_ = 1;
   int64_t samples_per_step_ = 0;
   bool speculative_ = false;  // metrics carry "speculation"
@@ -451,6 +461,7 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
                       MakeBackend(in, err));
   ZR_RETURN_IF_ERROR(OpenMetrics(*launcher, in));
+  if (launcher->leader()) bound_ = EstimateBound(in);
   PrintHeader(*launcher, in, out);
   // The simulated ranks of this process agree on a step to stop at; GPU
   // processes of one job, through a collective after each step (RunRank).
@@ -1161,12 +1172,45 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
   m.pinned_host_bytes = row.pinned_host_bytes;
   m.device_bytes = row.device.bytes_in_use;
   m.device_peak_bytes = row.device.peak_bytes_in_use;
+  if (bound_.ok()) {
+    const whatif::StepBound& b = *bound_;
+    m.bound = internal::metrics::StepMetrics::Bound{
+        b.ms(), b.device_ms, b.host_ms, b.h2d_ms, b.d2h_ms, b.comm_ms};
+  }
   return sinks_->Write(m);
+}
+
+absl::StatusOr<whatif::StepBound> TrainCommand::EstimateBound(
+    const Inputs& in) const {
+  sim::HardwareProfile profile = in.profile;
+  if (backend_ == "cuda") {
+    ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
+        static_cast<int>(gpu_flags_.predict_host_cores()), &profile));
+  }
+  return internal::EstimateStepBound(profile, in.spec, in.options, world_size_);
+}
+
+void TrainCommand::PrintBound(const Inputs& in, const Results& results,
+                              std::ostream& out) const {
+  if (!bound_.ok()) {
+    out << "bound: not estimated (" << bound_.status().message() << ")\n";
+    return;
+  }
+  out << internal::DescribeStepBound(*bound_, in.profile.name());
+  const Results::Progress& p = results.progress;
+  if (p.done > 1 && p.ns > 0 && bound_->ms() > 0) {
+    const double mean_ms = p.ns / (p.done - 1) / 1e6;
+    out << absl::StrFormat(
+        "; steps %d-%d took %.1f ms on average, %.0f%% of the bound's speed",
+        p.first + 2, p.first + p.done, mean_ms, 100 * bound_->ms() / mean_ms);
+  }
+  out << "\n";
 }
 
 absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
                                   const Results& results, std::ostream& out) {
   PrintSummary(results, out);
+  PrintBound(in, results, out);
   out << "end: pinned host memory " << FormatBytes(results.pinned.bytes_in_use)
       << " in use, peak " << FormatBytes(results.pinned.peak_bytes) << " in "
       << results.pinned.allocations << " allocations; device memory peak "

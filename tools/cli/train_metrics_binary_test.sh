@@ -25,6 +25,13 @@ expect 0 train --model qwen2.5-0.5b --ranks 2 --mode timing --steps 2 \
   --seq 512 --symmetric --set bf16.enabled=true --metrics "$TMP/t.jsonl"
 [ "$(grep -c '"loss": null' "$TMP/t.jsonl")" -eq 2 ] ||
   fail "timing mode: want a null loss on both lines"
+# The step's bound: on every line, and with the reached share at the end.
+[ "$(grep -c '"bound_ms": [1-9]' "$TMP/t.jsonl")" -eq 2 ] ||
+  fail "timing mode: want the bound on both lines"
+grep -q '"bound_reached": 0\.[0-9]' "$TMP/t.jsonl" ||
+  fail "the bound's share of the step is not in (0, 1)"
+grep -q '^bound: [0-9.]* ms a step on h200_sxm (device .*); steps 2-2 took [0-9.]* ms on average, [0-9]*% of the bound' \
+  "$TMP/out" || fail "no bound line at the end"
 
 # DeepSpeed's sections and steps_per_print.
 cat >"$TMP/ds.json" <<JSON

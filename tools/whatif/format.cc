@@ -174,10 +174,11 @@ std::string FormatTable(const ScenarioResult& r) {
   absl::StrAppend(
       &out, "scenario ", r.name,
       r.description.empty() ? "" : absl::StrCat(": ", r.description), "\n");
-  const std::string header = absl::StrFormat(
-      "%-*s %9s %9s %9s %9s %11s %9s %9s %9s %8s %8s\n", width, "variant",
-      "FWD ms", "BWD ms", "STEP ms", "total ms", "tokens/s", "copy* ms",
-      "comm* ms", "blocked", "mem GiB", "pin GiB");
+  const std::string header =
+      absl::StrFormat("%-*s %9s %9s %9s %9s %11s %9s %9s %9s %8s %8s %9s %6s\n",
+                      width, "variant", "FWD ms", "BWD ms", "STEP ms",
+                      "total ms", "tokens/s", "copy* ms", "comm* ms", "blocked",
+                      "mem GiB", "pin GiB", "bound ms", "reach");
   absl::StrAppend(&out, header);
   for (size_t i = 0; i < r.variants.size(); ++i) {
     const Metrics& m = r.variants[i].metrics;
@@ -188,19 +189,22 @@ std::string FormatTable(const ScenarioResult& r) {
     }
     absl::StrAppend(
         &out, absl::StrFormat("%-*s %9.1f %9.1f %9.1f %9.1f %11.0f %9.1f %9.1f "
-                              "%9.1f %8.2f %8.2f\n",
+                              "%9.1f %8.2f %8.2f %9.1f %5.0f%%\n",
                               width, labels[i], m.fwd_ms, m.bwd_ms, m.step_ms,
                               m.total_ms, m.tokens_per_s, m.exposed_copy_ms,
                               m.exposed_comm_ms, m.host_blocked_ms,
-                              m.device_memory_gib, m.pinned_host_gib));
+                              m.device_memory_gib, m.pinned_host_gib,
+                              m.bound.ms(), 100 * BoundReached(m)));
   }
   if (r.variants.size() > 1) AppendFastest(r, !short_keys, &out);
   if (r.variants.size() > 1) AppendChanges(r, labels, width, &out);
   absl::StrAppend(
       &out,
       "\ncopy*/comm*: time a host-device copy / a collective ran while "
-      "no kernel did; blocked: host thread blocked; times of rank 0's "
-      "last simulated step.\n");
+      "no kernel did; blocked: host thread blocked; bound: the busiest "
+      "resource's time (the device's kernels, the host's tasks, PCIe each "
+      "way, the collectives), below which no schedule takes the step; reach: "
+      "bound / total; times of rank 0's last simulated step.\n");
   AppendCheckpointTable(r, labels, width, &out);
   AppendEvalTable(r, labels, width, &out);
   return out;

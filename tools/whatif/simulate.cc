@@ -189,8 +189,8 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
     return absl::OkStatus();
   }));
   const int64_t step_end = step_start + last.total_ns;
-  std::vector<Span> compute, copy, comm;
-  int64_t blocked = 0;
+  std::vector<Span> compute, copy, h2d, d2h, comm;
+  int64_t blocked = 0, host_tasks = 0;
   for (const sim::ActivityInterval& a : world->TakeActivity(0)) {
     const Span span{std::max(a.start_ns, step_start),
                     std::min(a.end_ns, step_end)};
@@ -201,6 +201,17 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
         break;
       case sim::ActivityInterval::Kind::kCopy:
         copy.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kHostToDevice:
+        copy.push_back(span);
+        h2d.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kDeviceToHost:
+        copy.push_back(span);
+        d2h.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kHostTask:
+        host_tasks += span.end - span.start;
         break;
       case sim::ActivityInterval::Kind::kCollective:
         comm.push_back(span);
@@ -221,6 +232,11 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   m.exposed_copy_ms = UncoveredLength(Union(copy), kernels) / 1e6;
   m.exposed_comm_ms = UncoveredLength(Union(comm), kernels) / 1e6;
   m.host_blocked_ms = blocked / 1e6;
+  m.bound.device_ms = UncoveredLength(kernels, {}) / 1e6;
+  m.bound.host_ms = host_tasks / 1e6;
+  m.bound.h2d_ms = UncoveredLength(Union(h2d), {}) / 1e6;
+  m.bound.d2h_ms = UncoveredLength(Union(d2h), {}) / 1e6;
+  m.bound.comm_ms = UncoveredLength(Union(comm), {}) / 1e6;
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
   out.simulated_ops = world->total_ops();

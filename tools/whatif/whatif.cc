@@ -52,11 +52,30 @@ bool ShortKeysAreUnique(const ScenarioResult& r) {
 
 }  // namespace internal
 
+double StepBound::ms() const {
+  return std::max({device_ms, host_ms, h2d_ms, d2h_ms, comm_ms});
+}
+
+const char* StepBound::limit() const {
+  const double bound = ms();
+  if (bound <= 0 || device_ms == bound) return "device";
+  if (host_ms == bound) return "host";
+  if (h2d_ms == bound) return "H2D";
+  if (d2h_ms == bound) return "D2H";
+  return "collectives";
+}
+
+double BoundReached(const Metrics& m) {
+  return m.total_ms > 0 ? m.bound.ms() / m.total_ms : 0;
+}
+
 std::vector<std::string> MetricNames() {
   return {"fwd_ms",          "bwd_ms",          "step_ms",
           "total_ms",        "tokens_per_s",    "exposed_copy_ms",
           "exposed_comm_ms", "host_blocked_ms", "device_memory_gib",
-          "pinned_host_gib"};
+          "pinned_host_gib", "bound_ms",        "bound_reached",
+          "bound_device_ms", "bound_host_ms",   "bound_h2d_ms",
+          "bound_d2h_ms",    "bound_comm_ms"};
 }
 
 absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
@@ -64,7 +83,9 @@ absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
       m.fwd_ms,          m.bwd_ms,          m.step_ms,
       m.total_ms,        m.tokens_per_s,    m.exposed_copy_ms,
       m.exposed_comm_ms, m.host_blocked_ms, m.device_memory_gib,
-      m.pinned_host_gib};
+      m.pinned_host_gib, m.bound.ms(),      BoundReached(m),
+      m.bound.device_ms, m.bound.host_ms,   m.bound.h2d_ms,
+      m.bound.d2h_ms,    m.bound.comm_ms};
   const std::vector<std::string> names = MetricNames();
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return values[i];

@@ -99,6 +99,43 @@ StepInput OpTimingInput() {
   return in;
 }
 
+// The bound is the busiest resource's time, never more than the step. On
+// one GPU without offload the kernels bound it and the host and the links
+// are nearly idle; with the optimizer on the host and the step at its end,
+// the host's AdamW is the bound and is the STEP phase, and the gradients
+// (bf16, straight to the host) and the updated bf16 parameters cross PCIe
+// at the profile's pinned rates.
+TEST(WhatifTest, TheBoundIsTheBusiestResource) {
+  StepInput in = OpTimingInput();
+  in.op_timings = false;
+  in.gpus = 1;
+  in.options.seq = 1024;
+  in.options.offload_optimizer = false;
+  ASSERT_OK_AND_ASSIGN(const VariantResult device, SimulateStep(in));
+  in.options.offload_optimizer = true;
+  ASSERT_OK_AND_ASSIGN(const VariantResult host, SimulateStep(in));
+  for (const VariantResult* r : {&device, &host}) {
+    const Metrics& m = r->metrics;
+    const StepBound& b = m.bound;
+    EXPECT_EQ(b.ms(), std::max({b.device_ms, b.host_ms, b.h2d_ms, b.d2h_ms,
+                                b.comm_ms}));
+    EXPECT_LE(b.ms(), m.total_ms);
+    EXPECT_NEAR(BoundReached(m), b.ms() / m.total_ms, 1e-12);
+  }
+  EXPECT_STREQ(device.metrics.bound.limit(), "device");
+  EXPECT_LT(device.metrics.bound.host_ms, 0.01 * device.metrics.bound.ms());
+  EXPECT_EQ(device.metrics.bound.comm_ms, 0);
+  const StepBound& b = host.metrics.bound;
+  EXPECT_STREQ(b.limit(), "host");
+  EXPECT_GT(b.host_ms, 0.9 * host.metrics.step_ms);
+  EXPECT_LE(b.host_ms, host.metrics.step_ms);
+  // 494 M parameters of 2 bytes each way, at the pinned rates.
+  const sim::HostLinkProfile& link = in.profile.host_link();
+  const double bytes = 2.0 * model::ParameterCount(in.spec);
+  EXPECT_NEAR(b.d2h_ms, bytes / link.pinned_d2h_gbps() / 1e6, 0.1 * b.d2h_ms);
+  EXPECT_NEAR(b.h2d_ms, bytes / link.pinned_h2d_gbps() / 1e6, 0.1 * b.h2d_ms);
+}
+
 // Timing the operations costs the host two event records each, as on the
 // GPU: timed in every step, the phases show it; timed in one more step
 // apart (as calibrate measures), they are those of an untimed run.

@@ -112,6 +112,33 @@ TEST(JsonlSinkTest, UnwritablePathIsAnErrorNamingIt) {
                                  ": No such file or directory")));
 }
 
+// With the run's bound estimated, each line carries it, its parts and the
+// share of the step it is; without, none of them.
+TEST(JsonlSinkTest, CarriesTheBoundWhenEstimated) {
+  const std::string path = FreshDir("jsonl_bound") + ".jsonl";
+  ASSERT_OK_AND_ASSIGN(auto sink, JsonlSink::Create(path));
+  StepMetrics m = TestStep(1, true);
+  m.total_ms = 400;
+  m.bound = StepMetrics::Bound{300, 200, 300, 40, 41, 5};
+  ASSERT_OK(sink->Write(m));
+  const std::vector<std::string> lines = absl::StrSplit(ReadFile(path), '\n');
+  ASSERT_OK_AND_ASSIGN(config::JsonValue line, config::ParseJson(lines[0]));
+  std::vector<std::string> keys;
+  for (const auto& member : line.members()) keys.push_back(member.key);
+  std::vector<std::string> want(std::begin(kKeys), std::end(kKeys));
+  for (const char* k :
+       {"bound_ms", "bound_reached", "bound_device_ms", "bound_host_ms",
+        "bound_h2d_ms", "bound_d2h_ms", "bound_comm_ms"}) {
+    want.push_back(k);
+  }
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(Get(line, "bound_ms"), 300);
+  EXPECT_EQ(Get(line, "bound_reached"), 0.75);
+  EXPECT_EQ(Get(line, "bound_host_ms"), 300);
+  EXPECT_EQ(Get(line, "bound_d2h_ms"), 41);
+  EXPECT_EQ(Get(line, "bound_comm_ms"), 5);
+}
+
 }  // namespace
 }  // namespace metrics
 }  // namespace internal

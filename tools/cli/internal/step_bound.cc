@@ -1,0 +1,48 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "tools/cli/internal/step_bound.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace cli {
+namespace internal {
+
+absl::StatusOr<whatif::StepBound> EstimateStepBound(
+    const sim::HardwareProfile& profile, const model::ModelSpec& spec,
+    const zero::ZeroOptions& options, int ranks) {
+  whatif::StepInput step;
+  step.profile = profile;
+  step.spec = spec;
+  step.options = options;
+  step.gpus = ranks;
+  step.steps = 3;
+  ZR_ASSIGN_OR_RETURN(whatif::VariantResult result,
+                      whatif::SimulateStep(step));
+  if (result.does_not_fit.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the step does not fit the device memory of ", profile.name()));
+  }
+  return result.metrics.bound;
+}
+
+std::string DescribeStepBound(const whatif::StepBound& bound,
+                              absl::string_view profile) {
+  const absl::string_view limit = bound.limit();
+  const char* phrase = limit == "device" ? "the device's kernels limit it"
+                       : limit == "host" ? "the host's tasks limit it"
+                       : limit == "H2D"  ? "the host-to-device link limits it"
+                       : limit == "D2H"  ? "the device-to-host link limits it"
+                                         : "the collectives limit it";
+  return absl::StrFormat(
+      "bound: %.1f ms a step on %s (device %.1f, host %.1f, H2D %.1f, D2H "
+      "%.1f, collectives %.1f ms; %s)",
+      bound.ms(), profile, bound.device_ms, bound.host_ms, bound.h2d_ms,
+      bound.d2h_ms, bound.comm_ms, phrase);
+}
+
+}  // namespace internal
+}  // namespace cli
+}  // namespace zero3
