@@ -12,6 +12,7 @@
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "core/runtime/argument_checks.h"
+#include "core/runtime/kernel_call_checks.h"
 #include "core/runtime/launch_count.h"
 #include "core/runtime/reference_executor.h"
 #include "core/util/status_macros.h"
@@ -374,6 +375,12 @@ absl::Status SimStream::Launch(const KernelCall& call) {
   AwaitQueueSlot(QueueMilliOf(call));
   r->HostCost(r->cost().launch_nanos());
   r->CountOp();
+  // In data mode the reference executor checks the call (with its data);
+  // in timing mode the same rules, without data, so that a program the
+  // simulator times is one every backend accepts.
+  if (!r->data_mode()) {
+    ZR_RETURN_IF_ERROR(runtime::CheckKernelCall(call, /*need_data=*/false));
+  }
   const std::vector<runtime::Access> accesses = call.Accesses();
   for (const runtime::Access& a : accesses) {
     if (runtime::IsHost(a.slice.space())) {

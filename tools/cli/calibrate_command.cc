@@ -27,6 +27,7 @@
 #include "tools/calibrate/calibrate.h"
 #include "tools/calibrate/in_step_fit.h"
 #include "tools/cli/calibrate_steps.h"
+#include "tools/cli/internal/backend.h"
 #include "tools/cli/internal/launcher_factory.h"
 #include "tools/cli/internal/output_path.h"
 
@@ -135,10 +136,7 @@ class CalibrateCommand : public Command {
   absl::Status Execute(std::ostream& out, std::ostream& err) {
     const absl::Time start = absl::Now();
     ZR_ASSIGN_OR_RETURN(calibrate::Options o, ParseOptions());
-    if (backend_ != "cuda" && backend_ != "sim") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--backend must be cuda or sim, got '", backend_, "'"));
-    }
+    ZR_ASSIGN_OR_RETURN(backend_kind_, internal::BackendNamed(backend_));
     if (!out_path_.empty()) {
       ZR_RETURN_IF_ERROR(
           internal::CheckOutputFile("--out", ResolveUserPath(out_path_)));
@@ -146,7 +144,8 @@ class CalibrateCommand : public Command {
     std::vector<calibrate::StepCase> cases;
     if (!no_fit_) {
       ZR_ASSIGN_OR_RETURN(cases, FitCases());
-      ZR_RETURN_IF_ERROR(PreflightCases(cases, o.base, backend_ == "cuda"));
+      ZR_RETURN_IF_ERROR(PreflightCases(
+          cases, o.base, backend_kind_ == internal::Backend::kCuda));
       AddFitShapes(cases, &o);
     }
     auto progress = [&err, start](const std::string& what) {
@@ -233,7 +232,7 @@ class CalibrateCommand : public Command {
     sim::HardwareProfile isolated = result->profile;
     ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(0, &isolated));
     calibrate::StepRunner run;
-    if (backend_ == "sim") {
+    if (backend_kind_ == internal::Backend::kSim) {
       sim::HardwareProfile machine = base;
       ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(0, &machine));
       run = calibrate::SimulatedStepRunner(machine);
@@ -290,7 +289,7 @@ class CalibrateCommand : public Command {
     lo.cuda.ranks_in_process = static_cast<int>(gpus_);
     lo.cuda.rank.log = &err;
     ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
-                        internal::MakeLauncher(backend_, lo));
+                        internal::MakeLauncher(backend_kind_, lo));
     calibrate::Result result;
     ZR_RETURN_IF_ERROR(launcher->Run([&](runtime::Runtime& rt) -> absl::Status {
       ZR_ASSIGN_OR_RETURN(calibrate::Result r, calibrate::Calibrate(rt, o));
@@ -314,6 +313,7 @@ class CalibrateCommand : public Command {
   }
 
   std::string backend_ = "cuda";
+  internal::Backend backend_kind_ = internal::Backend::kCuda;  // resolved
   std::string base_ = "h200_sxm";
   std::string name_;
   int64_t gpus_ = 1;

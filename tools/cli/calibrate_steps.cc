@@ -61,7 +61,7 @@ absl::StatusOr<MeasuredStep> RunCase(const StepCase& c, int steps,
   lo.cuda.rank.max_pinned_bytes = plan.max_pinned_bytes;
   lo.cuda.rank.pinned_fallback = plan.pinned_fallback;
   ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Launcher> launcher,
-                      internal::MakeLauncher("cuda", lo));
+                      internal::MakeLauncher(internal::Backend::kCuda, lo));
   MeasuredStep m;
   std::vector<double> fwd, bwd, step;  // ms
   auto data = model::SyntheticBatches(c.spec.vocab_size(), 0);

@@ -41,6 +41,7 @@
 #include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
+#include "tools/cli/internal/correctness_flags.h"
 #include "tools/cli/internal/data_flags.h"
 #include "tools/cli/internal/gpu_flags.h"
 #include "tools/cli/internal/interrupt.h"
@@ -53,8 +54,10 @@
 #include "tools/cli/internal/metrics/output_file.h"
 #include "tools/cli/internal/model_loader.h"
 #include "tools/cli/internal/op_profile.h"
+#include "tools/cli/internal/output_flags.h"
 #include "tools/cli/internal/output_path.h"
 #include "tools/cli/internal/path_clash.h"
+#include "tools/cli/internal/run_flags.h"
 #include "tools/cli/internal/simulator_flags.h"
 #include "tools/cli/internal/step_bound.h"
 #include "tools/preflight/memory_check.h"
@@ -140,58 +143,16 @@ class TrainCommand : public Command {
 
   void DefineFlags(FlagSet& flags) override {
     flags_ = &flags;
-    flags.AddString("backend", &backend_, "NAME",
-                    "sim (the simulated device) or cuda (GPUs)");
-    flags.AddString(
-        "model", &model_, "NAME|FILE|DIR",
-        absl::StrCat("a preset (", absl::StrJoin(model::PresetNames(), ", "),
-                     "), a text-format ModelSpec file, or a Hugging Face "
-                     "checkpoint directory (config.json and "
-                     "model.safetensors or its shards: Qwen2, Qwen3, "
-                     "Llama, Mistral, Phi-3, OLMo 2, Gemma 2 and 3; "
-                     "docs/models.md)"));
-    flags.AddString("config", &config_, "FILE",
-                    "a DeepSpeed JSON or zero3 text-format configuration");
-    flags.AddRepeated("set", &overrides_, "KEY=VALUE",
-                      "override a configuration key (DeepSpeed's dotted "
-                      "names), e.g. zero3.grad_offload=blocking");
-    flags.AddInt("ranks", &ranks_, "N", "data-parallel ranks (simulated)",
-                 kRanksRange);
-    flags.AddInt("steps", &steps_, "N", "optimizer steps", kStepsRange);
-    flags.AddInt("seq", &seq_, "N", "tokens per sequence", kSeqRange);
-    flags.AddInt("seed", &seed_, "N", "seed for initialization and data");
+    run_.Define(flags);
     auto_flags_.Define(flags);
-    flags.AddBool("gradient-checkpointing", &gradient_checkpointing_,
-                  "recompute every decoder layer's forward in backward "
-                  "instead of keeping its activations, as Hugging Face's "
-                  "gradient_checkpointing (sets "
-                  "zero3.activation_checkpoint_interval=1 before --set; "
-                  "without zero3.lm_head_chunk_tokens, also chunks the LM "
-                  "head by 4096 tokens where that takes less memory)");
     flags.Section("Data");
     data_flags_.Define(flags);
     flags.Section("Outputs and checkpoints");
-    flags.AddString("metrics", &metrics_, "FILE",
-                    "write each step's metrics to FILE as JSON Lines (loss, "
-                    "lr, grad_norm, times, tokens/s, MFU, memory; "
-                    "docs/metrics.md)");
-    flags.AddString("trace", &trace_, "FILE",
-                    "write a Chrome trace (Perfetto, chrome://tracing)");
+    outputs_.Define(flags);
     checkpoints_.Define(flags);
-    flags.AddBool("dry-run", &dry_run_,
-                  "print the memory each rank and this node will need, and "
-                  "what is available, then exit without training: status 0 "
-                  "when the run fits, 2 when it does not");
-    flags.AddString("max-pinned-bytes", &max_pinned_bytes_, "N",
-                    "pinned host memory one rank may hold "
-                    "(zero3.max_pinned_bytes; default: half of this node's "
-                    "host memory shared by its ranks)");
+    outputs_.DefineDryRun(flags);
     flags.Section("Checks");
-    flags.AddBool("check-reference", &check_reference_,
-                  "also train the unsharded reference and compare every step");
-    flags.AddRepeated("drop-sync", &drop_sync_, "NAME",
-                      "remove one of the engine's synchronizations to see "
-                      "what it protects; 'list' lists them");
+    checks_.Define(flags);
     flags.Section(
         "Simulator (--backend sim; --hardware also for --predict and the "
         "memory check)");
@@ -202,12 +163,8 @@ class TrainCommand : public Command {
 
   int Run(const std::vector<std::string>& positional, std::ostream& out,
           std::ostream& err) override {
-    if (std::find(drop_sync_.begin(), drop_sync_.end(), "list") !=
-        drop_sync_.end()) {
-      for (zero::Sync s : zero::AllSyncs()) {
-        out << absl::StrFormat("%-30s %s\n", zero::SyncName(s),
-                               zero::SyncDescription(s));
-      }
+    if (checks_.listing_syncs()) {
+      internal::CorrectnessFlags::PrintSyncs(out);
       return kExitOk;
     }
     absl::Status status = Train(out, err);
@@ -390,27 +347,19 @@ class TrainCommand : public Command {
   void PrintMemoryAgainstEstimate(const Inputs& in, const Results& results,
                                   std::ostream& out) const;
 
-  std::string backend_ = "sim";
-  std::string model_ = "tiny";
-  std::string config_;
-  std::vector<std::string> overrides_;
-  bool gradient_checkpointing_ = false;
+  internal::RunFlags run_;
+  // The run's ranks and steps: the flags', or a GPU job's world size
+  // (CheckBackendFlags) and the steps taken when a signal ends it early.
   int64_t ranks_ = 2;
   int64_t steps_ = 100;
-  int64_t seq_ = 64;
   internal::DataFlags data_flags_;
-  int64_t seed_ = 0;
-  std::string trace_;
-  bool check_reference_ = false;
-  std::vector<std::string> drop_sync_;
   const FlagSet* flags_ = nullptr;  // the parsed flags (for given())
   internal::SimulatorFlags sim_flags_;
   internal::GpuFlags gpu_flags_;
-  bool dry_run_ = false;
-  std::string max_pinned_bytes_;
-  std::string metrics_;
   internal::AutoFlags auto_flags_;
   internal::CheckpointFlags checkpoints_;
+  internal::OutputFlags outputs_;
+  internal::CorrectnessFlags checks_;
   int exit_code_ = kExitOk;
   // SIGINT, SIGTERM and SIGHUP while the ranks run (simulator only).
   std::unique_ptr<internal::StopOnSignal> stop_;
@@ -446,7 +395,7 @@ absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
   }
   ZR_ASSIGN_OR_RETURN(Inputs in, LoadInputs(err));
   ZR_ASSIGN_OR_RETURN(in.memory, PlanMemory(in));
-  if (dry_run_) {
+  if (outputs_.dry_run()) {
     out << preflight::FormatEstimate(in.memory.estimate, in.memory.available,
                                      in.memory.shape);
     const absl::Status fits = in.memory.Check();
@@ -491,21 +440,8 @@ absl::Status TrainCommand::CheckFlags() {
   ZR_RETURN_IF_ERROR(CheckBackendFlags());
   ZR_RETURN_IF_ERROR(sim_flags_.Check(ranks_, flags_->given("symmetric")));
   const bool data_mode = sim_flags_.data_mode();
-  if (ranks_ < 1 || steps_ < 1) {
-    return absl::InvalidArgumentError("--ranks and --steps must be at least 1");
-  }
-  if (check_reference_ && !data_mode) {
-    return absl::InvalidArgumentError(
-        "--check-reference compares values: it needs --mode data");
-  }
-  if (!trace_.empty()) {
-    ZR_RETURN_IF_ERROR(
-        internal::CheckOutputFile("--trace", ResolveUserPath(trace_)));
-  }
-  if (!metrics_.empty()) {
-    ZR_RETURN_IF_ERROR(
-        internal::CheckOutputFile("--metrics", ResolveUserPath(metrics_)));
-  }
+  ZR_RETURN_IF_ERROR(checks_.Check(data_mode));
+  ZR_RETURN_IF_ERROR(outputs_.Check(ResolveUserPath));
   ZR_RETURN_IF_ERROR(data_flags_.Check(data_mode));
   ZR_RETURN_IF_ERROR(CheckNoClash());
   return checkpoints_.Check(data_mode,
@@ -514,7 +450,7 @@ absl::Status TrainCommand::CheckFlags() {
 
 std::vector<internal::FlagPath> TrainCommand::InputPaths() const {
   using internal::FlagPath;
-  std::vector<FlagPath> inputs = {{"--config", ResolveUserPath(config_)}};
+  std::vector<FlagPath> inputs = {{"--config", ResolveUserPath(run_.config())}};
   if (data_flags_.file()) {
     for (FlagPath& f :
          internal::DataFiles("--data", ResolveUserPath(data_flags_.data()))) {
@@ -528,7 +464,7 @@ std::vector<internal::FlagPath> TrainCommand::InputPaths() const {
     }
   }
   // A preset's name is no file.
-  const std::string model = ResolveUserPath(model_);
+  const std::string model = ResolveUserPath(run_.model());
   if (access(model.c_str(), F_OK) == 0) inputs.push_back({"--model", model});
   return inputs;
 }
@@ -536,8 +472,8 @@ std::vector<internal::FlagPath> TrainCommand::InputPaths() const {
 absl::Status TrainCommand::CheckNoClash() const {
   using internal::FlagPath;
   const std::vector<FlagPath> inputs = InputPaths();
-  const FlagPath metrics{"--metrics", ResolveUserPath(metrics_)};
-  const FlagPath trace{"--trace", ResolveUserPath(trace_)};
+  const FlagPath metrics{"--metrics", ResolveUserPath(outputs_.metrics())};
+  const FlagPath trace{"--trace", ResolveUserPath(outputs_.trace())};
   const FlagPath save{"--save", ResolveUserPath(checkpoints_.save_dir())};
   ZR_RETURN_IF_ERROR(internal::CheckNoClash(inputs, {metrics, trace, save}));
   // --save may be the --resume directory (a run continued in place).
@@ -549,21 +485,20 @@ absl::Status TrainCommand::CheckNoClash() const {
 // On GPUs the job's ranks are those of the launcher's environment
 // (rank_env.h), not --ranks.
 absl::Status TrainCommand::CheckBackendFlags() {
-  const bool gpu = backend_ == "cuda";
+  ZR_RETURN_IF_ERROR(run_.Check());
+  ranks_ = run_.ranks();
+  steps_ = run_.steps();
+  const bool gpu = run_.gpu();
   if (gpu && !internal::GpuBackendBuilt()) {
     return absl::UnimplementedError(
         "this zero3 was built without the CUDA toolkit; use --backend sim, "
         "or build on a machine with /usr/local/cuda (docs/gpu.md)");
   }
-  ZR_RETURN_IF_ERROR(gpu_flags_.Check(gpu, !trace_.empty()));
+  ZR_RETURN_IF_ERROR(gpu_flags_.Check(gpu, outputs_.tracing()));
   if (gpu) {
     ZR_ASSIGN_OR_RETURN(internal::RankEnvironment env,
                         internal::ReadRankEnvironment(internal::ProcessEnv()));
     ranks_ = env.world_size;
-  }
-  if (backend_ != "sim" && !gpu) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--backend must be sim or cuda, got '", backend_, "'"));
   }
   return absl::OkStatus();
 }
@@ -573,7 +508,7 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   Inputs in;
   ZR_ASSIGN_OR_RETURN(
       internal::LoadedModel loaded,
-      internal::LoadModel(NameOrPath(model_, model::PresetNames())));
+      internal::LoadModel(NameOrPath(run_.model(), model::PresetNames())));
   in.spec = loaded.spec;
   in.weights = loaded.weights;
   ZR_ASSIGN_OR_RETURN(in.options, LoadOptions(in.spec, err, &in.config));
@@ -599,7 +534,7 @@ absl::StatusOr<internal::MemoryPlan> TrainCommand::PlanMemory(
   p.options = in.options;
   p.config = in.config;
   p.profile = in.profile;
-  p.gpu = backend_ == "cuda";
+  p.gpu = run_.gpu();
   p.data_mode = sim_flags_.data_mode();
   p.world_size = ranks_;
   p.env = internal::ProcessEnv();
@@ -613,17 +548,17 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   load.world_size = ranks_;
   ZR_ASSIGN_OR_RETURN(load.auto_values,
                       auto_flags_.Values(spec.hidden_size(), steps_));
-  std::vector<std::string> overrides = overrides_;
-  if (gradient_checkpointing_) {
+  std::vector<std::string> overrides = run_.overrides();
+  if (run_.gradient_checkpointing()) {
     overrides.insert(overrides.begin(),
                      "zero3.activation_checkpoint_interval=1");
   }
-  if (!max_pinned_bytes_.empty()) {
+  if (!run_.max_pinned_bytes().empty()) {
     overrides.push_back(
-        absl::StrCat("zero3.max_pinned_bytes=", max_pinned_bytes_));
+        absl::StrCat("zero3.max_pinned_bytes=", run_.max_pinned_bytes()));
   }
   absl::StatusOr<config::LoadedConfig> loaded;
-  if (config_.empty()) {
+  if (run_.config().empty()) {
     load.overrides = {"zero_optimization.stage=3",
                       "zero_optimization.offload_optimizer.device=cpu"};
     if (!auto_flags_.has_micro_batch()) {
@@ -634,20 +569,21 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
     loaded = config::DefaultConfig(load);
   } else {
     load.overrides = overrides;
-    loaded = config::LoadConfigFile(ResolveUserPath(config_), load);
+    loaded = config::LoadConfigFile(ResolveUserPath(run_.config()), load);
   }
   if (!loaded.ok()) return loaded.status();
   for (const std::string& n : loaded->notices) err << "notice: " << n << "\n";
   for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
   *resolved = loaded->config;
-  ZR_ASSIGN_OR_RETURN(zero::ZeroOptions options,
-                      engine::OptionsFromConfig(loaded->config, seq_,
-                                                static_cast<uint64_t>(seed_)));
-  const bool chunk_set = std::any_of(
-      overrides_.begin(), overrides_.end(), [](const std::string& o) {
-        return absl::StartsWith(o, "zero3.lm_head_chunk_tokens=");
-      });
-  if (gradient_checkpointing_ && !chunk_set &&
+  ZR_ASSIGN_OR_RETURN(
+      zero::ZeroOptions options,
+      engine::OptionsFromConfig(loaded->config, run_.seq(), run_.seed()));
+  const bool chunk_set =
+      std::any_of(run_.overrides().begin(), run_.overrides().end(),
+                  [](const std::string& o) {
+                    return absl::StartsWith(o, "zero3.lm_head_chunk_tokens=");
+                  });
+  if (run_.gradient_checkpointing() && !chunk_set &&
       options.lm_head_chunk_tokens == 0) {
     ZR_RETURN_IF_ERROR(ChunkHeadWhereSmaller(spec, options, *resolved, err));
   }
@@ -655,25 +591,14 @@ absl::StatusOr<zero::ZeroOptions> TrainCommand::LoadOptions(
   for (const model::ParamInfo& p : model::ModelParams(spec)) {
     numels.push_back(p.numel());
   }
-  for (const std::string& name : drop_sync_) {
-    ZR_ASSIGN_OR_RETURN(zero::Sync s, zero::ParseSync(name));
-    options.syncs.Drop(s);
-    err << "notice: dropping synchronization " << name << " ("
-        << zero::SyncDescription(s) << ")\n";
-    const std::string moot = zero::DropHasNoEffect(s, options, numels);
-    if (!moot.empty()) {
-      err << "notice: dropping " << name
-          << " alone changes nothing here: " << moot << "\n";
-    }
-  }
+  ZR_RETURN_IF_ERROR(checks_.DropSyncs(numels, &options, err));
   return options;
 }
 
 absl::StatusOr<std::unique_ptr<model::BatchSource>> TrainCommand::LoadData(
     const model::ModelSpec& spec) const {
   return data_flags_.Open(ResolveUserPath(data_flags_.data()),
-                          spec.vocab_size(), seq_,
-                          static_cast<uint64_t>(seed_));
+                          spec.vocab_size(), run_.seq(), run_.seed());
 }
 
 absl::Status TrainCommand::LoadEvalData(Inputs& in) const {
@@ -681,7 +606,7 @@ absl::Status TrainCommand::LoadEvalData(Inputs& in) const {
   ZR_ASSIGN_OR_RETURN(
       in.eval_data,
       data_flags_.OpenEval(ResolveUserPath(data_flags_.eval_data()),
-                           in.spec.vocab_size(), seq_));
+                           in.spec.vocab_size(), run_.seq()));
   in.eval = data_flags_.eval_plan();
   // Batches beyond the held-out data's samples would repeat them.
   const int64_t per_epoch = in.eval_data->samples_per_epoch();
@@ -703,8 +628,7 @@ void TrainCommand::FitDefaultData(Inputs& in, std::ostream& err) const {
       << in.data->min_vocab() << " tokens; model " << in.spec.name() << " has "
       << in.spec.vocab_size()
       << ": training on seeded random tokens (--data synthetic)\n";
-  in.data = model::SyntheticBatches(in.spec.vocab_size(),
-                                    static_cast<uint64_t>(seed_));
+  in.data = model::SyntheticBatches(in.spec.vocab_size(), run_.seed());
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
@@ -713,9 +637,9 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   o.sim.profile = in.profile;
   o.sim.world_size = static_cast<int>(ranks_);
   sim_flags_.Apply(&o.sim);
-  o.sim.seed = static_cast<uint64_t>(seed_);
-  o.sim.trace = !trace_.empty();
-  if (o.sim.trace) o.trace_path = ResolveUserPath(trace_);
+  o.sim.seed = run_.seed();
+  o.sim.trace = outputs_.tracing();
+  if (o.sim.trace) o.trace_path = ResolveUserPath(outputs_.trace());
   o.cuda.rank.log = &err;
   o.sim.max_pinned_bytes = o.cuda.rank.max_pinned_bytes =
       in.memory.max_pinned_bytes;
@@ -733,9 +657,8 @@ absl::StatusOr<std::unique_ptr<runtime::Launcher>> TrainCommand::MakeBackend(
   // line where real memory is pinned.
   const std::string memlock =
       preflight::MemlockNote(in.memory.estimate, in.memory.available);
-  if (backend_ == "cuda" && !memlock.empty())
-    err << "notice: " << memlock << "\n";
-  return internal::MakeLauncher(backend_, o);
+  if (run_.gpu() && !memlock.empty()) err << "notice: " << memlock << "\n";
+  return internal::MakeLauncher(run_.backend(), o);
 }
 
 // On the leader, the sinks are opened (files created, directories made),
@@ -757,7 +680,8 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
       ResolveUserPath(checkpoints_.save_dir()),
       in.resume ? in.resume->manifest.step : 0, steps_));
   internal::metrics::SinkOptions o;
-  if (!metrics_.empty()) o.jsonl_path = ResolveUserPath(metrics_);
+  if (!outputs_.metrics().empty())
+    o.jsonl_path = ResolveUserPath(outputs_.metrics());
   auto dir = [](const std::string& path, const std::string& job) {
     const std::string d = internal::metrics::JoinPath(path, job);
     return d.empty() ? std::string(".") : ResolveUserPath(d);
@@ -769,7 +693,7 @@ absl::Status TrainCommand::OpenMetrics(const runtime::Launcher& launcher,
     o.tensorboard_dir =
         dir(c.tensorboard().output_path(), c.tensorboard().job_name());
   }
-  o.events.has_loss = backend_ == "cuda" || sim_flags_.data_mode();
+  o.events.has_loss = run_.gpu() || sim_flags_.data_mode();
   o.events.fp16 = in.options.dtype == kernels::DType::kF16;
   o.events.has_eval = data_flags_.evaluating();
   // The CSV monitor's files are outputs too.
@@ -830,7 +754,7 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                : "",
                            ")")
             : std::string("on the device"));
-    if (backend_ == "sim") {
+    if (!run_.gpu()) {
       out << "times: simulated (virtual time on " << in.profile.name()
           << ", not measured on this machine)\n";
     }
@@ -858,7 +782,7 @@ absl::StatusOr<TrainCommand::Results> TrainCommand::RunRanks(
     std::ostream& err) const {
   Results results;
   constexpr int64_t kRowRing = 16;
-  results.keep_all = check_reference_ || gpu_flags_.predict();
+  results.keep_all = checks_.check_reference() || gpu_flags_.predict();
   results.rows.resize(results.keep_all ? steps_
                                        : std::min<int64_t>(steps_, kRowRing));
   for (StepRow& r : results.rows) r.shards.resize(launcher.local_ranks());
@@ -873,7 +797,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
                                    Results& results, std::ostream& out,
                                    std::ostream& err) const {
   ZR_RETURN_IF_ERROR(in.memory.CheckDeviceOnRank(rt.device()));
-  const bool gpu = backend_ == "cuda";
+  const bool gpu = run_.gpu();
   const absl::Time created = absl::Now();
   if (gpu && rt.rank() == 0) {
     out << in.memory.StartUpNote(in.weights != nullptr);
@@ -940,7 +864,7 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
     // A signal ends the run after this step or the next (StopOnSignal); the
     // step it ends on is the last, with its final checkpoint.
     bool stop = stop_->StopAfter(s + 1);
-    if (backend_ == "cuda" && rt.world_size() > 1) {
+    if (run_.gpu() && rt.world_size() > 1) {
       // Each process sees its own rank: one collective per step gives every
       // process the job's loss (the mean of the ranks', as the simulator
       // prints it; with masked targets each rank's is its share) and its
@@ -1021,7 +945,7 @@ absl::Status TrainCommand::RecordStep(
     const std::optional<engine::EvalStats>& eval, Results& results,
     std::ostream& out) const {
   StepRow& row = results.row(step);
-  if (check_reference_) {
+  if (checks_.check_reference()) {
     const int local = rt.rank() - launcher.first_local_rank();
     for (int p = 0; p < engine.layout().num_params(); ++p) {
       ZR_ASSIGN_OR_RETURN(std::vector<float> shard, engine.MasterParam(p));
@@ -1116,9 +1040,9 @@ void TrainCommand::PrintSummary(const Results& results,
     out << absl::StrFormat(", %.0f tokens/s over steps %d-%d (%s)",
                            p.tokens / (p.ns / 1e9), p.first + 2,
                            p.first + p.done,
-                           backend_ == "sim" ? "simulated time" : "measured");
+                           !run_.gpu() ? "simulated time" : "measured");
   }
-  if (sim_flags_.data_mode() || backend_ == "cuda") {
+  if (sim_flags_.data_mode() || run_.gpu()) {
     out << absl::StrFormat(", final loss %.4f", p.last_loss);
   }
   out << "\n";
@@ -1183,7 +1107,7 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
 absl::StatusOr<whatif::StepBound> TrainCommand::EstimateBound(
     const Inputs& in) const {
   sim::HardwareProfile profile = in.profile;
-  if (backend_ == "cuda") {
+  if (run_.gpu()) {
     ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
         static_cast<int>(gpu_flags_.predict_host_cores()), &profile));
   }
@@ -1216,7 +1140,7 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
       << results.pinned.allocations << " allocations; device memory peak "
       << FormatBytes(results.device.peak_bytes_in_use) << " (activations "
       << FormatBytes(results.activation_bytes) << ") (rank 0)\n";
-  if (backend_ == "cuda") PrintMemoryAgainstEstimate(in, results, out);
+  if (run_.gpu()) PrintMemoryAgainstEstimate(in, results, out);
   ZR_ASSIGN_OR_RETURN(const int problems, launcher.Report(out));
   if (problems > 0) exit_code_ = kExitFailure;
   std::vector<runtime::OpTiming> predicted_ops;
@@ -1226,11 +1150,11 @@ absl::Status TrainCommand::Report(runtime::Launcher& launcher, const Inputs& in,
   if (gpu_flags_.profile_ops() && steps_ > 1) {
     ZR_RETURN_IF_ERROR(PrintOpTimings(results, predicted_ops, out));
   }
-  if (!check_reference_) return absl::OkStatus();
+  if (!checks_.check_reference()) return absl::OkStatus();
   // A simulated run holds every rank's shards and is checked against the
   // unsharded reference; a GPU run, against the simulator.
-  return backend_ == "cuda" ? CheckAgainstSimulator(in, results, out)
-                            : CheckAgainstReference(launcher, in, results, out);
+  return run_.gpu() ? CheckAgainstSimulator(in, results, out)
+                    : CheckAgainstReference(launcher, in, results, out);
 }
 
 // The preflight's estimate beside what the GPU run measured (the caching
@@ -1310,7 +1234,7 @@ absl::Status TrainCommand::PrintOpTimings(
   out << internal::FormatOpComparison(
       internal::GroupOps(measured, static_cast<int>(steps_ - 1)),
       internal::GroupOps(predicted, 1), 30);
-  if (trace_.empty()) return absl::OkStatus();
+  if (!outputs_.tracing()) return absl::OkStatus();
   sim::Trace trace;
   trace.NameProcess(0, "rank 0 (GPU, measured)");
   std::vector<std::string> streams;
@@ -1323,7 +1247,7 @@ absl::Status TrainCommand::PrintOpTimings(
     }
     trace.AddSpan(0, tid, op.label, op.start_ns, op.end_ns);
   }
-  const std::string path = ResolveUserPath(trace_);
+  const std::string path = ResolveUserPath(outputs_.trace());
   ZR_RETURN_IF_ERROR(trace.WriteFile(path));
   out << "trace of the timed operations written to " << path << "\n";
   return absl::OkStatus();

@@ -14,13 +14,14 @@ namespace cli {
 namespace internal {
 
 absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeLauncher(
-    absl::string_view backend, const LauncherOptions& options) {
-  if (backend == "sim") {
-    return sim::SimLauncher::Create(options.sim, options.trace_path);
+    Backend backend, const LauncherOptions& options) {
+  switch (backend) {
+    case Backend::kSim:
+      return sim::SimLauncher::Create(options.sim, options.trace_path);
+    case Backend::kCuda:
+      return cuda::CudaLauncher::Create(options.cuda);
   }
-  if (backend == "cuda") return cuda::CudaLauncher::Create(options.cuda);
-  return absl::InvalidArgumentError(
-      absl::StrCat("no backend named '", backend, "'"));
+  return absl::InternalError("unknown backend");
 }
 
 bool GpuBackendBuilt() { return cuda::CudaBackendBuilt(); }

@@ -24,6 +24,7 @@
 #include "backends/cuda/rank_env.h"
 #include "core/runtime/launcher.h"
 #include "sim/simulator.h"
+#include "tools/cli/internal/backend.h"
 
 namespace zero3 {
 namespace cli {
@@ -38,10 +39,10 @@ struct LauncherOptions {
   cuda::CudaLauncherOptions cuda;
 };
 
-// The launcher of `backend`, "sim" or "cuda", with the options for it;
-// InvalidArgument for another name. Errors are the launcher's own.
+// The launcher of `backend`, with the options for it. Errors are the
+// launcher's own.
 absl::StatusOr<std::unique_ptr<runtime::Launcher>> MakeLauncher(
-    absl::string_view backend, const LauncherOptions& options);
+    Backend backend, const LauncherOptions& options);
 
 // The GPU backend, before any rank starts.
 // Whether this build has it.

@@ -19,8 +19,7 @@ absl::StatusOr<whatif::StepBound> EstimateStepBound(
   step.options = options;
   step.gpus = ranks;
   step.steps = 3;
-  ZR_ASSIGN_OR_RETURN(whatif::VariantResult result,
-                      whatif::SimulateStep(step));
+  ZR_ASSIGN_OR_RETURN(whatif::VariantResult result, whatif::SimulateStep(step));
   if (result.does_not_fit.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the step does not fit the device memory of ", profile.name()));
