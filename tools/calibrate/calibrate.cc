@@ -188,7 +188,10 @@ class Calibration {
         leader_(rt.rank() == 0),
         peak_bf16_(p_.gpu().peak_bf16_tflops()) {}
 
-  absl::Status Init() { return bench_.Init(); }
+  absl::Status Init() {
+    TakeDevice();
+    return bench_.Init();
+  }
 
   absl::Status MeasureGemms();
   absl::Status MeasureAttention();
@@ -208,6 +211,23 @@ class Calibration {
 
   void Note(const std::string& line) {
     if (leader_) absl::StrAppend(&report_, line, "\n");
+  }
+  // The device's own name and memory over the base profile's, so that the
+  // profile of a smaller GPU does not promise the base GPU's memory to the
+  // preflight and whatif. Its peaks and SM count stay the base profile's.
+  void TakeDevice() {
+    const std::string name(dev_.name());
+    const double gib =
+        std::round(static_cast<double>(dev_.total_memory_bytes()) /
+                   static_cast<double>(int64_t{1} << 30) * 100) /
+        100;
+    if (name == p_.gpu().name() && gib == p_.gpu().memory_gib()) return;
+    Note(absl::StrFormat(
+        "gpu.name \"%s\" and gpu.memory_gib %.2f: the device's (peaks, "
+        "bandwidths and the SM count are the base profile's, %s)",
+        name, gib, p_.gpu().name()));
+    p_.mutable_gpu()->set_name(name);
+    p_.mutable_gpu()->set_memory_gib(gib);
   }
   absl::StatusOr<double> MeasureGemm(const GemmShape& g);
   absl::Status MeasureAttentionAt(const model::ModelSpec& spec, int64_t batch,
@@ -895,8 +915,8 @@ std::string ProfileText(const Result& result) {
       "# synchronizes (amortized over several launches for short work);\n"
       "# copies are cudaMemcpyAsync-style calls on a non-blocking stream;\n"
       "# collectives span all ranks of the run; host AdamW runs the engine's\n"
-      "# optimizer. Peaks, capacities and API costs not listed below come\n"
-      "# from the base profile.\n#\n";
+      "# optimizer. The GPU's name and memory are the device's; peaks and\n"
+      "# API costs not listed below come from the base profile.\n#\n";
   if (!result.fit_notes.empty()) {
     absl::StrAppend(&header,
                     "# Fitted from training steps on the same machine (zero3 "

@@ -24,15 +24,17 @@ namespace zero3 {
 namespace calibrate {
 namespace {
 
-// Calibrates a simulation of `truth` on two GPUs.
-Result CalibrateOn(const sim::HardwareProfile& truth) {
+// Calibrates a simulation of `truth` on two GPUs, from `base` (truth
+// itself by default).
+Result CalibrateOn(const sim::HardwareProfile& truth,
+                   const sim::HardwareProfile* base = nullptr) {
   sim::SimOptions so;
   so.profile = truth;
   so.world_size = 2;
   so.mode = sim::SimMode::kTiming;
   auto world = sim::SimWorld::Create(so).value();
   Options o;
-  o.base = truth;
+  o.base = base != nullptr ? *base : truth;
   o.models = {model::LoadModelSpec("qwen2.5-0.5b").value()};
   o.batches = {{2, 2048}};  // attention large enough to be compute-bound
   o.reps = 3;
@@ -153,6 +155,22 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
   EXPECT_EQ(got.host().memory_bandwidth_by_threads_size(), 0);
   // The written profile loads again.
   EXPECT_TRUE(sim::ParseProfile(ProfileText(result), "calibrated").ok());
+}
+
+// A calibrated profile names the device it measured and holds its memory,
+// not the base profile's (an H100 calibrated from h200_sxm has 80 GB).
+TEST(CalibrateTest, TheDevicesNameAndMemoryReplaceTheBases) {
+  const sim::HardwareProfile base = sim::LoadProfile("h200_sxm").value();
+  sim::HardwareProfile truth = base;
+  truth.mutable_gpu()->set_name("NVIDIA H100 80GB HBM3");
+  truth.mutable_gpu()->set_memory_gib(79.19);
+  const Result result = CalibrateOn(truth, &base);
+  EXPECT_EQ(result.profile.gpu().name(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(result.profile.gpu().memory_gib(), 79.19);
+  EXPECT_EQ(result.profile.gpu().peak_bf16_tflops(),
+            base.gpu().peak_bf16_tflops());
+  EXPECT_THAT(result.report,
+              ::testing::HasSubstr("gpu.memory_gib 79.19: the device's"));
 }
 
 TEST(CalibrateTest, LaunchQueueRoomPerKindComesBack) {

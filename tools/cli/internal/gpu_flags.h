@@ -5,7 +5,7 @@
 //
 //   GpuFlags gpu;
 //   gpu.Define(flags);                                   // in DefineFlags
-//   ZR_RETURN_IF_ERROR(gpu.Check(backend == "cuda", !trace.empty()));
+//   ZR_RETURN_IF_ERROR(gpu.Check(run.gpu(), outputs.tracing()));
 //
 // Not thread-safe: the flag parser writes the members.
 
