@@ -34,8 +34,8 @@ std::string WriteTempFile(const std::string& name, const std::string& text) {
 }
 
 TEST(ProfilesTest, ShipsTheDocumentedProfiles) {
-  EXPECT_THAT(ProfileNames(),
-              IsSupersetOf({"a100_sxm", "h200_sxm", "rtx4080s_pcie4"}));
+  EXPECT_THAT(ProfileNames(), IsSupersetOf({"a100_sxm", "h100_sxm", "h200_sxm",
+                                            "rtx4080s_pcie4"}));
 }
 
 TEST(ProfilesTest, EveryShippedProfileLoadsAndCosts) {
@@ -71,7 +71,7 @@ TEST(ProfilesTest, UnknownNameListsShippedProfilesAndSuggestsNearest) {
               StatusIs(absl::StatusCode::kNotFound,
                        AllOf(HasSubstr("unknown hardware profile 'h200'"),
                              HasSubstr("did you mean 'h200_sxm'"),
-                             HasSubstr("a100_sxm, h200_sxm"))));
+                             HasSubstr("a100_sxm, h100_sxm, h200_sxm"))));
   EXPECT_THAT(LoadProfile("a100_smx"),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr("did you mean 'a100_sxm'")));

@@ -173,6 +173,28 @@ TEST(CalibrateTest, TheDevicesNameAndMemoryReplaceTheBases) {
               ::testing::HasSubstr("gpu.memory_gib 79.19: the device's"));
 }
 
+// A GEMM timed faster than the GPU's peak is a glitch: calibrate measures
+// it again and, faster still, leaves it out of the table.
+TEST(CalibrateTest, AGemmFasterThanThePeakIsLeftOut) {
+  sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  ClearInStepAdjustments(&truth);
+  sim::GemmPoint* glitch = truth.mutable_gpu()->add_gemm_table();
+  glitch->set_m(2048);
+  glitch->set_n(2048);
+  glitch->set_k(2048);
+  glitch->set_trans_b(true);
+  glitch->set_us(5);  // 3,400 TFLOP/s
+  const Result result = CalibrateOn(truth);
+  for (const sim::GemmPoint& g : result.profile.gpu().gemm_table()) {
+    EXPECT_FALSE(g.m() == 2048 && g.n() == 2048 && g.k() == 2048)
+        << "the glitch is in the table";
+  }
+  EXPECT_THAT(result.report,
+              ::testing::HasSubstr("gemm   2048 x   2048 x   2048 NT: 5.0 us, "
+                                   "faster than the 989 TFLOP/s peak twice: "
+                                   "left out"));
+}
+
 TEST(CalibrateTest, LaunchQueueRoomPerKindComesBack) {
   sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
   ClearInStepAdjustments(&truth);
