@@ -226,6 +226,10 @@ class Calibration {
         "gpu.name \"%s\" and gpu.memory_gib %.2f: the device's (peaks, "
         "bandwidths and the SM count are the base profile's, %s)",
         name, gib, p_.gpu().name()));
+    p_.set_description(absl::StrFormat(
+        "%s, %.2f GiB, measured by zero3 calibrate (what it does not "
+        "measure: the %s profile's)",
+        name, gib, p_.gpu().name()));
     p_.mutable_gpu()->set_name(name);
     p_.mutable_gpu()->set_memory_gib(gib);
   }

@@ -167,6 +167,9 @@ TEST(CalibrateTest, TheDevicesNameAndMemoryReplaceTheBases) {
   const Result result = CalibrateOn(truth, &base);
   EXPECT_EQ(result.profile.gpu().name(), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(result.profile.gpu().memory_gib(), 79.19);
+  EXPECT_EQ(result.profile.description(),
+            "NVIDIA H100 80GB HBM3, 79.19 GiB, measured by zero3 calibrate "
+            "(what it does not measure: the NVIDIA H200 SXM profile's)");
   EXPECT_EQ(result.profile.gpu().peak_bf16_tflops(),
             base.gpu().peak_bf16_tflops());
   EXPECT_THAT(result.report,
