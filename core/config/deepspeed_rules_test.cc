@@ -173,6 +173,10 @@ TEST(DeepSpeedRulesTest, RejectionsDeepSpeedMakes) {
         R"({"amp": {"enabled": false}})",
         R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
             "bf16_optimizer_states": true}})",
+        // runtime/engine.py builds the CPU Adam with bf16 moments itself.
+        R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
+            "bf16_optimizer_states": true},
+            "zero_optimization": {"offload_optimizer": {"device": "cpu"}}})",
         R"({"zero_optimization": {"zenflow": {"topk_ratio": 0.1}}})",
         R"({"communication_data_type": "BF16"})",
         R"({"gradient_predivide_factor": 1})",
