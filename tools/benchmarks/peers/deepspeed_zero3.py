@@ -43,6 +43,9 @@ def parse_args():
                     help="offload_optimizer.pin_memory; default leaves the key out (the tree's default)")
     ap.add_argument("--offload-extra", default="{}",
                     help='JSON merged into offload_optimizer, e.g. \'{"ratio": 0.5}\' or \'{"super_offload": true}\'')
+    ap.add_argument("--bf16-extra", default="{}",
+                    help='JSON merged into the bf16 section, e.g. '
+                         '\'{"bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}\'')
     ap.add_argument("--overlap-comm", default="true", choices=["true", "false"])
     ap.add_argument("--reduce-bucket-size", type=float, default=5e8)
     ap.add_argument("--gradient-clipping", type=float, default=1.0, help="gradient_clipping; 0 turns it off")
@@ -56,6 +59,7 @@ def parse_args():
     a.model = pc.model_name(a.model)
     a.src = os.path.abspath(a.src)
     a.offload_extra = json.loads(a.offload_extra)
+    a.bf16_extra = json.loads(a.bf16_extra)
     return a
 
 
@@ -183,6 +187,7 @@ def ds_config(a):
               "gradient_clipping": a.gradient_clipping, "bf16": {"enabled": True},
               "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zero_optimization": zero,
               "steps_per_print": 1000000, "wall_clock_breakdown": False}
+    config["bf16"].update(a.bf16_extra)
     if a.checkpointing == "ds":
         config["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
                                               "contiguous_memory_optimization": False,

@@ -75,6 +75,8 @@ def describe(rec):
         pin = rec.get("pin")
         extras = [f"`pin_memory: {pin}`" if pin in ("true", "false") else "pin_memory default"]
         extras += [f"`{k}: {json.dumps(v)}`" for k, v in (rec.get("offload_extra") or {}).items()]
+        bf16 = (rec.get("ds_config") or {}).get("bf16") or {}
+        extras += [f"`bf16.{k}: {json.dumps(v)}`" for k, v in bf16.items() if k != "enabled"]
         clip = (rec.get("ds_config") or {}).get("gradient_clipping", 1.0)
         if clip != 1.0:
             extras.append(f"`gradient_clipping: {clip:g}`")

@@ -55,6 +55,7 @@ ds-head|ds|1|--tree ds_head --pin true
 ds-head-ratio0.5|ds|1|--tree ds_head --pin true --offload-extra {"ratio":0.5}
 fsdp2-default|fsdp2|1|--offload 1 --pin 1 --adamw default
 ds-head-superoffload|ds|1|--tree ds_head --pin true --offload-extra {"super_offload":true}
+ds-head-bf16states|ds|0|--tree ds_head --pin true --bf16-extra {"bf16_master_weights_and_grads":true,"bf16_optimizer_states":true}
 zero3-superoffload|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true
 fsdp2-nooffload|fsdp2|1|--offload 0 --adamw fused
 zero3-pageable|zero3|0|--set zero_optimization.offload_optimizer.pin_memory=false --set zero3.grad_offload=blocking
@@ -302,9 +303,11 @@ for m in ${MODELS//,/ }; do
         pin=$(echo "$args" | sed -E 's/.*--pin ([^ ]+).*/\1/')
         extra='{}'
         case $args in *--offload-extra*) extra=$(echo "$args" | sed -E 's/.*--offload-extra ([^ ]+).*/\1/') ;; esac
+        bf16='{}'
+        case $args in *--bf16-extra*) bf16=$(echo "$args" | sed -E 's/.*--bf16-extra ([^ ]+).*/\1/') ;; esac
         run_one "$label" "$to" python3 "$HERE/deepspeed_zero3.py" --src "/tmp/peer_ds/$tree" --model "$m" \
           --mbs "$MBS" --seq "$SEQ" --steps "$PEER_STEPS" --warmup "$WARMUP" --pin "$pin" \
-          --offload-extra "$extra" --checkpointing "$CKPT" --gradient-clipping "$CLIP" --label "$label" \
+          --offload-extra "$extra" --bf16-extra "$bf16" --checkpointing "$CKPT" --gradient-clipping "$CLIP" --label "$label" \
           --port "$port" --json-out "$JL"
         ;;
     esac
