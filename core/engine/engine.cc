@@ -98,7 +98,9 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_RETURN_IF_ERROR(AllocateOptimizerState());
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
-  PlanHostPieces();
+  host_pieces_ =
+      zero::PlanHostPieces(sub_groups_, decay_runs_, ctx_.host_begin,
+                           options_.host_step_piece, reducer_->buckets());
   if (plan_.moves() && ctx_.host_elements() > 0) {
     runtime::Device& dev = rt_.device();
     ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));

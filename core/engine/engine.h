@@ -43,6 +43,7 @@
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/grad_reducer.h"
+#include "core/zero/host_pieces.h"
 #include "core/zero/loss_scaler.h"
 #include "core/zero/options.h"
 #include "core/zero/param_coordinator.h"
@@ -256,8 +257,6 @@ class Engine : private model::ParamProvider {
   kernels::AdamWArgs AdamArgs(int64_t step, double lr, double combined) const;
   // The AdamW update of the host (offloaded) or device master shards.
   absl::Status HostUpdate(const kernels::AdamWArgs& args);
-  // Splits the host share's sub-groups into pieces (host_pieces_).
-  void PlanHostPieces();
   // One piece's host AdamW, in place, or (speculative) from its current
   // master and moments into the other ones; both write the new working copy
   // into staging_ (or shard_ with offload_param).
@@ -393,16 +392,9 @@ class Engine : private model::ParamProvider {
   // Each sub-group's ranges of equal weight decay (weight_decay.h).
   std::vector<std::vector<zero::DecayRun>> decay_runs_;
   // The host share's update in pieces of at most host_step_piece elements,
-  // sub-group by sub-group: the H2D of one piece's working copy overlaps
-  // the update of the next.
-  struct HostPiece {
-    int64_t offset, elements;  // in the flat layout
-    std::string name;
-    std::vector<zero::DecayRun> runs;
-    // The last bucket (GradReducer::buckets order) holding its gradients.
-    int ready_bucket = 0;
-  };
-  std::vector<HostPiece> host_pieces_;
+  // sub-group by sub-group (core/zero/host_pieces.h): the H2D of one
+  // piece's working copy overlaps the update of the next.
+  std::vector<zero::HostPiece> host_pieces_;
 
   // Working shard (model dtype): device, or host with offload_param.
   runtime::OwnedBuffer shard_;

@@ -30,7 +30,7 @@ namespace engine {
 
 absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
   for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    const HostPiece& p = host_pieces_[i];
+    const zero::HostPiece& p = host_pieces_[i];
     if (!piece_deferred_[i] || p.offset >= begin + elements ||
         p.offset + p.elements <= begin) {
       continue;

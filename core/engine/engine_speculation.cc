@@ -219,7 +219,7 @@ absl::Status Engine::SettleSpeculativeCopies() {
   copy.label = "settle master and moments";
   for (size_t i = 0; i < piece_in_next_.size(); ++i) {
     if (!piece_in_next_[i]) continue;
-    const HostPiece& piece = host_pieces_[i];
+    const zero::HostPiece& piece = host_pieces_[i];
     const int64_t at = (piece.offset - ctx_.host_begin) * 4;
     const int64_t bytes = piece.elements * 4;
     for (const runtime::OwnedBuffer* b :

@@ -146,34 +146,6 @@ kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,
   return args;
 }
 
-void Engine::PlanHostPieces() {
-  const int64_t piece_size = std::max<int64_t>(1, options_.host_step_piece);
-  const int64_t hb = ctx_.host_begin;
-  const std::vector<zero::ParamRange>& buckets = reducer_->buckets();
-  for (size_t g = 0; g < sub_groups_.size(); ++g) {
-    const zero::ParamRange& r = sub_groups_[g];
-    if (r.offset < hb) continue;  // the device share's
-    const int64_t parts = (r.elements + piece_size - 1) / piece_size;
-    for (int64_t k = 0; k < parts; ++k) {
-      HostPiece p;
-      p.offset = r.offset + k * piece_size;
-      p.elements = std::min(piece_size, r.elements - k * piece_size);
-      p.name = parts == 1 ? absl::StrCat("sub-group ", g)
-                          : absl::StrCat("sub-group ", g, " part ", k);
-      p.runs = zero::ClipRuns(decay_runs_[g], p.offset, p.elements);
-      // Buckets are reduced from the end of the layout: the piece is on the
-      // host once the bucket holding its first element is.
-      for (size_t b = 0; b < buckets.size(); ++b) {
-        if (buckets[b].offset < p.offset + p.elements) {
-          p.ready_bucket = static_cast<int>(b);
-        }
-        if (buckets[b].offset <= p.offset) break;
-      }
-      host_pieces_.push_back(std::move(p));
-    }
-  }
-}
-
 absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
   for (size_t i = 0; i < host_pieces_.size(); ++i) {
     ZR_RETURN_IF_ERROR(HostAdamPiece(static_cast<int>(i), args,
@@ -185,7 +157,7 @@ absl::Status Engine::HostUpdate(const kernels::AdamWArgs& args) {
 
 absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
                                    const TensorRef& grads, bool speculative) {
-  const HostPiece& piece = host_pieces_[index];
+  const zero::HostPiece& piece = host_pieces_[index];
   const DType dtype = options_.dtype;
   const int64_t esize = kernels::DTypeSize(dtype);
   const int64_t gsize = kernels::DTypeSize(grads.dtype);
@@ -258,7 +230,7 @@ absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
 }
 
 absl::Status Engine::WriteBackPiece(int index) {
-  const HostPiece& piece = host_pieces_[index];
+  const zero::HostPiece& piece = host_pieces_[index];
   const int64_t at_host = piece.offset - ctx_.host_begin;
   const int64_t n = piece.elements;
   if (options_.per_param_fp32_grads && !options_.offload_param) {
@@ -273,7 +245,7 @@ absl::Status Engine::WriteBackPiece(int index) {
 }
 
 absl::Status Engine::CopyPieceToDevice(runtime::Stream& s, int index) {
-  const HostPiece& piece = host_pieces_[index];
+  const zero::HostPiece& piece = host_pieces_[index];
   const int64_t esize = kernels::DTypeSize(options_.dtype);
   const int64_t n = piece.elements;
   return s.Copy(
