@@ -113,7 +113,7 @@ absl::Status Engine::Init(const model::ParamSource& params) {
       ZR_ASSIGN_OR_RETURN(norm_copied_, dev.CreateEvent());
     }
     if (plan_.speculative) {
-      piece_in_next_.assign(host_pieces_.size(), false);
+      host_state_.SetPieces(static_cast<int>(host_pieces_.size()));
     }
     if (plan_.in_forward) {
       coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {

@@ -44,6 +44,7 @@
 #include "core/runtime/runtime.h"
 #include "core/zero/grad_reducer.h"
 #include "core/zero/host_pieces.h"
+#include "core/zero/host_state.h"
 #include "core/zero/loss_scaler.h"
 #include "core/zero/options.h"
 #include "core/zero/param_coordinator.h"
@@ -334,12 +335,9 @@ class Engine : private model::ParamProvider {
   // Never in timing mode (no values).
   absl::StatusOr<bool> MissProven(int bucket);
   // What validation makes of the speculation: committed, each updated
-  // piece's copies become its current ones (piece_in_next_), and pieces
+  // piece's copies become its current ones (HostState::Flip), and pieces
   // left over run in place under the next forward; else a miss.
   absl::Status ResolveSpeculation(bool validated, StepStats* stats);
-  // The master and moments of the pieces whose current copies are in
-  // next_* back into host_* (before the state is read or replaced).
-  absl::Status SettleSpeculativeCopies();
   absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
   // per_param_fp32_grads: `n` updated fp32 master elements at flat offset
   // `offset` to the device, cast there into the working shard.
@@ -401,17 +399,11 @@ class Engine : private model::ParamProvider {
   // fp32 master and Adam moments of the device share, elements
   // [0, ctx_.host_begin) of the flat layout...
   runtime::OwnedBuffer master_, exp_avg_, exp_avg_sq_;
-  // ... and of the host share (offload_optimizer), indexed from
-  // ctx_.host_begin; with the host staging of its new working shard for the
-  // H2D write-back.
-  runtime::OwnedBuffer host_master_, host_exp_avg_, host_exp_avg_sq_;
-  // The speculative step's second copies: a speculative piece reads its
-  // current master and moments and writes the other ones, which become its
-  // current ones when validation commits them. By piece: whether its
-  // current ones are these (between steps; FinishHostStep settles them
-  // back into host_*).
-  runtime::OwnedBuffer next_master_, next_exp_avg_, next_exp_avg_sq_;
-  std::vector<bool> piece_in_next_;
+  // ... and of the host share (offload_optimizer), with the speculative
+  // step's second set (core/zero/host_state.h).
+  zero::HostState host_state_;
+  // The host staging of the host share's new working shard, for the H2D
+  // write-back.
   runtime::OwnedBuffer staging_;
   // per_param_fp32_grads: the device piece the fp32 master comes back into.
   runtime::OwnedBuffer writeback_;

@@ -22,7 +22,9 @@
 #include <algorithm>
 
 #include "core/engine/engine.h"
+#include "core/engine/engine_internal.h"
 #include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
 #include "core/zero/options.h"
 
 namespace zero3 {
@@ -100,7 +102,9 @@ absl::Status Engine::FinishHostStep() {
   // pieces then rewrite its staging.
   ZR_RETURN_IF_ERROR(IssueWriteBack());
   ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
-  ZR_RETURN_IF_ERROR(SettleSpeculativeCopies());
+  ZR_RETURN_IF_ERROR(host_state_.Settle(
+      rt_, host_pieces_, ctx_.host_begin, internal::HostTaskThreads(options_),
+      zero::OptimizerThreads(options_.optimizer_threads)));
   return IssueWriteBack();
 }
 

@@ -116,31 +116,16 @@ absl::Status Engine::AllocateOptimizerState() {
   const bool fp32_back =
       options_.per_param_fp32_grads && !options_.offload_param;
   ZR_ASSIGN_OR_RETURN(
-      host_master_,
-      AllocateHost(
-          rt_, host_n * 4,
+      host_state_,
+      zero::HostState::Allocate(
+          rt_, host_n,
           fp32_back ? PinnedIf(options_.optimizer_pin_memory) : pageable,
-          "fp32 master (host)"));
+          plan_.speculative));
   if (fp32_back) {
     const int64_t piece = std::min(host_n, options_.host_step_piece);
     ZR_ASSIGN_OR_RETURN(writeback_,
                         AllocateDevice(dev, std::max<int64_t>(1, piece) * 4,
                                        "fp32 parameter write-back"));
-  }
-  ZR_ASSIGN_OR_RETURN(host_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
-                                                  "adam exp_avg (host)"));
-  ZR_ASSIGN_OR_RETURN(host_exp_avg_sq_, AllocateHost(rt_, host_n * 4, pageable,
-                                                     "adam exp_avg_sq (host)"));
-  if (plan_.speculative) {
-    // The speculative step's second copy (see next_master_): the copies
-    // swap, so each is "fp32 master (host)" in turn.
-    ZR_ASSIGN_OR_RETURN(next_master_, AllocateHost(rt_, host_n * 4, pageable,
-                                                   "fp32 master (host)"));
-    ZR_ASSIGN_OR_RETURN(next_exp_avg_, AllocateHost(rt_, host_n * 4, pageable,
-                                                    "adam exp_avg (host)"));
-    ZR_ASSIGN_OR_RETURN(
-        next_exp_avg_sq_,
-        AllocateHost(rt_, host_n * 4, pageable, "adam exp_avg_sq (host)"));
   }
   if (options_.offload_param) return absl::OkStatus();
   ZR_ASSIGN_OR_RETURN(
@@ -161,7 +146,8 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
         temp, AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
                            HostMemoryKind::kPinned, "initial master staging"));
   }
-  ZR_RETURN_IF_ERROR(WriteInitialMaster(params, hb > 0 ? temp : host_master_));
+  ZR_RETURN_IF_ERROR(
+      WriteInitialMaster(params, hb > 0 ? temp : host_state_.master()));
   absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
   if (enqueued.ok() && ctx_.host_elements() > 0) {
     if (hb > 0) enqueued = CopyHostShare(temp);
@@ -178,10 +164,10 @@ absl::Status Engine::CopyHostShare(const Buffer& full_master) {
   HostTask copy;
   copy.label = "host share of the initial master";
   copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
-  copy.writes = {host_master_.All()};
+  copy.writes = {host_state_.master().All()};
   copy.memory_bytes = 2 * bytes;
   copy.run = [&]() -> absl::Status {
-    std::memcpy(host_master_.data(), copy.reads[0].data(), bytes);
+    std::memcpy(host_state_.master().data(), copy.reads[0].data(), bytes);
     return absl::OkStatus();
   };
   return rt_.RunHostTask(copy);
@@ -268,14 +254,14 @@ absl::Status Engine::InitHostShards() {
   const Buffer& target = options_.offload_param ? shard_ : staging_;
   HostTask cast;
   cast.label = "initial working shard";
-  cast.reads = {host_master_.All()};
+  cast.reads = {host_state_.master().All()};
   cast.writes = {target.Slice(0, n * esize)};
   cast.memory_bytes = n * (4 + esize);
   cast.threads = HostTaskThreads(options_);
   cast.run = [&]() -> absl::Status {
-    zero::HostCastFromFloat(static_cast<const float*>(host_master_.data()),
-                            dtype, target.data(), n,
-                            zero::OptimizerThreads(options_.optimizer_threads));
+    zero::HostCastFromFloat(
+        static_cast<const float*>(host_state_.master().data()), dtype,
+        target.data(), n, zero::OptimizerThreads(options_.optimizer_threads));
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));

@@ -39,7 +39,6 @@
 #include "core/engine/engine.h"
 #include "core/engine/engine_internal.h"
 #include "core/util/check.h"
-#include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 
@@ -214,39 +213,6 @@ absl::StatusOr<bool> Engine::MissProven(int bucket) {
   return miss;
 }
 
-absl::Status Engine::SettleSpeculativeCopies() {
-  HostTask copy;
-  copy.label = "settle master and moments";
-  for (size_t i = 0; i < piece_in_next_.size(); ++i) {
-    if (!piece_in_next_[i]) continue;
-    const zero::HostPiece& piece = host_pieces_[i];
-    const int64_t at = (piece.offset - ctx_.host_begin) * 4;
-    const int64_t bytes = piece.elements * 4;
-    for (const runtime::OwnedBuffer* b :
-         {&next_master_, &next_exp_avg_, &next_exp_avg_sq_}) {
-      copy.reads.push_back(b->Slice(at, bytes));
-    }
-    for (const runtime::OwnedBuffer* b :
-         {&host_master_, &host_exp_avg_, &host_exp_avg_sq_}) {
-      copy.writes.push_back(b->Slice(at, bytes));
-    }
-    copy.memory_bytes += 6 * bytes;
-  }
-  if (copy.reads.empty()) return absl::OkStatus();
-  copy.threads = internal::HostTaskThreads(options_);
-  copy.run = [&]() -> absl::Status {
-    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
-    for (size_t k = 0; k < copy.reads.size(); ++k) {
-      ParallelCopy(copy.writes[k].data(), copy.reads[k].data(),
-                   copy.reads[k].bytes(), threads);
-    }
-    return absl::OkStatus();
-  };
-  ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
-  piece_in_next_.assign(piece_in_next_.size(), false);
-  return absl::OkStatus();
-}
-
 absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
   const bool finite = !stats->skipped;
   if (stats->speculation == StepStats::Speculation::kAborted) {
@@ -271,7 +237,7 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
     const SpeculationPass& pass = speculation_;
     for (int i = 0; i < static_cast<int>(pass.done.size()); ++i) {
       if (pass.done[i]) {
-        piece_in_next_[i] = !piece_in_next_[i];
+        host_state_.Flip(i);
         ZR_RETURN_IF_ERROR(WriteBackPiece(i));
       } else {
         // Not reached (HostStepPlanOf's carries_over): in place under the

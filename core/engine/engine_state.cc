@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   HostTask read;
   read.label = "read master";
   read.reads = {
-      on_host ? host_master_.Slice((s.offset - ctx_.host_begin) * 4, valid * 4)
+      on_host ? host_state_.First(s.offset - ctx_.host_begin, valid).master
               : temp.All()};
   read.run = [&]() -> absl::Status {
     std::memcpy(out.data(), read.reads[0].data(), valid * 4);
@@ -85,8 +85,8 @@ absl::Status Engine::ExportState(TrainingState* into) {
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
   // The device share through pinned staging; the host share in place.
   const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
-  const runtime::OwnedBuffer* host[] = {&host_master_, &host_exp_avg_,
-                                        &host_exp_avg_sq_};
+  const runtime::OwnedBuffer* host[] = {
+      &host_state_.master(), &host_state_.exp_avg(), &host_state_.exp_avg_sq()};
   runtime::OwnedBuffer temp;
   HostTask read;
   read.label = "read training state";
@@ -150,8 +150,9 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   const int64_t hb = ctx_.host_begin;
   const int64_t host_bytes = ctx_.host_elements() * 4;
   if (host_bytes > 0) {
-    const runtime::OwnedBuffer* host[] = {&host_master_, &host_exp_avg_,
-                                          &host_exp_avg_sq_};
+    const runtime::OwnedBuffer* host[] = {&host_state_.master(),
+                                          &host_state_.exp_avg(),
+                                          &host_state_.exp_avg_sq()};
     const std::vector<float>* values[] = {&state.master, &state.exp_avg,
                                           &state.exp_avg_sq};
     HostTask write;

@@ -166,16 +166,10 @@ absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
   const int64_t at_host = piece.offset - ctx_.host_begin;
   const int64_t n = piece.elements;
   // The piece's current master and moments, and the other copies.
-  const bool in_next = !piece_in_next_.empty() && piece_in_next_[index];
-  const runtime::OwnedBuffer* copies[2][3] = {
-      {&host_master_, &host_exp_avg_, &host_exp_avg_sq_},
-      {&next_master_, &next_exp_avg_, &next_exp_avg_sq_}};
-  const auto slice = [&](bool which, int k) {
-    return copies[which][k]->Slice(at_host * 4, n * 4);
-  };
-  const runtime::BufferSlice m = slice(in_next, 0);
-  const runtime::BufferSlice m1 = slice(in_next, 1);
-  const runtime::BufferSlice m2 = slice(in_next, 2);
+  const zero::HostState::Set current = host_state_.Current(index, at_host, n);
+  const runtime::BufferSlice m = current.master;
+  const runtime::BufferSlice m1 = current.exp_avg;
+  const runtime::BufferSlice m2 = current.exp_avg_sq;
   const runtime::BufferSlice gs = grads.slice.Sub(at_host * gsize, n * gsize);
   const runtime::BufferSlice out = lp.Slice(at_host * esize, n * esize);
   // One pass: the update and the new working copy, which the H2D (or the
@@ -190,7 +184,8 @@ absl::Status Engine::HostAdamPiece(int index, const kernels::AdamWArgs& args,
       options_.per_param_fp32_grads && !options_.offload_param;
   std::vector<runtime::BufferSlice> next;
   if (speculative) {
-    next = {slice(!in_next, 0), slice(!in_next, 1), slice(!in_next, 2)};
+    const zero::HostState::Set other = host_state_.Other(index, at_host, n);
+    next = {other.master, other.exp_avg, other.exp_avg_sq};
     adam.reads.insert(adam.reads.end(), {m, m1, m2});
     adam.writes = next;
   } else {
@@ -234,8 +229,8 @@ absl::Status Engine::WriteBackPiece(int index) {
   const int64_t at_host = piece.offset - ctx_.host_begin;
   const int64_t n = piece.elements;
   if (options_.per_param_fp32_grads && !options_.offload_param) {
-    return WriteBackFp32(host_master_.Slice(at_host * 4, n * 4), piece.offset,
-                         n, piece.name);
+    return WriteBackFp32(host_state_.First(at_host, n).master, piece.offset, n,
+                         piece.name);
   }
   if (options_.offload_param) return absl::OkStatus();
   if (write_back_ == nullptr) return CopyPieceToDevice(*compute_, index);

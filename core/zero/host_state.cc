@@ -1,0 +1,75 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/zero/host_state.h"
+
+#include <utility>
+
+#include "core/runtime/host_task.h"
+#include "core/util/parallel_for.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace zero {
+
+absl::StatusOr<HostState> HostState::Allocate(
+    runtime::Runtime& rt, int64_t elements, runtime::HostMemoryKind master_kind,
+    bool second) {
+  using runtime::AllocateHost;
+  const runtime::HostMemoryKind pageable = runtime::HostMemoryKind::kPageable;
+  const int64_t bytes = elements * 4;
+  HostState s;
+  for (int set = 0; set < (second ? 2 : 1); ++set) {
+    // The sets swap, so each is "fp32 master (host)" in turn.
+    ZR_ASSIGN_OR_RETURN(
+        s.sets_[set][0],
+        AllocateHost(rt, bytes, set == 0 ? master_kind : pageable,
+                     "fp32 master (host)"));
+    ZR_ASSIGN_OR_RETURN(s.sets_[set][1], AllocateHost(rt, bytes, pageable,
+                                                      "adam exp_avg (host)"));
+    ZR_ASSIGN_OR_RETURN(
+        s.sets_[set][2],
+        AllocateHost(rt, bytes, pageable, "adam exp_avg_sq (host)"));
+  }
+  return s;
+}
+
+HostState::Set HostState::Of(bool second, int64_t at, int64_t n) const {
+  const runtime::OwnedBuffer* b = sets_[second ? 1 : 0];
+  return {b[0].Slice(at * 4, n * 4), b[1].Slice(at * 4, n * 4),
+          b[2].Slice(at * 4, n * 4)};
+}
+
+absl::Status HostState::Settle(runtime::Runtime& rt,
+                               const std::vector<HostPiece>& pieces,
+                               int64_t host_begin, int task_threads,
+                               int copy_threads) {
+  runtime::HostTask copy;
+  copy.label = "settle master and moments";
+  for (size_t i = 0; i < in_second_.size(); ++i) {
+    if (!in_second_[i]) continue;
+    const HostPiece& piece = pieces[i];
+    const int64_t at = piece.offset - host_begin;
+    const Set from = Of(true, at, piece.elements);
+    const Set to = Of(false, at, piece.elements);
+    copy.reads.insert(copy.reads.end(),
+                      {from.master, from.exp_avg, from.exp_avg_sq});
+    copy.writes.insert(copy.writes.end(),
+                       {to.master, to.exp_avg, to.exp_avg_sq});
+    copy.memory_bytes += 6 * piece.elements * 4;
+  }
+  if (copy.reads.empty()) return absl::OkStatus();
+  copy.threads = task_threads;
+  copy.run = [&]() -> absl::Status {
+    for (size_t k = 0; k < copy.reads.size(); ++k) {
+      ParallelCopy(copy.writes[k].data(), copy.reads[k].data(),
+                   copy.reads[k].bytes(), copy_threads);
+    }
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt.RunHostTask(copy));
+  in_second_.assign(in_second_.size(), false);
+  return absl::OkStatus();
+}
+
+}  // namespace zero
+}  // namespace zero3
