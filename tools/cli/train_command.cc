@@ -256,8 +256,11 @@ class TrainCommand : public Command {
                                    std::ostream& err) const;
   absl::Status Report(runtime::Launcher& launcher, const Inputs& in,
                       const Results& results, std::ostream& out);
-  // A step's lower bound on the run's profile (internal/step_bound.h); for
-  // GPU runs with this process's host cores, as --predict takes them.
+  // The profile this run is predicted and bounded on: --hardware's, for
+  // GPU runs with this process's host (its affinity, its share under
+  // `zero3 launch`, or --predict-host-cores).
+  absl::StatusOr<sim::HardwareProfile> ProfileOfThisRun(const Inputs& in) const;
+  // A step's lower bound on ProfileOfThisRun (internal/step_bound.h).
   absl::StatusOr<whatif::StepBound> EstimateBound(const Inputs& in) const;
   // The bound, and the share of it the steps after the first reached.
   void PrintBound(const Inputs& in, const Results& results,
@@ -1096,21 +1099,23 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
   m.pinned_host_bytes = row.pinned_host_bytes;
   m.device_bytes = row.device.bytes_in_use;
   m.device_peak_bytes = row.device.peak_bytes_in_use;
-  if (bound_.ok()) {
-    const whatif::StepBound& b = *bound_;
-    m.bound = internal::metrics::StepMetrics::Bound{
-        b.ms(), b.device_ms, b.host_ms, b.h2d_ms, b.d2h_ms, b.comm_ms};
-  }
+  if (bound_.ok()) m.bound = *bound_;
   return sinks_->Write(m);
 }
 
-absl::StatusOr<whatif::StepBound> TrainCommand::EstimateBound(
+absl::StatusOr<sim::HardwareProfile> TrainCommand::ProfileOfThisRun(
     const Inputs& in) const {
   sim::HardwareProfile profile = in.profile;
   if (run_.gpu()) {
     ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
         static_cast<int>(gpu_flags_.predict_host_cores()), &profile));
   }
+  return profile;
+}
+
+absl::StatusOr<whatif::StepBound> TrainCommand::EstimateBound(
+    const Inputs& in) const {
+  ZR_ASSIGN_OR_RETURN(const sim::HardwareProfile profile, ProfileOfThisRun(in));
   return internal::EstimateStepBound(profile, in.spec, in.options, world_size_);
 }
 
@@ -1181,11 +1186,7 @@ void TrainCommand::PrintMemoryAgainstEstimate(const Inputs& in,
 absl::StatusOr<std::vector<runtime::OpTiming>> TrainCommand::PrintPrediction(
     const Inputs& in, const Results& results, std::ostream& out) const {
   whatif::StepInput step;
-  step.profile = in.profile;
-  // The host this rank has: its affinity (its share under `zero3 launch`)
-  // on this node, unless --predict-host-cores says otherwise.
-  ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
-      static_cast<int>(gpu_flags_.predict_host_cores()), &step.profile));
+  ZR_ASSIGN_OR_RETURN(step.profile, ProfileOfThisRun(in));
   step.spec = in.spec;
   step.options = in.options;
   step.gpus = static_cast<int>(ranks_);

@@ -194,7 +194,7 @@ std::string FormatTable(const ScenarioResult& r) {
                               m.total_ms, m.tokens_per_s, m.exposed_copy_ms,
                               m.exposed_comm_ms, m.host_blocked_ms,
                               m.device_memory_gib, m.pinned_host_gib,
-                              m.bound.ms(), 100 * BoundReached(m)));
+                              m.bound.ms(), 100 * m.bound.Reached(m.total_ms)));
   }
   if (r.variants.size() > 1) AppendFastest(r, !short_keys, &out);
   if (r.variants.size() > 1) AppendChanges(r, labels, width, &out);

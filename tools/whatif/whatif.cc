@@ -52,23 +52,6 @@ bool ShortKeysAreUnique(const ScenarioResult& r) {
 
 }  // namespace internal
 
-double StepBound::ms() const {
-  return std::max({device_ms, host_ms, h2d_ms, d2h_ms, comm_ms});
-}
-
-const char* StepBound::limit() const {
-  const double bound = ms();
-  if (bound <= 0 || device_ms == bound) return "device";
-  if (host_ms == bound) return "host";
-  if (h2d_ms == bound) return "H2D";
-  if (d2h_ms == bound) return "D2H";
-  return "collectives";
-}
-
-double BoundReached(const Metrics& m) {
-  return m.total_ms > 0 ? m.bound.ms() / m.total_ms : 0;
-}
-
 std::vector<std::string> MetricNames() {
   return {"fwd_ms",          "bwd_ms",          "step_ms",
           "total_ms",        "tokens_per_s",    "exposed_copy_ms",
@@ -83,7 +66,7 @@ absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
       m.fwd_ms,          m.bwd_ms,          m.step_ms,
       m.total_ms,        m.tokens_per_s,    m.exposed_copy_ms,
       m.exposed_comm_ms, m.host_blocked_ms, m.device_memory_gib,
-      m.pinned_host_gib, m.bound.ms(),      BoundReached(m),
+      m.pinned_host_gib, m.bound.ms(),      m.bound.Reached(m.total_ms),
       m.bound.device_ms, m.bound.host_ms,   m.bound.h2d_ms,
       m.bound.d2h_ms,    m.bound.comm_ms};
   const std::vector<std::string> names = MetricNames();

@@ -33,26 +33,10 @@
 #include "sim/profile.pb.h"
 #include "tools/whatif/checkpoint_cost.h"
 #include "tools/whatif/scenario.pb.h"
+#include "tools/whatif/step_bound.h"
 
 namespace zero3 {
 namespace whatif {
-
-// A step's lower bound: no schedule finishes the step before its busiest
-// resource has done its share, as the profile costs it. Each part is the
-// time that resource was busy in the step: the device's kernels (forward,
-// backward and any device optimizer), the host thread's tasks (the host
-// optimizer), the host link each way, the collectives.
-struct StepBound {
-  double device_ms = 0;
-  double host_ms = 0;
-  double h2d_ms = 0;
-  double d2h_ms = 0;
-  double comm_ms = 0;
-  // The largest part, and its name ("device", "host", "H2D", "D2H",
-  // "collectives").
-  double ms() const;
-  const char* limit() const;
-};
 
 struct Metrics {
   double fwd_ms = 0;
@@ -65,12 +49,8 @@ struct Metrics {
   double host_blocked_ms = 0;
   double device_memory_gib = 0;
   double pinned_host_gib = 0;
-  StepBound bound;
+  StepBound bound;  // and its share of total_ms: bound.Reached(total_ms)
 };
-
-// The share of the step its bound is: bound / total (1 at the bound); 0
-// for an empty step.
-double BoundReached(const Metrics& m);
 
 // A variant whose simulated step ran out of device memory: its peak need
 // (the peak of the same step on a device without a memory limit) against

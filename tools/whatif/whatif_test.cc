@@ -120,13 +120,13 @@ TEST(WhatifTest, TheBoundIsTheBusiestResource) {
     EXPECT_EQ(b.ms(), std::max({b.device_ms, b.host_ms, b.h2d_ms, b.d2h_ms,
                                 b.comm_ms}));
     EXPECT_LE(b.ms(), m.total_ms);
-    EXPECT_NEAR(BoundReached(m), b.ms() / m.total_ms, 1e-12);
+    EXPECT_NEAR(b.Reached(m.total_ms), b.ms() / m.total_ms, 1e-12);
   }
-  EXPECT_STREQ(device.metrics.bound.limit(), "device");
+  EXPECT_EQ(device.metrics.bound.limit(), StepBound::Resource::kDevice);
   EXPECT_LT(device.metrics.bound.host_ms, 0.01 * device.metrics.bound.ms());
   EXPECT_EQ(device.metrics.bound.comm_ms, 0);
   const StepBound& b = host.metrics.bound;
-  EXPECT_STREQ(b.limit(), "host");
+  EXPECT_EQ(b.limit(), StepBound::Resource::kHost);
   EXPECT_GT(b.host_ms, 0.9 * host.metrics.step_ms);
   EXPECT_LE(b.host_ms, host.metrics.step_ms);
   // 494 M parameters of 2 bytes each way, at the pinned rates.

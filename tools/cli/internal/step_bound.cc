@@ -29,12 +29,25 @@ absl::StatusOr<whatif::StepBound> EstimateStepBound(
 
 std::string DescribeStepBound(const whatif::StepBound& bound,
                               absl::string_view profile) {
-  const absl::string_view limit = bound.limit();
-  const char* phrase = limit == "device" ? "the device's kernels limit it"
-                       : limit == "host" ? "the host's tasks limit it"
-                       : limit == "H2D"  ? "the host-to-device link limits it"
-                       : limit == "D2H"  ? "the device-to-host link limits it"
-                                         : "the collectives limit it";
+  using Resource = whatif::StepBound::Resource;
+  const char* phrase = "";
+  switch (bound.limit()) {
+    case Resource::kDevice:
+      phrase = "the device's kernels limit it";
+      break;
+    case Resource::kHost:
+      phrase = "the host's tasks limit it";
+      break;
+    case Resource::kH2D:
+      phrase = "the host-to-device link limits it";
+      break;
+    case Resource::kD2H:
+      phrase = "the device-to-host link limits it";
+      break;
+    case Resource::kCollectives:
+      phrase = "the collectives limit it";
+      break;
+  }
   return absl::StrFormat(
       "bound: %.1f ms a step on %s (device %.1f, host %.1f, H2D %.1f, D2H "
       "%.1f, collectives %.1f ms; %s)",

@@ -62,10 +62,9 @@ std::string StepMetricsJson(const StepMetrics& m) {
   o.Set("device_bytes", JsonValue::Int(m.device_bytes));
   o.Set("device_peak_bytes", JsonValue::Int(m.device_peak_bytes));
   if (m.bound.has_value()) {
-    const StepMetrics::Bound& b = *m.bound;
-    o.Set("bound_ms", Number(b.ms));
-    // The share of the step the bound is (1: the step is at its bound).
-    o.Set("bound_reached", Number(m.total_ms > 0 ? b.ms / m.total_ms : 0));
+    const whatif::StepBound& b = *m.bound;
+    o.Set("bound_ms", Number(b.ms()));
+    o.Set("bound_reached", Number(b.Reached(m.total_ms)));
     o.Set("bound_device_ms", Number(b.device_ms));
     o.Set("bound_host_ms", Number(b.host_ms));
     o.Set("bound_h2d_ms", Number(b.h2d_ms));

@@ -119,7 +119,7 @@ TEST(JsonlSinkTest, CarriesTheBoundWhenEstimated) {
   ASSERT_OK_AND_ASSIGN(auto sink, JsonlSink::Create(path));
   StepMetrics m = TestStep(1, true);
   m.total_ms = 400;
-  m.bound = StepMetrics::Bound{300, 200, 300, 40, 41, 5};
+  m.bound = whatif::StepBound{200, 300, 40, 41, 5};
   ASSERT_OK(sink->Write(m));
   const std::vector<std::string> lines = absl::StrSplit(ReadFile(path), '\n');
   ASSERT_OK_AND_ASSIGN(config::JsonValue line, config::ParseJson(lines[0]));

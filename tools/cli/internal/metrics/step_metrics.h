@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "tools/whatif/step_bound.h"
 
 namespace zero3 {
 namespace cli {
@@ -51,15 +52,9 @@ struct StepMetrics {
   int64_t pinned_host_bytes = 0;  // pinned host memory in use
   int64_t device_bytes = 0;       // device memory in use
   int64_t device_peak_bytes = 0;  // device memory peak so far
-  // The run's estimated lower bound per step and its parts (the busiest
-  // resource's time: device kernels, host tasks, PCIe each way,
-  // collectives; tools/whatif/whatif.h StepBound); absent when not
-  // estimated.
-  struct Bound {
-    double ms = 0;
-    double device_ms = 0, host_ms = 0, h2d_ms = 0, d2h_ms = 0, comm_ms = 0;
-  };
-  std::optional<Bound> bound;
+  // The run's estimated lower bound per step and its parts
+  // (tools/whatif/step_bound.h); absent when not estimated.
+  std::optional<whatif::StepBound> bound;
 };
 
 // `value`, when it is a float (the engine's learning rate), as the double
