@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/cuda_backend.h"
@@ -177,10 +178,11 @@ absl::Status NcclCommunicator::AllGatherGroup(
     runtime::Stream& stream, absl::Span<const runtime::AllGatherPart> parts,
     absl::string_view label) {
   ZR_RETURN_IF_ERROR(runtime::CheckAllGatherGroup(parts, size_, label));
+  std::vector<ncclDataType_t> types;
   for (const runtime::AllGatherPart& part : parts) {
     ZR_RETURN_IF_ERROR(CheckDevice(part.send, "all-gather", label));
     ZR_RETURN_IF_ERROR(CheckDevice(part.recv, "all-gather", label));
-    ZR_RETURN_IF_ERROR(NcclType(part.send.dtype).status());
+    ZR_ASSIGN_OR_RETURN(types.emplace_back(), NcclType(part.send.dtype));
   }
   ZR_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(stream, "all-gather", label));
   const TimedOp timed(*device_, s, stream.name(), label);
@@ -189,8 +191,8 @@ absl::Status NcclCommunicator::AllGatherGroup(
   for (size_t i = 0; i < parts.size() && result == ncclSuccess; ++i) {
     const runtime::AllGatherPart& part = parts[i];
     result = ncclAllGather(part.send.slice.data(), part.recv.slice.data(),
-                           static_cast<size_t>(part.send.elements()),
-                           NcclType(part.send.dtype).value(), comm_, s);
+                           static_cast<size_t>(part.send.elements()), types[i],
+                           comm_, s);
   }
   // The group is closed whatever happened inside it.
   const ncclResult_t end = ncclGroupEnd();
