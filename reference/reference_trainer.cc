@@ -10,6 +10,7 @@
 #include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
 #include "core/util/status_macros.h"
+#include "core/zero/grad_clip.h"
 #include "core/zero/weight_decay.h"
 
 namespace zero3 {
@@ -264,10 +265,9 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     return result;
   }
   double combined = scale;
-  if (options_.gradient_clipping > 0) {
-    const double clip = (norm / scale + 1e-6) / options_.gradient_clipping;
-    if (clip > 1) combined = clip * scale;
-  }
+  const double clip =
+      zero::ClipFactor(norm_squared, scale, options_.gradient_clipping);
+  if (clip > 1) combined = clip * scale;
   scaler_.Update(false);
   const float grad_scale = static_cast<float>(1.0 / combined);
   ++step_;

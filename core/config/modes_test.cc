@@ -70,7 +70,9 @@ TEST(ModesTest, EveryCombinationPlansTheHostStepAndNamesWhatStaysPut) {
               EXPECT_FALSE(plan.moves());
               EXPECT_FALSE(plan.carries_over);
               const bool asked = super || std::string(overlap) != "none";
-              if (asked) EXPECT_THAT(notices, HasSubstr(why));
+              if (asked) {
+                EXPECT_THAT(notices, HasSubstr(why));
+              }
               EXPECT_EQ(notices.find("the speculative host step stays off") !=
                             std::string::npos,
                         super);

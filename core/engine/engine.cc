@@ -5,7 +5,8 @@
 // the buffers of the step) and its model::ParamProvider hooks. The optimizer
 // state and the initial parameters are in engine_setup.cc, the step in
 // engine_step.cc, the updates in engine_update.cc, the training state in
-// engine_state.cc and the speculative step in engine_speculation.cc.
+// engine_state.cc; the host share of the optimizer is core/zero's
+// HostOptimizer.
 
 #include "core/engine/engine.h"
 
@@ -15,18 +16,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/engine/engine_internal.h"
 #include "core/kernels/dtype.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
 namespace engine {
 
-using internal::PinnedIf;
 using runtime::AllocateDevice;
 using runtime::AllocateHost;
 using runtime::DType;
 using runtime::HostMemoryKind;
+using runtime::PinnedIf;
 using runtime::TensorRef;
 using zero::Sync;
 
@@ -98,31 +98,16 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_RETURN_IF_ERROR(AllocateOptimizerState());
   ZR_ASSIGN_OR_RETURN(reducer_,
                       zero::GradReducer::Create(ctx_, model_->modules()));
-  host_pieces_ =
-      zero::PlanHostPieces(sub_groups_, decay_runs_, ctx_.host_begin,
-                           options_.host_step_piece, reducer_->buckets());
-  if (plan_.moves() && ctx_.host_elements() > 0) {
-    runtime::Device& dev = rt_.device();
-    ZR_ASSIGN_OR_RETURN(write_back_, dev.CreateStream("write-back"));
-    for (size_t i = 0; i < host_pieces_.size(); ++i) {
-      ZR_ASSIGN_OR_RETURN(piece_written_.emplace_back(), dev.CreateEvent());
-    }
-    piece_deferred_.assign(host_pieces_.size(), false);
-    write_pending_.assign(host_pieces_.size(), false);
-    if (plan_.carries_over) {
-      ZR_ASSIGN_OR_RETURN(norm_copied_, dev.CreateEvent());
-    }
-    if (plan_.speculative) {
-      host_state_.SetPieces(static_cast<int>(host_pieces_.size()));
-    }
-    if (plan_.in_forward) {
-      coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
-        if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {
-          return absl::OkStatus();
-        }
-        return RunDeferredPieces(begin, elements);
-      });
-    }
+  ZR_ASSIGN_OR_RETURN(
+      host_, zero::HostOptimizer::Create(ctx_, *reducer_, shard_, sub_groups_,
+                                         decay_runs_));
+  if (plan_.in_forward && host_->elements() > 0) {
+    coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
+      if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {
+        return absl::OkStatus();
+      }
+      return host_->RunDeferredPieces(begin, elements);
+    });
   }
   return InitParameters(params);
 }
@@ -231,8 +216,8 @@ TensorRef Engine::Param(int param) { return coordinator_->Param(param); }
 
 absl::Status Engine::EndModule(int module, model::Pass pass) {
   ZR_RETURN_IF_ERROR(coordinator_->EndModule(module, pass));
-  ZR_RETURN_IF_ERROR(RunDelayedPieceIfBlocked());
-  if (pass == model::Pass::kBackward) return SpeculateEarly();
+  ZR_RETURN_IF_ERROR(host_->RunDelayedPieceIfBlocked(module_begin_ns_));
+  if (pass == model::Pass::kBackward) return host_->SpeculateEarly();
   return absl::OkStatus();
 }
 

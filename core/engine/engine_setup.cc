@@ -4,7 +4,7 @@
 // host share of the optimizer begins (HostShareBegin, AutoDeviceElements),
 // the sub-groups and their weight-decay runs, the optimizer state on the
 // device and the host, and the initial fp32 master and working shards
-// (InitParameters).
+// (InitParameters). The host share's state is the host optimizer's.
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,6 @@
 
 #include "absl/synchronization/mutex.h"
 #include "core/engine/engine.h"
-#include "core/engine/engine_internal.h"
 #include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
 #include "core/util/parallel_for.h"
@@ -33,8 +32,7 @@ using runtime::HostTask;
 using runtime::KernelCall;
 using runtime::TensorRef;
 namespace ops = runtime::ops;
-using internal::HostTaskThreads;
-using internal::PinnedIf;
+using zero::HostTaskThreads;
 
 int64_t Engine::HostShareBegin() {
   const int64_t total = layout_->total();
@@ -97,7 +95,6 @@ void Engine::PlanSubGroups() {
 absl::Status Engine::AllocateOptimizerState() {
   runtime::Device& dev = rt_.device();
   const int64_t device_n = ctx_.host_begin;
-  const int64_t host_n = ctx_.host_elements();
   if (device_n > 0) {
     ZR_ASSIGN_OR_RETURN(master_,
                         AllocateDevice(dev, device_n * 4, "fp32 master"));
@@ -106,32 +103,6 @@ absl::Status Engine::AllocateOptimizerState() {
     ZR_ASSIGN_OR_RETURN(exp_avg_sq_,
                         AllocateDevice(dev, device_n * 4, "adam exp_avg_sq"));
   }
-  if (host_n == 0) return absl::OkStatus();
-  // As in DeepSpeed, the moments are plain host memory: only buffers that
-  // copies touch need pinning, the master too where it goes back to the
-  // device in fp32 (DeepSpeed's path).
-  const HostMemoryKind pageable = HostMemoryKind::kPageable;
-  // With offload_param the working shard is host memory that the update
-  // writes directly; there is nothing to send back.
-  const bool fp32_back =
-      options_.per_param_fp32_grads && !options_.offload_param;
-  ZR_ASSIGN_OR_RETURN(
-      host_state_,
-      zero::HostState::Allocate(
-          rt_, host_n,
-          fp32_back ? PinnedIf(options_.optimizer_pin_memory) : pageable,
-          plan_.speculative));
-  if (fp32_back) {
-    const int64_t piece = std::min(host_n, options_.host_step_piece);
-    ZR_ASSIGN_OR_RETURN(writeback_,
-                        AllocateDevice(dev, std::max<int64_t>(1, piece) * 4,
-                                       "fp32 parameter write-back"));
-  }
-  if (options_.offload_param) return absl::OkStatus();
-  ZR_ASSIGN_OR_RETURN(
-      staging_, AllocateHost(rt_, host_n * kernels::DTypeSize(options_.dtype),
-                             PinnedIf(options_.optimizer_pin_memory),
-                             "parameter write-back staging"));
   return absl::OkStatus();
 }
 
@@ -147,11 +118,11 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
                            HostMemoryKind::kPinned, "initial master staging"));
   }
   ZR_RETURN_IF_ERROR(
-      WriteInitialMaster(params, hb > 0 ? temp : host_state_.master()));
+      WriteInitialMaster(params, hb > 0 ? temp : host_->state().master()));
   absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
   if (enqueued.ok() && ctx_.host_elements() > 0) {
     if (hb > 0) enqueued = CopyHostShare(temp);
-    if (enqueued.ok()) enqueued = InitHostShards();
+    if (enqueued.ok()) enqueued = host_->StageWorkingCopy();
   }
   // What was enqueued reads `temp`: done before it is freed, on every path.
   ZR_RETURN_IF_ERROR(compute_->Synchronize());
@@ -164,10 +135,11 @@ absl::Status Engine::CopyHostShare(const Buffer& full_master) {
   HostTask copy;
   copy.label = "host share of the initial master";
   copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
-  copy.writes = {host_state_.master().All()};
+  const runtime::OwnedBuffer& master = host_->state().master();
+  copy.writes = {master.All()};
   copy.memory_bytes = 2 * bytes;
   copy.run = [&]() -> absl::Status {
-    std::memcpy(host_state_.master().data(), copy.reads[0].data(), bytes);
+    std::memcpy(master.data(), copy.reads[0].data(), bytes);
     return absl::OkStatus();
   };
   return rt_.RunHostTask(copy);
@@ -245,31 +217,6 @@ absl::Status Engine::CastDeviceShare(absl::string_view label) {
       KernelCall(ops::Cast::Of(TensorRef::Of(master_, DType::kF32, 0, n),
                                TensorRef::Of(shard_, options_.dtype, 0, n)),
                  std::string(label)));
-}
-
-absl::Status Engine::InitHostShards() {
-  const DType dtype = options_.dtype;
-  const int64_t esize = kernels::DTypeSize(dtype);
-  const int64_t n = ctx_.host_elements();
-  const Buffer& target = options_.offload_param ? shard_ : staging_;
-  HostTask cast;
-  cast.label = "initial working shard";
-  cast.reads = {host_state_.master().All()};
-  cast.writes = {target.Slice(0, n * esize)};
-  cast.memory_bytes = n * (4 + esize);
-  cast.threads = HostTaskThreads(options_);
-  cast.run = [&]() -> absl::Status {
-    zero::HostCastFromFloat(
-        static_cast<const float*>(host_state_.master().data()), dtype,
-        target.data(), n, zero::OptimizerThreads(options_.optimizer_threads));
-    return absl::OkStatus();
-  };
-  ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
-  if (options_.offload_param) return absl::OkStatus();
-  ZR_RETURN_IF_ERROR(
-      compute_->Copy(shard_.Slice(ctx_.host_begin * esize, n * esize),
-                     staging_.All(), "initial shard H2D"));
-  return compute_->Synchronize();
 }
 
 }  // namespace engine

@@ -12,7 +12,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/engine/engine.h"
-#include "core/engine/engine_internal.h"
 #include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
@@ -20,19 +19,19 @@
 namespace zero3 {
 namespace engine {
 
-using internal::HostTaskThreads;
 using runtime::AllocateDevice;
 using runtime::AllocateHost;
 using runtime::DType;
 using runtime::HostMemoryKind;
 using runtime::HostTask;
 using runtime::TensorRef;
+using zero::HostTaskThreads;
 
 absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  ZR_RETURN_IF_ERROR(FinishHostStep());
+  ZR_RETURN_IF_ERROR(host_->FinishHostStep());
   const zero::ParamShard& s = layout_->param(param);
   const int64_t valid = layout_->ValidElements(param);
   std::vector<float> out(valid);
@@ -51,7 +50,7 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   HostTask read;
   read.label = "read master";
   read.reads = {
-      on_host ? host_state_.First(s.offset - ctx_.host_begin, valid).master
+      on_host ? host_->state().First(s.offset - ctx_.host_begin, valid).master
               : temp.All()};
   read.run = [&]() -> absl::Status {
     std::memcpy(out.data(), read.reads[0].data(), valid * 4);
@@ -74,7 +73,7 @@ absl::Status Engine::ExportState(TrainingState* into) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  ZR_RETURN_IF_ERROR(FinishHostStep());
+  ZR_RETURN_IF_ERROR(host_->FinishHostStep());
   const int64_t hb = ctx_.host_begin;
   const int64_t device_bytes = hb * 4;
   const int64_t host_bytes = ctx_.host_elements() * 4;
@@ -85,8 +84,9 @@ absl::Status Engine::ExportState(TrainingState* into) {
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
   // The device share through pinned staging; the host share in place.
   const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
-  const runtime::OwnedBuffer* host[] = {
-      &host_state_.master(), &host_state_.exp_avg(), &host_state_.exp_avg_sq()};
+  const zero::HostState& hs = host_->state();
+  const runtime::OwnedBuffer* host[] = {&hs.master(), &hs.exp_avg(),
+                                        &hs.exp_avg_sq()};
   runtime::OwnedBuffer temp;
   HostTask read;
   read.label = "read training state";
@@ -136,7 +136,7 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   if (!rt_.computes_values()) {
     return absl::FailedPreconditionError("the runtime holds no values");
   }
-  ZR_RETURN_IF_ERROR(FinishHostStep());
+  ZR_RETURN_IF_ERROR(host_->FinishHostStep());
   const int64_t total = layout_->total();
   for (const std::vector<float>* v :
        {&state.master, &state.exp_avg, &state.exp_avg_sq}) {
@@ -150,29 +150,12 @@ absl::Status Engine::ImportState(const TrainingState& state) {
   const int64_t hb = ctx_.host_begin;
   const int64_t host_bytes = ctx_.host_elements() * 4;
   if (host_bytes > 0) {
-    const runtime::OwnedBuffer* host[] = {&host_state_.master(),
-                                          &host_state_.exp_avg(),
-                                          &host_state_.exp_avg_sq()};
-    const std::vector<float>* values[] = {&state.master, &state.exp_avg,
-                                          &state.exp_avg_sq};
-    HostTask write;
-    write.label = "write training state";
-    write.writes = {host[0]->All(), host[1]->All(), host[2]->All()};
-    write.memory_bytes = 3 * host_bytes;
-    write.run = [&]() -> absl::Status {
-      for (int i = 0; i < 3; ++i) {
-        std::memcpy(host[i]->data(), values[i]->data() + hb, host_bytes);
-      }
-      return absl::OkStatus();
-    };
-    ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
-    ZR_RETURN_IF_ERROR(InitHostShards());
+    ZR_RETURN_IF_ERROR(host_->Import(state.master.data() + hb,
+                                     state.exp_avg.data() + hb,
+                                     state.exp_avg_sq.data() + hb));
   }
   if (hb > 0) ZR_RETURN_IF_ERROR(ImportDeviceState(state));
-  // The working copy is the imported master's now: a delayed update's
-  // staged one (FinishHostStep) is stale.
-  write_pending_.assign(write_pending_.size(), false);
-  step_ = state.steps_done;
+  SetSteps(state.steps_done);
   adam_step_ = state.adam_steps;
   scaler_.Restore(state.scaler);
   return absl::OkStatus();

@@ -37,6 +37,7 @@ absl::StatusOr<StepStats> Engine::Step() {
   const int64_t step_start = rt_.NowNanos();
   double loss_sum = 0;
   coordinator_->StartStep();
+  host_->BeginStep();
   for (int micro = 0; micro < a; ++micro) {
     ZR_RETURN_IF_ERROR(
         MicroStep(micro, shape, loss_divisor, &loss_sum, &stats));
@@ -47,6 +48,7 @@ absl::StatusOr<StepStats> Engine::Step() {
   const int64_t t3 = rt_.NowNanos();
   ZR_ASSIGN_OR_RETURN(const double norm_squared, ReadNormSquared());
   ZR_RETURN_IF_ERROR(Update(norm_squared, &stats));
+  TakeOutcome(&stats);
   // The step ends when every data-parallel rank's update is done, on the
   // host and on the device: then STEP holds the device's optimizer work
   // (which would otherwise run under the next forward and be counted
@@ -71,7 +73,7 @@ absl::StatusOr<StepStats> Engine::Step() {
   rt_.MarkSpan("STEP", t3, t4);
   stats.step_ns = t4 - t3;
   stats.total_ns = t4 - step_start;
-  ++step_;
+  SetSteps(step_ + 1);
   return stats;
 }
 
@@ -95,7 +97,7 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
                                     dp_rank_,
                                     absl::StrCat("fill inputs ", micro)));
   // After the inputs' copy, which would otherwise queue behind it.
-  ZR_RETURN_IF_ERROR(IssueWriteBack());
+  ZR_RETURN_IF_ERROR(host_->IssueWriteBack());
   const float grad_scale = static_cast<float>(scaler_.scale() / a);
   const TensorRef loss = TensorRef::Of(loss_device_, DType::kF32, 0, 1);
   ZR_RETURN_IF_ERROR(model_->Forward(*compute_, *this, inputs_->tokens(),
@@ -106,7 +108,9 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
   const bool delayed = plan_.delayed;
   // The delayed update's pieces fill the host's wait for the loss.
-  if (delayed) ZR_RETURN_IF_ERROR(RunDelayedPiecesUnderForward());
+  if (delayed) {
+    ZR_RETURN_IF_ERROR(host_->RunDelayedPiecesUnderForward(*loss_copied_));
+  }
   if (options_.syncs.enabled(Sync::kLossRead)) {
     ZR_RETURN_IF_ERROR(loss_copied_->Synchronize());
   }
@@ -118,21 +122,29 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   // The host update deferred into this forward reads the host gradients
   // that backward's copies overwrite: what the gathers left runs now.
   // (Delayed, backward fills the other buffer.)
-  if (!delayed) ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
+  if (!delayed) ZR_RETURN_IF_ERROR(host_->RunAllDeferredPieces());
   const bool boundary = micro == a - 1;
-  const bool speculate = boundary && SpeculateThisStep();
+  const bool speculate = boundary && host_->SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
   // Pieces whose gradients are already on the host run between backward's
   // modules (SpeculateEarly, from EndModule).
-  speculation_.active = false;
-  if (speculate) BeginSpeculation(stats);
+  if (speculate) {
+    host_->BeginSpeculation(
+        AdamArgs(adam_step_ + 1,
+                 options_.lr_schedule.LrAt(options_.lr, adam_step_),
+                 scaler_.scale()),
+        scaler_.scale());
+  } else {
+    host_->SkipSpeculation();
+  }
   ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
   if (speculate || delayed) {
     // The host is free while the device runs the backward just issued: the
     // speculative step (which ran, or aborted early; Update validates it
     // and sets the outcome), or the rest of the last, delayed update.
     ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
-    ZR_RETURN_IF_ERROR(speculate ? Speculate() : RunAllDeferredPieces());
+    ZR_RETURN_IF_ERROR(speculate ? host_->Speculate()
+                                 : host_->RunAllDeferredPieces());
     ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
   } else {
     ZR_RETURN_IF_ERROR(reducer_->EndBackward());

@@ -138,8 +138,6 @@ absl::Status ExecuteReference(const KernelCall& call) {
           out.Commit();
           lse.Commit();
         } else if constexpr (std::is_same_v<T, ops::AttentionBackward>) {
-          const int64_t tq = a.batch * a.seq * a.num_heads * a.head_dim;
-          const int64_t tk = a.batch * a.seq * a.num_kv_heads * a.head_dim;
           const int32_t* positions = Positions(o.positions);
           F32 q(o.q, true), kk(o.k, true), v(o.v, true), out(o.out, true),
               lse(o.lse, true), dout(o.d_out, true), dq(o.dq, false),

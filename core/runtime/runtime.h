@@ -35,6 +35,12 @@ namespace runtime {
 
 enum class HostMemoryKind { kPinned, kPageable };
 
+// Pinned host memory where `pinned` (a configuration's pin_memory), else
+// pageable.
+inline HostMemoryKind PinnedIf(bool pinned) {
+  return pinned ? HostMemoryKind::kPinned : HostMemoryKind::kPageable;
+}
+
 class Runtime {
  public:
   virtual ~Runtime() = default;

@@ -163,6 +163,13 @@ inline config::HostStepPlan HostStepPlanOf(const ZeroOptions& options) {
   return config::PlanHostStep(ask);
 }
 
+// The threads a host task of the optimizer declares: the configured count,
+// or all of the rank's cores (the simulator caps this at the rank's share of
+// the node).
+inline int HostTaskThreads(const ZeroOptions& options) {
+  return options.optimizer_threads > 0 ? options.optimizer_threads : 1 << 16;
+}
+
 }  // namespace zero
 }  // namespace zero3
 

@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 //
-// engine_speculation.cc: the speculative host step (zero::ZeroOptions::
+// host_speculation.cc: the speculative host step (ZeroOptions::
 // speculative_step, offload_optimizer.super_offload).
 //
 // At the accumulation boundary the host has issued backward before the
@@ -26,7 +26,7 @@
 // With kAuto a failed validation pauses speculation for 1, 2, 4, ... steps,
 // except an abort before the first piece (free: the next step tries
 // again). The new working copy goes to the device on the write-back stream
-// at the start of the next step (Engine::IssueWriteBack), each gather
+// at the start of the next step (IssueWriteBack), each gather
 // waiting only for its own pieces. With the host update under the next
 // forward too (HostStepPlanOf's carries_over), the host stops speculating
 // once the norm is on the host, and a committed step's pieces left over
@@ -36,18 +36,15 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/engine/engine.h"
-#include "core/engine/engine_internal.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
-#include "core/zero/host_adam.h"
+#include "core/zero/grad_clip.h"
+#include "core/zero/host_optimizer.h"
 
 namespace zero3 {
-namespace engine {
+namespace zero {
 
-using runtime::HostTask;
-
-const char* StepStats::SpeculationName(Speculation s) {
+const char* SpeculationName(Speculation s) {
   switch (s) {
     case Speculation::kNone:
       return "";
@@ -63,69 +60,64 @@ const char* StepStats::SpeculationName(Speculation s) {
   return "";
 }
 
-bool Engine::SpeculateThisStep() const {
-  if (!plan_.speculative || ctx_.host_elements() == 0) {
-    return false;
-  }
-  return options_.speculative_step == zero::SpeculativeStep::kOn ||
+bool HostOptimizer::SpeculateThisStep() const {
+  if (!plan_.speculative || elements() == 0) return false;
+  return options_.speculative_step == SpeculativeStep::kOn ||
          step_ >= speculate_from_;
 }
 
-void Engine::BeginSpeculation(StepStats* stats) {
-  SpeculationPass& pass = speculation_;
-  pass.args = AdamArgs(adam_step_ + 1,
-                       options_.lr_schedule.LrAt(options_.lr, adam_step_),
-                       scaler_.scale());
+void HostOptimizer::BeginSpeculation(const kernels::AdamWArgs& args,
+                                     double loss_scale) {
+  Pass& pass = pass_;
+  pass.args = args;
+  pass.loss_scale = loss_scale;
   // In the order their gradients reach the host: from the end of the layout.
-  pass.order.resize(host_pieces_.size());
+  pass.order.resize(pieces_.size());
   for (size_t i = 0; i < pass.order.size(); ++i) {
     pass.order[i] = static_cast<int>(i);
   }
   std::stable_sort(pass.order.begin(), pass.order.end(), [&](int a, int b) {
-    return host_pieces_[a].ready_bucket < host_pieces_[b].ready_bucket;
+    return pieces_[a].ready_bucket < pieces_[b].ready_bucket;
   });
   pass.arrived = 0;
-  pass.done.assign(host_pieces_.size(), false);
-  pass.left = static_cast<int>(host_pieces_.size());
-  pass.stats = stats;
+  pass.done.assign(pieces_.size(), false);
+  pass.left = static_cast<int>(pieces_.size());
   pass.active = pass.left > 0;
-  stats->speculation = StepStats::Speculation::kCommitted;
-  stats->speculative_pieces = 0;
+  outcome_.speculation = Speculation::kCommitted;
+  outcome_.speculative_pieces = 0;
 }
 
-absl::StatusOr<bool> Engine::BucketOnHost(int bucket, bool wait) {
-  if (bucket >= reducer_->buckets_issued()) return false;
+absl::StatusOr<bool> HostOptimizer::BucketOnHost(int bucket, bool wait) {
+  if (bucket >= reducer_.buckets_issued()) return false;
   // A Query that returns true, or the wait, is the speculative-grads-on-host
   // synchronization: it orders the host after the bucket's copy (and the
   // running norm's before it).
-  if (!options_.syncs.enabled(zero::Sync::kSpeculativeGradsOnHost)) {
-    return true;
-  }
-  runtime::Event& copied = *reducer_->offloaded(bucket);
+  if (!options_.syncs.enabled(Sync::kSpeculativeGradsOnHost)) return true;
+  runtime::Event& copied = *reducer_.offloaded(bucket);
   if (!wait) return copied.Query();
   ZR_RETURN_IF_ERROR(copied.Synchronize());
   return true;
 }
 
-absl::Status Engine::ArriveSpeculativePieces(bool wait) {
-  SpeculationPass& pass = speculation_;
+absl::Status HostOptimizer::ArriveSpeculativePieces(bool wait) {
+  Pass& pass = pass_;
   const size_t n = pass.order.size();
   // Buckets reach the host in order: those copied since the last call.
   while (pass.arrived < n) {
-    const int bucket = host_pieces_[pass.order[pass.arrived]].ready_bucket;
+    const int bucket = pieces_[pass.order[pass.arrived]].ready_bucket;
     ZR_ASSIGN_OR_RETURN(const bool on_host, BucketOnHost(bucket, wait));
     if (!on_host) break;
     wait = false;
     while (pass.arrived < n &&
-           host_pieces_[pass.order[pass.arrived]].ready_bucket == bucket) {
+           pieces_[pass.order[pass.arrived]].ready_bucket == bucket) {
       ++pass.arrived;
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> Engine::NextSpeculativePiece(bool wait) {
-  SpeculationPass& pass = speculation_;
+absl::StatusOr<int> HostOptimizer::NextSpeculativePiece(bool wait) {
+  Pass& pass = pass_;
   auto pick = [&pass, this]() {
     // Of the pieces on the host, the one the next forward needs first: the
     // latest bucket's, lowest offset (order is by offset within a bucket).
@@ -133,8 +125,7 @@ absl::StatusOr<int> Engine::NextSpeculativePiece(bool wait) {
     for (size_t k = pass.arrived; k-- > 0;) {
       const int i = pass.order[k];
       if (pass.done[i]) continue;
-      if (best >= 0 &&
-          host_pieces_[i].ready_bucket != host_pieces_[best].ready_bucket) {
+      if (best >= 0 && pieces_[i].ready_bucket != pieces_[best].ready_bucket) {
         break;
       }
       best = i;
@@ -150,18 +141,17 @@ absl::StatusOr<int> Engine::NextSpeculativePiece(bool wait) {
   return piece;
 }
 
-absl::Status Engine::SpeculateEarly() {
-  if (!speculation_.active) return absl::OkStatus();
+absl::Status HostOptimizer::SpeculateEarly() {
+  if (!pass_.active) return absl::OkStatus();
   ZR_ASSIGN_OR_RETURN(const int piece, NextSpeculativePiece(/*wait=*/false));
   return piece < 0 ? absl::OkStatus() : SpeculateNextPiece(piece);
 }
 
-absl::Status Engine::Speculate() {
-  SpeculationPass& pass = speculation_;
+absl::Status HostOptimizer::Speculate() {
   const bool carries_over = plan_.carries_over;
   // After the norm's copy (FinishBackward issued it on the reduce stream).
   if (carries_over) ZR_RETURN_IF_ERROR(ctx_.reduce->Record(*norm_copied_));
-  while (pass.active) {
+  while (pass_.active) {
     ZR_ASSIGN_OR_RETURN(const int piece, NextSpeculativePiece(/*wait=*/true));
     ZR_CHECK_GE(piece, 0) << "a speculative piece's bucket never came";
     if (carries_over) {
@@ -176,26 +166,25 @@ absl::Status Engine::Speculate() {
   return absl::OkStatus();
 }
 
-absl::Status Engine::SpeculateNextPiece(int piece) {
-  SpeculationPass& pass = speculation_;
-  ZR_ASSIGN_OR_RETURN(const bool miss,
-                      MissProven(host_pieces_[piece].ready_bucket));
+absl::Status HostOptimizer::SpeculateNextPiece(int piece) {
+  Pass& pass = pass_;
+  ZR_ASSIGN_OR_RETURN(const bool miss, MissProven(pieces_[piece].ready_bucket));
   if (miss) {
-    pass.stats->speculation = StepStats::Speculation::kAborted;
+    outcome_.speculation = Speculation::kAborted;
     pass.active = false;
     return absl::OkStatus();
   }
-  ZR_RETURN_IF_ERROR(HostAdamPiece(piece, pass.args, reducer_->host_partition(),
-                                   /*speculative=*/true));
-  ++pass.stats->speculative_pieces;
+  ZR_RETURN_IF_ERROR(AdamPiece(piece, pass.args, reducer_.host_partition(),
+                               /*speculative=*/true));
+  ++outcome_.speculative_pieces;
   pass.done[piece] = true;
   pass.active = --pass.left > 0;
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Engine::MissProven(int bucket) {
+absl::StatusOr<bool> HostOptimizer::MissProven(int bucket) {
   if (!rt_.computes_values()) return false;
-  const runtime::TensorRef running = reducer_->running_norm_squared(bucket);
+  const runtime::TensorRef running = reducer_.running_norm_squared(bucket);
   bool miss = false;
   runtime::HostTask read;
   read.label = absl::StrCat("read running grad norm ", bucket);
@@ -206,16 +195,16 @@ absl::StatusOr<bool> Engine::MissProven(int bucket) {
     // buckets so far. Non-finite, or clipping already, proves the step's.
     const double norm_squared = static_cast<double>(pair[0]) + pair[1];
     miss_non_finite_ = !std::isfinite(norm_squared);
-    miss = miss_non_finite_ || ClipFactor(norm_squared) > 1;
+    miss = miss_non_finite_ || ClipFactor(norm_squared, pass_.loss_scale,
+                                          options_.gradient_clipping) > 1;
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
   return miss;
 }
 
-absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
-  const bool finite = !stats->skipped;
-  if (stats->speculation == StepStats::Speculation::kAborted) {
+absl::Status HostOptimizer::ResolveSpeculation(bool validated, bool finite) {
+  if (outcome_.speculation == Speculation::kAborted) {
     // This rank's evidence implies the global outcome, the same on every
     // rank: a replay or a skip. (Should the rounding of the running [hi, lo]
     // pair, about 2^-48 relative, ever let the global norm validate a step
@@ -230,37 +219,37 @@ absl::Status Engine::ResolveSpeculation(bool validated, StepStats* stats) {
     // is the rank's own evidence, so ranks may speculate on different
     // steps; that is safe, as speculation changes only the rank's host work
     // and local copies, never a collective.
-    if (stats->speculative_pieces == 0) return absl::OkStatus();
+    if (outcome_.speculative_pieces == 0) return absl::OkStatus();
   } else if (validated && finite) {
-    stats->speculation = StepStats::Speculation::kCommitted;
+    outcome_.speculation = Speculation::kCommitted;
     speculation_pause_ = 1;
-    const SpeculationPass& pass = speculation_;
+    const Pass& pass = pass_;
     for (int i = 0; i < static_cast<int>(pass.done.size()); ++i) {
       if (pass.done[i]) {
-        host_state_.Flip(i);
+        state_.Flip(i);
         ZR_RETURN_IF_ERROR(WriteBackPiece(i));
       } else {
-        // Not reached (HostStepPlanOf's carries_over): in place under the
-        // next forward, by RunDeferredPiece, with the same arguments.
+        // Not reached (the plan's carries_over): in place under the next
+        // forward, by RunDeferredPiece, with the same arguments.
         piece_deferred_[i] = true;
-        ++stats->carried_pieces;
+        ++outcome_.carried_pieces;
       }
     }
-    if (stats->carried_pieces > 0) {
+    if (outcome_.carried_pieces > 0) {
       deferred_args_ = pass.args;
-      deferred_grads_ = reducer_->host_partition();
+      deferred_grads_ = reducer_.host_partition();
     }
     return absl::OkStatus();
   } else {
-    stats->speculation = finite ? StepStats::Speculation::kReplayed
-                                : StepStats::Speculation::kDiscarded;
+    outcome_.speculation =
+        finite ? Speculation::kReplayed : Speculation::kDiscarded;
   }
-  if (options_.speculative_step == zero::SpeculativeStep::kAuto) {
+  if (options_.speculative_step == SpeculativeStep::kAuto) {
     speculate_from_ = step_ + 1 + speculation_pause_;
     speculation_pause_ = std::min<int64_t>(2 * speculation_pause_, 1024);
   }
   return absl::OkStatus();
 }
 
-}  // namespace engine
+}  // namespace zero
 }  // namespace zero3

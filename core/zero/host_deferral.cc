@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 //
-// engine_host_step.cc: the host share's AdamW moved out of the step's end
+// host_deferral.cc: the host share's AdamW moved out of the step's end
 // (zero3.host_step_overlap). Update() leaves its pieces deferred, with the
 // step's arguments and gradients, and they run here:
 //   "forward": under the next forward, each just before the first gather
@@ -21,18 +21,16 @@
 
 #include <algorithm>
 
-#include "core/engine/engine.h"
-#include "core/engine/engine_internal.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
-#include "core/zero/options.h"
+#include "core/zero/host_optimizer.h"
 
 namespace zero3 {
-namespace engine {
+namespace zero {
 
-absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
+absl::Status HostOptimizer::RunDeferredPieces(int64_t begin, int64_t elements) {
   for (size_t i = 0; i < piece_deferred_.size(); ++i) {
-    const zero::HostPiece& p = host_pieces_[i];
+    const HostPiece& p = pieces_[i];
     if (!piece_deferred_[i] || p.offset >= begin + elements ||
         p.offset + p.elements <= begin) {
       continue;
@@ -42,16 +40,14 @@ absl::Status Engine::RunDeferredPieces(int64_t begin, int64_t elements) {
   return absl::OkStatus();
 }
 
-absl::Status Engine::RunDeferredPiece(int index) {
+absl::Status HostOptimizer::RunDeferredPiece(int index) {
   const bool delayed = plan_.delayed;
   // Delayed, the staging still holds the last update's working copy until
   // its write-back (issued at this step's start) has read it.
-  if (delayed &&
-      options_.syncs.enabled(zero::Sync::kWriteBackBeforeHostPiece)) {
+  if (delayed && options_.syncs.enabled(Sync::kWriteBackBeforeHostPiece)) {
     ZR_RETURN_IF_ERROR(piece_written_[index]->Synchronize());
   }
-  ZR_RETURN_IF_ERROR(
-      HostAdamPiece(index, deferred_args_, deferred_grads_, false));
+  ZR_RETURN_IF_ERROR(AdamPiece(index, deferred_args_, deferred_grads_, false));
   piece_deferred_[index] = false;
   if (delayed) {
     // To the device at the start of the step after the one running now
@@ -67,7 +63,7 @@ absl::Status Engine::RunDeferredPiece(int index) {
   return write_back_->Record(*piece_written_[index]);
 }
 
-int Engine::FirstDeferredPiece() const {
+int HostOptimizer::FirstDeferredPiece() const {
   const auto it =
       std::find(piece_deferred_.begin(), piece_deferred_.end(), true);
   return it == piece_deferred_.end()
@@ -75,38 +71,39 @@ int Engine::FirstDeferredPiece() const {
              : static_cast<int>(it - piece_deferred_.begin());
 }
 
-absl::Status Engine::RunDelayedPiecesUnderForward() {
+absl::Status HostOptimizer::RunDelayedPiecesUnderForward(
+    runtime::Event& forward_done) {
   for (int i = FirstDeferredPiece(); i >= 0; i = FirstDeferredPiece()) {
-    ZR_ASSIGN_OR_RETURN(const bool forward_done, loss_copied_->Query());
-    if (forward_done) break;
+    ZR_ASSIGN_OR_RETURN(const bool done, forward_done.Query());
+    if (done) break;
     ZR_RETURN_IF_ERROR(RunDeferredPiece(i));
   }
   return absl::OkStatus();
 }
 
-absl::Status Engine::RunDelayedPieceIfBlocked() {
-  if (!plan_.delayed || rt_.NowNanos() - module_begin_ns_ <
-                            options_.delayed_piece_after_wait_ns) {
+absl::Status HostOptimizer::RunDelayedPieceIfBlocked(int64_t module_begin_ns) {
+  if (!plan_.delayed ||
+      rt_.NowNanos() - module_begin_ns < options_.delayed_piece_after_wait_ns) {
     return absl::OkStatus();
   }
   const int i = FirstDeferredPiece();
   return i >= 0 ? RunDeferredPiece(i) : absl::OkStatus();
 }
 
-absl::Status Engine::RunAllDeferredPieces() {
-  return RunDeferredPieces(0, layout_->total());
+absl::Status HostOptimizer::RunAllDeferredPieces() {
+  return RunDeferredPieces(0, ctx_.layout->total());
 }
 
-absl::Status Engine::FinishHostStep() {
+absl::Status HostOptimizer::FinishHostStep() {
   // Delayed, a write-back due at the next step's start goes first: the
   // pieces then rewrite its staging.
   ZR_RETURN_IF_ERROR(IssueWriteBack());
   ZR_RETURN_IF_ERROR(RunAllDeferredPieces());
-  ZR_RETURN_IF_ERROR(host_state_.Settle(
-      rt_, host_pieces_, ctx_.host_begin, internal::HostTaskThreads(options_),
-      zero::OptimizerThreads(options_.optimizer_threads)));
+  ZR_RETURN_IF_ERROR(
+      state_.Settle(rt_, pieces_, ctx_.host_begin, HostTaskThreads(options_),
+                    OptimizerThreads(options_.optimizer_threads)));
   return IssueWriteBack();
 }
 
-}  // namespace engine
+}  // namespace zero
 }  // namespace zero3
