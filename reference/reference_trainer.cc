@@ -22,6 +22,15 @@ using runtime::TensorRef;
 
 namespace {
 
+// Each value rounded to `dtype` and back (nothing for fp32).
+void RoundTo(kernels::DType dtype, std::vector<float>* values) {
+  if (dtype == kernels::DType::kF32) return;
+  for (float& x : *values) {
+    kernels::StoreFromFloat(dtype, x, &x, 0);
+    x = kernels::LoadAsFloat(dtype, &x, 0);
+  }
+}
+
 float Round(DType dtype, float v) {
   if (dtype == DType::kF32) return v;
   float out;
@@ -290,6 +299,12 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     args.adamw_mode = options_.adamw_mode;
     kernels::AdamWStep(args, master_[p].data(), g.data(), m_[p].data(),
                        v_[p].data());
+    // A bf16 master and moments (bf16_master_weights_and_grads,
+    // bf16_optimizer_states) keep the step's results rounded to nearest
+    // even, as the host optimizer stores them.
+    RoundTo(options_.host_master_dtype, &master_[p]);
+    RoundTo(options_.host_moments_dtype, &m_[p]);
+    RoundTo(options_.host_moments_dtype, &v_[p]);
   }
   ZR_RETURN_IF_ERROR(UploadParams(delayed ? before : master_));
   return result;

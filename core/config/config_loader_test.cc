@@ -72,7 +72,9 @@ TEST(ConfigLoaderTest, DefaultConfig) {
   "gradient_accumulation_steps": 1,
   "gradient_clipping": 1.0,
   "bf16": {
-    "enabled": false
+    "enabled": false,
+    "bf16_master_weights_and_grads": false,
+    "bf16_optimizer_states": false
   },
   "fp16": {
     "enabled": false,

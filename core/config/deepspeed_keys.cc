@@ -129,10 +129,6 @@ constexpr DeepSpeedKey kKeys[] = {
     {"bf16", "check_grad_overflow", K::kIgnored, "",
      "ignored: a step whose gradient norm is not finite is always skipped "
      "(parameters unchanged), in bf16 as in fp16 and fp32"},
-    {"bf16", "bf16_master_weights_and_grads", K::kIgnored, "",
-     "not implemented; ignored: master weights and their gradients are "
-     "fp32"},
-    {"bf16", "bf16_optimizer_states", K::kValueRule, "", ""},
 
     // --- fp16 ---
     {"fp16", "auto_cast", K::kIgnored, "", "not implemented; ignored"},
@@ -146,7 +142,8 @@ constexpr DeepSpeedKey kKeys[] = {
      "ignored: zero3 steps its own Adam/AdamW, which computes what "
      "torch.optim.Adam/AdamW compute"},
     {"optimizer.params", "fp32_optimizer_states", K::kIgnored, "",
-     "ignored: Adam moments are always fp32"},
+     "ignored: Adam moments are fp32 unless bf16.bf16_optimizer_states "
+     "(as DeepSpeed sets it from that key)"},
     {"optimizer.params", "amsgrad", K::kRejectedIfTrue, "",
      "AMSGrad is not implemented (nor by DeepSpeed's CPU Adam); remove the "
      "key or set it to false"},

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/config/coerce.h"
 #include "core/config/ignored_key_types.h"
+#include "core/config/modes.h"
 #include "core/config/schema.h"
 
 namespace zero3 {
@@ -85,38 +86,6 @@ void Amp(const JsonValue& v, Diagnostics* diag) {
   }
 }
 
-void Bf16OptimizerStates(const JsonValue& bf16, Diagnostics* diag) {
-  const std::string path = "bf16.bf16_optimizer_states";
-  const JsonValue& v = *bf16.Find("bf16_optimizer_states");
-  const absl::optional<bool> on = LaxBool(v, path);
-  if (!on.has_value()) {
-    diag->ValueError(
-        path, absl::StrCat("expected true or false, found ", DescribeValue(v)));
-    return;
-  }
-  if (!*on) {
-    diag->Notice(path, "false: Adam moments are fp32, as zero3 keeps them");
-    return;
-  }
-  const JsonValue* master = bf16.Find("bf16_master_weights_and_grads");
-  const absl::optional<bool> master_on =
-      master == nullptr
-          ? absl::optional<bool>(false)
-          : LaxBool(*master, "bf16.bf16_master_weights_and_grads");
-  if (master_on.has_value() && !*master_on) {
-    diag->ValueError(path,
-                     "true without bf16_master_weights_and_grads: "
-                     "DeepSpeed rejects it (\"bf16_optimizer_states "
-                     "requires bf16_master_weights_and_grads to be "
-                     "enabled\", runtime/config.py); zero3 keeps fp32 "
-                     "Adam moments either way: remove the key");
-    return;
-  }
-  diag->Notice(path,
-               "bf16 Adam moments are not implemented; ignored: Adam "
-               "moments are fp32");
-}
-
 // A pydantic bool flag of `section` ("fp16", "bf16"), false when absent or
 // unreadable (its type error is reported elsewhere).
 bool Flag(const JsonValue* section, const char* key, const std::string& path) {
@@ -127,43 +96,73 @@ bool Flag(const JsonValue* section, const char* key, const std::string& path) {
 
 // The master-weight settings, as DeepSpeed's ZeRO-3 optimizer checks them
 // (runtime/base_optimizer.py _configure_master_weights, with the offload
-// requirement of runtime/zero/stage3.py).
+// requirement of runtime/zero/stage3.py), and what zero3's bf16 master and
+// optimizer states (the host AdamW's) need besides.
 void MasterWeights(const JsonValue* fp16, const JsonValue* bf16,
                    const Config& config, Diagnostics* diag) {
   const std::string fp16_key = "fp16.fp16_master_weights_and_grads";
   const std::string bf16_key = "bf16.bf16_master_weights_and_grads";
+  const std::string states_key = "bf16.bf16_optimizer_states";
   const bool fp16_master =
       Flag(fp16, "fp16_master_weights_and_grads", fp16_key);
-  const bool bf16_master =
-      Flag(bf16, "bf16_master_weights_and_grads", bf16_key);
-  const bool bf16_states =
-      Flag(bf16, "bf16_optimizer_states", "bf16.bf16_optimizer_states");
+  const bool bf16_master = config.bf16().bf16_master_weights_and_grads();
+  const bool bf16_states = config.bf16().bf16_optimizer_states();
   const bool offload =
       config.zero_optimization().offload_optimizer().device() != "none";
   const std::string needs_offload =
       ": DeepSpeed's ZeRO-3 requires optimizer offload with its CPU Adam for "
       "it (\"Master weights feature requires ZeRO-3 Offload with "
-      "DeepSpeedCPUAdam\", runtime/zero/stage3.py); zero3 keeps fp32 master "
-      "weights either way: remove the key, or set "
-      "zero_optimization.offload_optimizer.device \"cpu\"";
+      "DeepSpeedCPUAdam\", runtime/zero/stage3.py)";
+  if (bf16_states && !bf16_master) {
+    diag->ValueError(states_key,
+                     "true without bf16_master_weights_and_grads: "
+                     "DeepSpeed rejects it (\"bf16_optimizer_states "
+                     "requires bf16_master_weights_and_grads to be "
+                     "enabled\", runtime/config.py): set both, or remove it");
+  }
   if (fp16_master && bf16_master) {
     diag->ValueError(bf16_key, "true together with " + fp16_key +
                                    ": DeepSpeed rejects the two together "
                                    "(runtime/base_optimizer.py); remove both");
-  } else if (fp16_master && !offload) {
-    diag->ValueError(fp16_key,
-                     "true without optimizer offload" + needs_offload);
-  } else if (bf16_master && !bf16_states && !offload) {
-    diag->ValueError(bf16_key,
-                     "true without optimizer offload (and without "
-                     "bf16_optimizer_states)" +
-                         needs_offload);
+    return;
   }
-  // With bf16_optimizer_states and optimizer offload DeepSpeed builds its
-  // CPU Adam with fp32_optimizer_states false itself, overriding a true
-  // one with a warning (runtime/engine.py _configure_basic_optimizer), so
-  // base_optimizer.py's requirement holds: accepted, with
-  // Bf16OptimizerStates' notice.
+  if (fp16_master && !offload) {
+    diag->ValueError(fp16_key, "true without optimizer offload" +
+                                   needs_offload +
+                                   "; zero3 keeps fp32 master weights either "
+                                   "way: remove the key, or set "
+                                   "zero_optimization.offload_optimizer.device "
+                                   "\"cpu\"");
+  }
+  if (!bf16_master) return;
+  const std::string key = bf16_states ? states_key : bf16_key;
+  if (!offload) {
+    // DeepSpeed's BF16 optimizer would keep them on the GPU; zero3's device
+    // AdamW is fp32.
+    diag->ValueError(key, "true without optimizer offload" + needs_offload +
+                              "; zero3 keeps bf16 master weights and states "
+                              "only on the host: set "
+                              "zero_optimization.offload_optimizer.device "
+                              "\"cpu\", or remove the key");
+  } else if (!config.bf16().enabled()) {
+    diag->ValueError(key,
+                     "true without bf16.enabled: set bf16.enabled true, "
+                     "or remove the key");
+  } else if (config.zero3().auto_offload_ratio() ||
+             config.zero_optimization().offload_optimizer().ratio() < 1) {
+    diag->ValueError(
+        key,
+        "true with part of the optimizer on the device "
+        "(zero_optimization.offload_optimizer.ratio below 1 or \"auto\"): "
+        "zero3's device AdamW keeps fp32 states; set the ratio to 1, or "
+        "remove the key");
+  } else if (ModesOf(config).grad_offload_copy ==
+             GradOffloadCopy::kPerParamFp32) {
+    diag->ValueError(key,
+                     "true with zero3.grad_offload_copy "
+                     "\"per_param_fp32\", which sends the fp32 master "
+                     "back: set it to \"bucketed\", or remove the key");
+  }
 }
 
 void Zenflow(const JsonValue& v, Diagnostics* diag) {
@@ -268,10 +267,6 @@ void ApplyDeepSpeedRules(const JsonValue& settings, const Config& config,
   if (const JsonValue* v = settings.Find("amp")) Amp(*v, diag);
   const JsonValue* bf16 = settings.Find("bf16");
   if (bf16 == nullptr) bf16 = settings.Find("bfloat16");
-  if (bf16 != nullptr && bf16->is_object() &&
-      bf16->Find("bf16_optimizer_states") != nullptr) {
-    Bf16OptimizerStates(*bf16, diag);
-  }
   const JsonValue* fp16 = settings.Find("fp16");
   MasterWeights(fp16 != nullptr && fp16->is_object() ? fp16 : nullptr,
                 bf16 != nullptr && bf16->is_object() ? bf16 : nullptr, config,

@@ -168,11 +168,41 @@ TEST(DeepSpeedRulesTest, RejectionsDeepSpeedMakes) {
   EXPECT_EQ(Error(R"({"fp16": {"fp16_master_weights_and_grads": true},
                       "zero_optimization": {"cpu_offload": true}})"),
             "accepted");
+  // zero3's bf16 master and states are the host AdamW's: what they need.
+  const struct {
+    const char* json;
+    const char* error;
+  } bf16_cases[] = {
+      {R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
+           "bf16_optimizer_states": true}})",
+       "true without optimizer offload: DeepSpeed"},
+      {R"({"bf16": {"enabled": false, "bf16_master_weights_and_grads": true},
+           "zero_optimization": {"offload_optimizer": {"device": "cpu"}}})",
+       "true without bf16.enabled"},
+      {R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true},
+           "zero_optimization": {"offload_optimizer": {"device": "cpu",
+                                                       "ratio": 0.5}}})",
+       "part of the optimizer on the device"},
+      {R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true},
+           "zero_optimization": {"offload_optimizer": {"device": "cpu",
+                                                       "ratio": "auto"}}})",
+       "part of the optimizer on the device"},
+      {R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true},
+           "zero_optimization": {"offload_optimizer": {"device": "cpu"}},
+           "zero3": {"grad_offload_copy": "per_param_fp32"}})",
+       "sends the fp32 master back"},
+  };
+  for (const auto& c : bf16_cases) {
+    EXPECT_THAT(Error(c.json), HasSubstr(c.error)) << c.json;
+  }
+  EXPECT_EQ(Error(R"({"bf16": {"enabled": true,
+                               "bf16_master_weights_and_grads": true},
+                      "zero_optimization": {"offload_optimizer":
+                                            {"device": "cpu"}}})"),
+            "accepted");
   for (const char* ok :
        {R"({"gradient_allreduce_op": "MEAN"})",
         R"({"amp": {"enabled": false}})",
-        R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
-            "bf16_optimizer_states": true}})",
         // runtime/engine.py builds the CPU Adam with bf16 moments itself.
         R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
             "bf16_optimizer_states": true},

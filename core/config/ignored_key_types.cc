@@ -73,7 +73,6 @@ constexpr TypedKey kTypedKeys[] = {
      Want::kFraction},
     {"bf16", "immediate_grad_update", Want::kBool},
     {"bf16", "check_grad_overflow", Want::kBool},
-    {"bf16", "bf16_master_weights_and_grads", Want::kBool},
     {"fp16", "auto_cast", Want::kBool},
     {"fp16", "fp16_master_weights_and_grads", Want::kBool},
     {"wandb", "enabled", Want::kBool},

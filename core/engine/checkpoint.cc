@@ -95,13 +95,28 @@ absl::Status WriteShardFile(const ShardSnapshot& snap, const std::string& path,
   };
   const std::vector<float>* values[] = {&state.master, &state.exp_avg,
                                         &state.exp_avg_sq};
+  const kernels::DType dtypes[] = {snap.master_dtype, snap.moments_dtype,
+                                   snap.moments_dtype};
   std::vector<io::TensorToWrite> tensors;
+  std::vector<uint16_t> narrowed[3];
   for (int i = 0; i < 3; ++i) {
+    const std::vector<float>& v = *values[i];
     io::TensorToWrite t;
     t.name = kShardTensors[i];
-    t.shape = {static_cast<int64_t>(values[i]->size())};
-    t.data = absl::string_view(reinterpret_cast<const char*>(values[i]->data()),
-                               values[i]->size() * sizeof(float));
+    t.shape = {static_cast<int64_t>(v.size())};
+    if (dtypes[i] == kernels::DType::kBF16) {
+      // bf16 values held in floats: their top halves, exactly.
+      narrowed[i].resize(v.size());
+      for (size_t k = 0; k < v.size(); ++k) {
+        narrowed[i][k] = kernels::FloatToBF16(v[k]);
+      }
+      t.dtype = io::TensorDType::kBF16;
+      t.data = absl::string_view(
+          reinterpret_cast<const char*>(narrowed[i].data()), v.size() * 2);
+    } else {
+      t.data = absl::string_view(reinterpret_cast<const char*>(v.data()),
+                                 v.size() * sizeof(float));
+    }
     tensors.push_back(t);
   }
   ZR_RETURN_IF_ERROR(CheckpointFaultPoint("before_shard", path));
@@ -226,6 +241,8 @@ absl::Status CheckpointSaver::Start() {
   if (p.status.ok()) p.status = CheckpointFaultPoint("snapshot", p.step_dir);
   p.snapshot.rank = rt_.rank();
   p.snapshot.world_size = rt_.world_size();
+  p.snapshot.master_dtype = engine_.options().host_master_dtype;
+  p.snapshot.moments_dtype = engine_.options().host_moments_dtype;
   p.snapshot.data = engine_.data_position();
   if (rt_.rank() == 0) p.manifest = MakeManifest(engine_, rt_, options_);
   pending_ = std::move(p);

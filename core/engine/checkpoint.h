@@ -42,6 +42,7 @@
 #include "core/engine/checkpoint_manifest.h"
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
+#include "core/kernels/dtype.h"
 #include "core/model/data.h"
 #include "core/model/model_spec.pb.h"
 #include "core/runtime/runtime.h"
@@ -64,6 +65,10 @@ struct ShardSnapshot {
   model::DataPosition data;
   int rank = 0;
   int world_size = 1;
+  // How the master and the moments are saved: F32, or BF16 where the
+  // engine keeps them in bf16 (its values are bf16's then: saved exactly).
+  kernels::DType master_dtype = kernels::DType::kF32;
+  kernels::DType moments_dtype = kernels::DType::kF32;
 };
 
 // A checkpoint published: its step and directory (empty: none).

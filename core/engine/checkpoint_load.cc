@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/engine/checkpoint.h"
 #include "core/io/safetensors.h"
+#include "core/kernels/dtype.h"
 #include "core/util/status_macros.h"
 
 namespace zero3 {
@@ -54,13 +56,23 @@ class ShardReader {
         extents_(m.files.size()) {}
 
   // Asks for elements [first, first + n) of tensor `tensor` of `rank`'s
-  // shard into `out` (filled by ReadAll).
+  // shard into `out` (filled by ReadAll). A BF16 tensor (bf16 master
+  // weights and optimizer states, saved as they are) is read into staging
+  // and widened, exactly.
   absl::Status Want(int rank, int tensor, int64_t first, int64_t n,
                     float* out) {
     ZR_ASSIGN_OR_RETURN(const io::SafetensorsFile* f, Open(rank));
     const io::TensorEntry& t = *f->Find(kShardTensors[tensor]);
-    extents_[rank].push_back({f->data_offset() + t.begin + first * 4, n * 4,
-                              reinterpret_cast<char*>(out)});
+    const int64_t at = f->data_offset() + t.begin;
+    if (t.dtype == io::TensorDType::kF32) {
+      extents_[rank].push_back(
+          {at + first * 4, n * 4, reinterpret_cast<char*>(out)});
+      return absl::OkStatus();
+    }
+    widen_.push_back({std::vector<uint16_t>(n), out});
+    extents_[rank].push_back(
+        {at + first * 2, n * 2,
+         reinterpret_cast<char*>(widen_.back().staged.data())});
     return absl::OkStatus();
   }
 
@@ -69,6 +81,12 @@ class ShardReader {
     for (size_t r = 0; r < files_.size(); ++r) {
       if (files_[r] != nullptr) ZR_RETURN_IF_ERROR(ReadOne(r));
     }
+    for (const Widen& w : widen_) {
+      for (size_t i = 0; i < w.staged.size(); ++i) {
+        w.out[i] = kernels::BF16ToFloat(w.staged[i]);
+      }
+    }
+    widen_.clear();
     return absl::OkStatus();
   }
 
@@ -105,11 +123,13 @@ class ShardReader {
     files_[rank] = *std::move(opened);
     for (const char* name : kShardTensors) {
       const io::TensorEntry* t = files_[rank]->Find(name);
-      if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
+      if (t == nullptr ||
+          (t->dtype != io::TensorDType::kF32 &&
+           t->dtype != io::TensorDType::kBF16) ||
           t->shape != std::vector<int64_t>{m_.partition_elements}) {
         return absl::InvalidArgumentError(absl::StrCat(
             "checkpoint file ", files_[rank]->path(), ": tensor '", name,
-            "' is missing or not F32 [", m_.partition_elements, "]"));
+            "' is missing or not F32 or BF16 [", m_.partition_elements, "]"));
       }
     }
     return files_[rank].get();
@@ -147,6 +167,12 @@ class ShardReader {
   const CheckpointManifest& m_;
   std::vector<std::unique_ptr<io::SafetensorsFile>> files_;
   std::vector<std::vector<Extent>> extents_;  // by rank
+  // BF16 ranges read into `staged`, widened into `out` after.
+  struct Widen {
+    std::vector<uint16_t> staged;
+    float* out;
+  };
+  std::deque<Widen> widen_;  // a deque: Extent::out points into it
 };
 
 // The step counts and loss scaler of a shard's __metadata__.

@@ -244,11 +244,12 @@ absl::Status CheckManifest(const CheckpointManifest& m,
   if (!spec.ok()) {
     return Bad(path, absl::StrCat("'model': ", spec.message()));
   }
-  // Each shard holds the master and both moments, partition_elements fp32
-  // values each: the files bound what a reader allocates.
+  // Each shard holds the master and both moments, partition_elements
+  // values each, fp32 or (bf16 states) bf16: the files bound what a reader
+  // allocates.
   for (const CheckpointFile& f : m.files) {
     ZR_RETURN_IF_ERROR(InRange(path, "files[].bytes", f.bytes,
-                               12 * m.partition_elements,
+                               6 * m.partition_elements,
                                std::numeric_limits<int64_t>::max()));
   }
   const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);

@@ -27,6 +27,7 @@
 #include "core/engine/checkpoint_manifest.h"
 #include "core/engine/checkpoint_test_util.h"
 #include "core/engine/engine.h"
+#include "core/io/safetensors.h"
 #include "core/kernels/dtype.h"
 #include "core/model/presets.h"
 #include "core/util/check.h"
@@ -146,12 +147,15 @@ struct Case {
   int accumulation;
   // The speculative host step (offload_optimizer.super_offload), on.
   bool speculative = false;
+  // bf16 master weights and Adam moments on the host (saved as BF16).
+  bool bf16_states = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.world << " ranks, " << kernels::DTypeName(c.dtype)
       << (c.offload ? ", offload" : ", device") << ", accumulation "
-      << c.accumulation << (c.speculative ? ", speculative" : "");
+      << c.accumulation << (c.speculative ? ", speculative" : "")
+      << (c.bf16_states ? ", bf16 states" : "");
 }
 
 class ResumeTest : public ::testing::TestWithParam<Case> {};
@@ -160,18 +164,34 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
   const Case c = GetParam();
   zero::ZeroOptions o = Options(c.dtype, c.offload, c.accumulation);
   if (c.speculative) o.speculative_step = zero::SpeculativeStep::kOn;
+  if (c.bf16_states) {
+    o.host_master_dtype = runtime::DType::kBF16;
+    o.host_moments_dtype = runtime::DType::kBF16;
+  }
   auto data = CorpusBatches(o.seq);
   constexpr int kSteps = 6, kSaveAt = 3;
   const Outcome straight = Train(o, *data, c.world, kSteps, "", nullptr);
   ASSERT_THAT(straight.status, IsOk());
   SaveOptions save;
-  save.dir = FreshTestDir(
-      absl::StrCat("resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
-                   c.offload ? "offload" : "device", "_", c.accumulation,
-                   c.speculative ? "_speculative" : ""));
+  save.dir = FreshTestDir(absl::StrCat(
+      "resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
+      c.offload ? "offload" : "device", "_", c.accumulation,
+      c.speculative ? "_speculative" : "", c.bf16_states ? "_bf16states" : ""));
   const Outcome first = Train(o, *data, c.world, kSaveAt, "", &save);
   ASSERT_THAT(first.status, IsOk());
   EXPECT_EQ(ReadAll(save.dir + "/latest"), "step_3\n");
+  {
+    // Saved as they are: bf16 states as BF16 tensors, else F32.
+    ASSERT_OK_AND_ASSIGN(
+        auto shard,
+        io::SafetensorsFile::Open(save.dir + "/step_3/" + ShardFileName(0)));
+    for (const char* name : kShardTensors) {
+      ASSERT_NE(shard->Find(name), nullptr) << name;
+      EXPECT_EQ(shard->Find(name)->dtype,
+                c.bf16_states ? io::TensorDType::kBF16 : io::TensorDType::kF32)
+          << name;
+    }
+  }
   const Outcome resumed = Train(o, *data, c.world, kSteps, save.dir, nullptr);
   ASSERT_THAT(resumed.status, IsOk());
   ASSERT_EQ(resumed.rank0.size(), static_cast<size_t>(kSteps - kSaveAt));
@@ -220,6 +240,11 @@ std::vector<Case> Cases() {
     cases.push_back({2, d, true, 1, true});
   }
   cases.push_back({4, runtime::DType::kBF16, true, 2, true});
+  // bf16 master weights and moments, saved as BF16 and resumed exactly.
+  for (int world : {1, 3}) {
+    cases.push_back({world, runtime::DType::kBF16, true, 1, false, true});
+  }
+  cases.push_back({2, runtime::DType::kBF16, true, 2, true, true});
   return cases;
 }
 
@@ -230,7 +255,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ResumeTest, ::testing::ValuesIn(Cases()),
                                c.world, "ranks_", kernels::DTypeName(c.dtype),
                                c.offload ? "_offload" : "_device", "_accum",
                                c.accumulation,
-                               c.speculative ? "_speculative" : "");
+                               c.speculative ? "_speculative" : "",
+                               c.bf16_states ? "_bf16states" : "");
                          });
 
 // A two-rank checkpoint of step 2 in a fresh directory.
@@ -305,6 +331,27 @@ TEST_P(ReshardTest, ContinuesWithinFp32Tolerance) {
     EXPECT_LE(std::sqrt(diff / std::max(norm, 1e-30)), kTolerance)
         << "parameter " << p;
     EXPECT_GT(norm, 0) << "parameter " << p;
+  }
+}
+
+// bf16 master weights and moments saved by 2 ranks and loaded by 1 and 4:
+// every parameter's master exactly the saving run's (each rank reads its
+// partitions of the BF16 tensors, widened exactly).
+TEST(CheckpointTest, Bf16StatesReshardExactly) {
+  zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
+  o.host_master_dtype = runtime::DType::kBF16;
+  o.host_moments_dtype = runtime::DType::kBF16;
+  auto data = CorpusBatches(o.seq);
+  SaveOptions save;
+  save.dir = FreshTestDir("reshard_bf16_states");
+  const Outcome saved = Train(o, *data, 2, 2, "", &save);
+  ASSERT_THAT(saved.status, IsOk());
+  for (int world : {1, 4}) {
+    zero::ZeroOptions to = o;  // the same global batch
+    to.micro_batch = 2 * o.micro_batch / world;
+    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
+    ASSERT_THAT(loaded.status, IsOk()) << world;
+    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
   }
 }
 

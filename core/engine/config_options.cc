@@ -129,6 +129,14 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
       modes.host_step_overlap == config::HostStepOverlap::kForward;
   o.host_step_delayed =
       modes.host_step_overlap == config::HostStepOverlap::kDelayed;
+  // core/config's rules allow these only with the whole optimizer on the
+  // host and a bf16 model.
+  if (c.bf16().bf16_master_weights_and_grads()) {
+    o.host_master_dtype = kernels::DType::kBF16;
+    if (c.bf16().bf16_optimizer_states()) {
+      o.host_moments_dtype = kernels::DType::kBF16;
+    }
+  }
   o.speculative_step = z.offload_optimizer().super_offload()
                            ? zero::SpeculativeStep::kAuto
                            : zero::SpeculativeStep::kOff;

@@ -108,20 +108,22 @@ absl::Status Engine::AllocateOptimizerState() {
 
 absl::Status Engine::InitParameters(const model::ParamSource& params) {
   // The initial fp32 master: in place on the host when all of the optimizer
-  // is there, else in pinned staging whose device share goes to the device
-  // and whose host share is copied to the host master.
+  // is there in fp32, else in pinned staging whose device share goes to the
+  // device and whose host share is copied (or, bf16, rounded) to the host
+  // master.
   const int64_t hb = ctx_.host_begin;
+  const bool staged = hb > 0 || options_.host_master_dtype != DType::kF32;
   runtime::OwnedBuffer temp;
-  if (hb > 0) {
+  if (staged) {
     ZR_ASSIGN_OR_RETURN(
         temp, AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
                            HostMemoryKind::kPinned, "initial master staging"));
   }
   ZR_RETURN_IF_ERROR(
-      WriteInitialMaster(params, hb > 0 ? temp : host_->state().master()));
+      WriteInitialMaster(params, staged ? temp : host_->state().master()));
   absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
   if (enqueued.ok() && ctx_.host_elements() > 0) {
-    if (hb > 0) enqueued = CopyHostShare(temp);
+    if (staged) enqueued = CopyHostShare(temp);
     if (enqueued.ok()) enqueued = host_->StageWorkingCopy();
   }
   // What was enqueued reads `temp`: done before it is freed, on every path.
@@ -131,15 +133,25 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
 }
 
 absl::Status Engine::CopyHostShare(const Buffer& full_master) {
-  const int64_t bytes = ctx_.host_elements() * 4;
+  const int64_t n = ctx_.host_elements();
+  const int64_t bytes = n * 4;
+  const runtime::OwnedBuffer& master = host_->state().master();
+  const DType dtype = host_->state().master_dtype();
   HostTask copy;
   copy.label = "host share of the initial master";
   copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
-  const runtime::OwnedBuffer& master = host_->state().master();
   copy.writes = {master.All()};
-  copy.memory_bytes = 2 * bytes;
+  copy.memory_bytes = bytes + n * kernels::DTypeSize(dtype);
   copy.run = [&]() -> absl::Status {
-    std::memcpy(master.data(), copy.reads[0].data(), bytes);
+    if (dtype == DType::kF32) {
+      std::memcpy(master.data(), copy.reads[0].data(), bytes);
+    } else {
+      // Rounded through the working dtype already (WriteInitialMaster):
+      // exact.
+      zero::HostCastFromFloat(
+          copy.reads[0].As<float>(), dtype, master.data(), n,
+          zero::OptimizerThreads(options_.optimizer_threads));
+    }
     return absl::OkStatus();
   };
   return rt_.RunHostTask(copy);

@@ -52,8 +52,9 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   read.reads = {
       on_host ? host_->state().First(s.offset - ctx_.host_begin, valid).master
               : temp.All()};
+  const DType dtype = on_host ? host_->state().master_dtype() : DType::kF32;
   read.run = [&]() -> absl::Status {
-    std::memcpy(out.data(), read.reads[0].data(), valid * 4);
+    zero::HostWidenToFloat(read.reads[0].data(), dtype, out.data(), valid, 1);
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
@@ -123,7 +124,9 @@ absl::Status Engine::ExportState(TrainingState* into) {
                      device_bytes, threads);
       }
       if (host_bytes > 0) {
-        ParallelCopy(out + device_bytes, host[i]->data(), host_bytes, threads);
+        zero::HostWidenToFloat(
+            host[i]->data(), i == 0 ? hs.master_dtype() : hs.moments_dtype(),
+            outs[i]->data() + hb, ctx_.host_elements(), threads);
       }
     }
     return absl::OkStatus();

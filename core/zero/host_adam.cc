@@ -258,6 +258,67 @@ void WithDecayMode(const kernels::AdamWArgs& a, F&& f) {
   }
 }
 
+// Low-precision state (HostAdamWArrays::master_dtype / moments_dtype bf16,
+// DeepSpeed's bf16_master_weights_and_grads and bf16_optimizer_states): each
+// array widened as it is loaded, the element update in float, and each
+// result rounded to nearest even as it is stored; the working copy is the
+// rounded master. The reference trainer rounds the same after
+// kernels::AdamWStep.
+__attribute__((always_inline)) inline float Load(const float* p) { return *p; }
+__attribute__((always_inline)) inline float Load(const uint16_t* p) {
+  return FromBF16(*p);
+}
+__attribute__((always_inline)) inline void Store(float* p, float v) { *p = v; }
+__attribute__((always_inline)) inline void Store(uint16_t* p, float v) {
+  *p = ToBF16(v);
+}
+
+// In place or out of place (the outputs may be the inputs): no __restrict
+// between them.
+template <typename M, bool kL2, bool kDecoupled>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void LoopState(
+    const Constants c, int64_t n, const uint16_t* params,
+    const float* __restrict grads, const M* exp_avg, const M* exp_avg_sq,
+    uint16_t* params_out, M* exp_avg_out, M* exp_avg_sq_out) {
+  for (int64_t i = 0; i < n; ++i) {
+    float param = Load(params + i), momentum = Load(exp_avg + i),
+          variance = Load(exp_avg_sq + i);
+    Element<kL2, kDecoupled>(c, grads[i], param, momentum, variance);
+    Store(params_out + i, param);
+    Store(exp_avg_out + i, momentum);
+    Store(exp_avg_sq_out + i, variance);
+  }
+}
+
+template <typename M>
+void StepRangeState(const kernels::AdamWArgs& a, const Constants& c,
+                    const HostAdamWArrays& x, int64_t begin, int64_t end) {
+  const int64_t gsize = kernels::DTypeSize(x.grad_dtype);
+  const bool out_of_place = x.params_out != nullptr;
+  const uint16_t* p = static_cast<const uint16_t*>(x.params);
+  const M* m = static_cast<const M*>(x.exp_avg);
+  const M* v = static_cast<const M*>(x.exp_avg_sq);
+  uint16_t* po = static_cast<uint16_t*>(out_of_place ? x.params_out : x.params);
+  M* mo = static_cast<M*>(out_of_place ? x.exp_avg_out : x.exp_avg);
+  M* vo = static_cast<M*>(out_of_place ? x.exp_avg_sq_out : x.exp_avg_sq);
+  alignas(64) float widened[kBlock];
+  for (int64_t b = begin; b < end; b += kBlock) {
+    const int64_t n = std::min(end, b + kBlock) - b;
+    Widen(x.grad_dtype, n, static_cast<const char*>(x.grads) + b * gsize,
+          widened);
+    WithDecayMode(a, [&](auto l2, auto decoupled) {
+      LoopState<M, decltype(l2)::value, decltype(decoupled)::value>(
+          c, n, p + b, widened, m + b, v + b, po + b, mo + b, vo + b);
+    });
+    // The working copy is the new bf16 master, bit for bit.
+    if (x.working)
+      StreamOut16(static_cast<uint16_t*>(x.working) + b, po + b, n);
+  }
+#if defined(__SSE2__)
+  if (x.working) _mm_sfence();
+#endif
+}
+
 // The default mixed-precision step over [begin, end): LoopBF16 (in place)
 // or LoopOutBF16 (out of place, the speculative step) a block at a time into
 // L1 scratch, each block's outputs then streamed out: the working copy is
@@ -270,10 +331,10 @@ void WithDecayMode(const kernels::AdamWArgs& a, F&& f) {
 void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
                    const HostAdamWArrays& x, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
-  float* p = x.params + begin;
+  float* p = static_cast<float*>(x.params) + begin;
   const uint16_t* g = static_cast<const uint16_t*>(x.grads) + begin;
-  float* m = x.exp_avg + begin;
-  float* v = x.exp_avg_sq + begin;
+  float* m = static_cast<float*>(x.exp_avg) + begin;
+  float* v = static_cast<float*>(x.exp_avg_sq) + begin;
   uint16_t* w = static_cast<uint16_t*>(x.working) + begin;
   const bool in_place = x.params_out == nullptr;
   alignas(64) uint16_t scratch[kBlock];
@@ -291,9 +352,9 @@ void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
       }
     });
     if (!in_place) {
-      StreamOut(x.params_out + begin + b, out[0], k);
-      StreamOut(x.exp_avg_out + begin + b, out[1], k);
-      StreamOut(x.exp_avg_sq_out + begin + b, out[2], k);
+      StreamOut(static_cast<float*>(x.params_out) + begin + b, out[0], k);
+      StreamOut(static_cast<float*>(x.exp_avg_out) + begin + b, out[1], k);
+      StreamOut(static_cast<float*>(x.exp_avg_sq_out) + begin + b, out[2], k);
     }
     StreamOut16(w + b, scratch, k);
   }
@@ -304,6 +365,14 @@ void StepRangeBF16(const kernels::AdamWArgs& a, const Constants& c,
 
 void StepRange(const kernels::AdamWArgs& a, const Constants& c,
                const HostAdamWArrays& x, int64_t begin, int64_t end) {
+  if (x.master_dtype == DType::kBF16) {
+    if (x.moments_dtype == DType::kBF16) {
+      StepRangeState<uint16_t>(a, c, x, begin, end);
+    } else {
+      StepRangeState<float>(a, c, x, begin, end);
+    }
+    return;
+  }
   if (x.grad_dtype == DType::kBF16 && x.working &&
       x.working_dtype == DType::kBF16) {
     StepRangeBF16(a, c, x, begin, end);
@@ -330,9 +399,9 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
             widened);
       g = widened;
     }
-    float* p = x.params + b;
-    float* m = x.exp_avg + b;
-    float* v = x.exp_avg_sq + b;
+    float* p = static_cast<float*>(x.params) + b;
+    float* m = static_cast<float*>(x.exp_avg) + b;
+    float* v = static_cast<float*>(x.exp_avg_sq) + b;
     if (out_of_place) {
       float* po = scratch[0];
       float* mo = scratch[1];
@@ -341,9 +410,9 @@ void StepRange(const kernels::AdamWArgs& a, const Constants& c,
         LoopOut<decltype(l2)::value, decltype(decoupled)::value>(c, n, p, g, m,
                                                                  v, po, mo, vo);
       });
-      StreamOut(x.params_out + b, po, n);
-      StreamOut(x.exp_avg_out + b, mo, n);
-      StreamOut(x.exp_avg_sq_out + b, vo, n);
+      StreamOut(static_cast<float*>(x.params_out) + b, po, n);
+      StreamOut(static_cast<float*>(x.exp_avg_out) + b, mo, n);
+      StreamOut(static_cast<float*>(x.exp_avg_sq_out) + b, vo, n);
       p = po;  // the working copy is made from the updated values
     } else {
       WithDecayMode(a, [&](auto l2, auto decoupled) {
@@ -375,6 +444,16 @@ void HostAdamWStep(const kernels::AdamWArgs& args,
   ZR_CHECK((arrays.params_out == nullptr) == (arrays.exp_avg_out == nullptr) &&
            (arrays.params_out == nullptr) == (arrays.exp_avg_sq_out == nullptr))
       << "HostAdamWStep out of place needs all three outputs";
+  ZR_CHECK(arrays.master_dtype == DType::kF32 ||
+           arrays.master_dtype == DType::kBF16)
+      << "HostAdamWStep keeps an fp32 or bf16 master";
+  ZR_CHECK(arrays.moments_dtype == DType::kF32 ||
+           (arrays.moments_dtype == DType::kBF16 &&
+            arrays.master_dtype == DType::kBF16))
+      << "HostAdamWStep keeps bf16 moments only with a bf16 master";
+  ZR_CHECK(arrays.master_dtype == DType::kF32 || arrays.working == nullptr ||
+           arrays.working_dtype == DType::kBF16)
+      << "HostAdamWStep's working copy of a bf16 master is bf16";
   const Constants c = Prepare(args);
   ParallelFor(args.n, threads, [&](int64_t begin, int64_t end) {
     StepRange(args, c, arrays, begin, end);
@@ -390,6 +469,15 @@ void HostAdamWStep(const kernels::AdamWArgs& args, float* params,
   a.exp_avg = exp_avg;
   a.exp_avg_sq = exp_avg_sq;
   HostAdamWStep(args, a, threads);
+}
+
+void HostWidenToFloat(const void* src, DType src_dtype, float* dst, int64_t n,
+                      int threads) {
+  const int64_t size = kernels::DTypeSize(src_dtype);
+  ParallelFor(n, threads, [&](int64_t begin, int64_t end) {
+    Widen(src_dtype, end - begin, static_cast<const char*>(src) + begin * size,
+          dst + begin);
+  });
 }
 
 void HostCastFromFloat(const float* src, DType dst_dtype, void* dst, int64_t n,

@@ -1,6 +1,7 @@
 // Copyright 2026 The zero3 Authors.
 //
-// host_adam.h: the optimizer step on the host, over fp32 shards.
+// host_adam.h: the optimizer step on the host, over fp32 shards, or a bf16
+// master (and moments) whose values the same fp32 arithmetic updates.
 //
 // DeepSpeed cpu_adam's math (core/kernels/reference.h, AdamWStep) applied to
 // g · grad_scale, where grad_scale folds loss unscaling and gradient
@@ -9,6 +10,10 @@
 // parameters' working copy (bf16/fp16, rounded as core/kernels/dtype.h
 // does) in the same pass: one read of every array instead of three, which
 // is what makes the offloaded step memory-bound rather than cast-bound.
+// A bf16 master and moments (DeepSpeed's bf16_master_weights_and_grads and
+// bf16_optimizer_states) are widened as they are loaded and each result
+// rounded to nearest even as it is stored: the reference AdamWStep on the
+// widened values, rounded.
 //
 // The work is split into contiguous chunks over `threads` threads; every
 // element sees exactly the arithmetic of the scalar reference, so results
@@ -28,20 +33,26 @@ namespace zero3 {
 namespace zero {
 
 struct HostAdamWArrays {
-  float* params = nullptr;  // fp32 master, updated in place
+  // The master, updated in place: fp32, or bf16 where master_dtype says.
+  void* params = nullptr;
+  kernels::DType master_dtype = kernels::DType::kF32;
   const void* grads = nullptr;
   kernels::DType grad_dtype = kernels::DType::kF32;
-  float* exp_avg = nullptr;
-  float* exp_avg_sq = nullptr;
+  // The moments: fp32, or bf16 where moments_dtype says (only with a bf16
+  // master: DeepSpeed's bf16_optimizer_states needs its master weights).
+  void* exp_avg = nullptr;
+  void* exp_avg_sq = nullptr;
+  kernels::DType moments_dtype = kernels::DType::kF32;
   // Optional, all three or none: the updated master and moments go here
-  // instead, and params, exp_avg, exp_avg_sq are only read (out of place,
-  // the same bits as in place), written with streaming stores so that the
-  // outputs are not read first: the same bytes of memory traffic as in
-  // place. Must not overlap the inputs.
-  float* params_out = nullptr;
-  float* exp_avg_out = nullptr;
-  float* exp_avg_sq_out = nullptr;
-  // Optional: receives the updated parameters in `working_dtype`.
+  // (in their dtypes) instead, and params, exp_avg, exp_avg_sq are only
+  // read (out of place, the same bits as in place), written with streaming
+  // stores so that the outputs are not read first: the same bytes of memory
+  // traffic as in place. Must not overlap the inputs.
+  void* params_out = nullptr;
+  void* exp_avg_out = nullptr;
+  void* exp_avg_sq_out = nullptr;
+  // Optional: receives the updated parameters in `working_dtype` (bf16 with
+  // a bf16 master, whose bits it then is).
   void* working = nullptr;
   kernels::DType working_dtype = kernels::DType::kF32;
 };
@@ -58,6 +69,9 @@ void HostAdamWStep(const kernels::AdamWArgs& args, float* params,
 // dst[i] = src[i] rounded to `dst_dtype`, as kernels::Cast does, threaded.
 void HostCastFromFloat(const float* src, kernels::DType dst_dtype, void* dst,
                        int64_t n, int threads);
+// dst[i] = src[i] of `src_dtype` widened to float (exact), threaded.
+void HostWidenToFloat(const void* src, kernels::DType src_dtype, float* dst,
+                      int64_t n, int threads);
 
 // Threads to use when asked for `requested`: 0 means every CPU this process
 // may run on (its affinity mask, which `zero3 launch` narrows to the rank's

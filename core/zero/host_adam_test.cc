@@ -201,6 +201,108 @@ TEST(HostAdamTest, ZeroThreadsMeansTheCpusThisProcessMayUse) {
   EXPECT_EQ(OptimizerThreads(5), 5);
 }
 
+// A bf16 master, with bf16 or fp32 moments (bf16_master_weights_and_grads,
+// bf16_optimizer_states): the reference step on the widened values, each
+// result rounded to nearest even; the working copy is the new master's
+// bits; in place and out of place alike, with bf16 or fp32 gradients, for
+// any thread count.
+TEST(HostAdamTest, Bf16StatesAreTheReferenceStepRounded) {
+  const int64_t n = (1 << 18) + 2051;  // several blocks and threads, uneven
+  auto bf16 = [](float x) { return kernels::FloatToBF16(x); };
+  auto wide = [](uint16_t x) { return kernels::BF16ToFloat(x); };
+  for (const bool bf16_moments : {true, false}) {
+    for (const kernels::DType gdtype :
+         {kernels::DType::kBF16, kernels::DType::kF32}) {
+      std::mt19937 rng(11);
+      std::normal_distribution<float> dist;
+      std::vector<uint16_t> p0(n), m16(n), v16(n), g16(n);
+      std::vector<float> m32(n), v32(n), g32(n);
+      for (int64_t i = 0; i < n; ++i) {
+        p0[i] = bf16(dist(rng));
+        m16[i] = bf16(0.1f * dist(rng));
+        v16[i] = bf16(std::abs(dist(rng)));
+        m32[i] = bf16_moments ? wide(m16[i]) : 0.1f * dist(rng);
+        v32[i] = bf16_moments ? wide(v16[i]) : std::abs(dist(rng));
+        g16[i] = bf16(dist(rng));
+        g32[i] = gdtype == kernels::DType::kBF16 ? wide(g16[i]) : dist(rng);
+      }
+      kernels::AdamWArgs args;
+      args.n = n;
+      args.step = 4;
+      args.lr = 1e-3f;
+      args.weight_decay = 0.1f;
+      args.grad_scale = 0.25f;
+      // The reference on the widened values, then rounded.
+      std::vector<float> pr(n), mr = m32, vr = v32, gs(n);
+      for (int64_t i = 0; i < n; ++i) {
+        pr[i] = wide(p0[i]);
+        gs[i] = g32[i] * args.grad_scale;
+      }
+      kernels::AdamWArgs ref = args;
+      ref.grad_scale = 1;
+      kernels::AdamWStep(ref, pr.data(), gs.data(), mr.data(), vr.data());
+      for (const bool out_of_place : {false, true}) {
+        for (const int threads : {1, 5}) {
+          const std::string at =
+              absl::StrCat("moments ", bf16_moments ? "bf16" : "f32", " grads ",
+                           kernels::DTypeName(gdtype),
+                           out_of_place ? " out" : " in", " threads ", threads);
+          std::vector<uint16_t> p = p0, pm = m16, pv = v16, w(n);
+          std::vector<float> fm = m32, fv = v32;
+          std::vector<uint16_t> po(n), mo16(n), vo16(n);
+          std::vector<float> mo32(n), vo32(n);
+          HostAdamWArrays x;
+          x.params = p.data();
+          x.master_dtype = kernels::DType::kBF16;
+          x.grads = gdtype == kernels::DType::kBF16
+                        ? static_cast<const void*>(g16.data())
+                        : static_cast<const void*>(g32.data());
+          x.grad_dtype = gdtype;
+          x.moments_dtype =
+              bf16_moments ? kernels::DType::kBF16 : kernels::DType::kF32;
+          x.exp_avg = bf16_moments ? static_cast<void*>(pm.data())
+                                   : static_cast<void*>(fm.data());
+          x.exp_avg_sq = bf16_moments ? static_cast<void*>(pv.data())
+                                      : static_cast<void*>(fv.data());
+          if (out_of_place) {
+            x.params_out = po.data();
+            x.exp_avg_out = bf16_moments ? static_cast<void*>(mo16.data())
+                                         : static_cast<void*>(mo32.data());
+            x.exp_avg_sq_out = bf16_moments ? static_cast<void*>(vo16.data())
+                                            : static_cast<void*>(vo32.data());
+          }
+          x.working = w.data();
+          x.working_dtype = kernels::DType::kBF16;
+          HostAdamWStep(args, x, threads);
+          const std::vector<uint16_t>& gp = out_of_place ? po : p;
+          int bad = 0;
+          for (int64_t i = 0; i < n && bad < 5; ++i) {
+            float gm, gv;
+            if (bf16_moments) {
+              gm = wide(out_of_place ? mo16[i] : pm[i]);
+              gv = wide(out_of_place ? vo16[i] : pv[i]);
+            } else {
+              gm = out_of_place ? mo32[i] : fm[i];
+              gv = out_of_place ? vo32[i] : fv[i];
+            }
+            const float wm = bf16_moments ? wide(bf16(mr[i])) : mr[i];
+            const float wv = bf16_moments ? wide(bf16(vr[i])) : vr[i];
+            const bool ok =
+                gp[i] == bf16(pr[i]) && w[i] == gp[i] && gm == wm && gv == wv;
+            if (!ok) {
+              ++bad;
+              ADD_FAILURE() << at << " element " << i;
+            }
+          }
+          if (out_of_place) {
+            EXPECT_EQ(p, p0) << at << ": the inputs are only read";
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zero
 }  // namespace zero3

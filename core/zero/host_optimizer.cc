@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/kernels/dtype.h"
 #include "core/util/check.h"
+#include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 
@@ -72,7 +73,8 @@ absl::Status HostOptimizer::Allocate() {
                   rt_, n,
                   fp32_back ? runtime::PinnedIf(options_.optimizer_pin_memory)
                             : runtime::HostMemoryKind::kPageable,
-                  plan_.speculative));
+                  plan_.speculative, options_.host_master_dtype,
+                  options_.host_moments_dtype));
   if (fp32_back) {
     const int64_t piece = std::min(n, options_.host_step_piece);
     ZR_ASSIGN_OR_RETURN(
@@ -113,12 +115,17 @@ absl::Status HostOptimizer::StageWorkingCopy() {
   cast.label = "initial working shard";
   cast.reads = {state_.master().All()};
   cast.writes = {target.Slice(0, n * esize)};
-  cast.memory_bytes = n * (4 + esize);
+  cast.memory_bytes = n * (kernels::DTypeSize(state_.master_dtype()) + esize);
   cast.threads = HostTaskThreads(options_);
   cast.run = [&]() -> absl::Status {
-    HostCastFromFloat(static_cast<const float*>(state_.master().data()), dtype,
-                      target.data(), n,
-                      OptimizerThreads(options_.optimizer_threads));
+    const int threads = OptimizerThreads(options_.optimizer_threads);
+    if (state_.master_dtype() == DType::kF32) {
+      HostCastFromFloat(static_cast<const float*>(state_.master().data()),
+                        dtype, target.data(), n, threads);
+    } else {
+      // A bf16 master is its working copy (the model is bf16).
+      ParallelCopy(target.data(), state_.master().data(), n * esize, threads);
+    }
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
@@ -131,16 +138,26 @@ absl::Status HostOptimizer::StageWorkingCopy() {
 
 absl::Status HostOptimizer::Import(const float* master, const float* exp_avg,
                                    const float* exp_avg_sq) {
-  const int64_t bytes = elements() * 4;
+  const int64_t n = elements();
   const runtime::OwnedBuffer* host[] = {&state_.master(), &state_.exp_avg(),
                                         &state_.exp_avg_sq()};
+  const DType dtypes[] = {state_.master_dtype(), state_.moments_dtype(),
+                          state_.moments_dtype()};
   const float* values[] = {master, exp_avg, exp_avg_sq};
   HostTask write;
   write.label = "write training state";
   write.writes = {host[0]->All(), host[1]->All(), host[2]->All()};
-  write.memory_bytes = 3 * bytes;
+  write.memory_bytes = n * state_.bytes_per_element();
   write.run = [&]() -> absl::Status {
-    for (int i = 0; i < 3; ++i) std::memcpy(host[i]->data(), values[i], bytes);
+    for (int i = 0; i < 3; ++i) {
+      if (dtypes[i] == DType::kF32) {
+        std::memcpy(host[i]->data(), values[i], n * 4);
+      } else {
+        // Rounded to nearest even: exact for a bf16 run's own checkpoint.
+        HostCastFromFloat(values[i], dtypes[i], host[i]->data(), n,
+                          OptimizerThreads(options_.optimizer_threads));
+      }
+    }
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(write));
@@ -201,6 +218,8 @@ absl::Status HostOptimizer::AdamPiece(int index, const kernels::AdamWArgs& args,
   const DType dtype = options_.dtype;
   const int64_t esize = kernels::DTypeSize(dtype);
   const int64_t gsize = kernels::DTypeSize(grads.dtype);
+  const int64_t msize = kernels::DTypeSize(state_.master_dtype());
+  const int64_t vsize = kernels::DTypeSize(state_.moments_dtype());
   const Buffer& lp = options_.offload_param ? shard_ : staging_.get();
   const int threads = OptimizerThreads(options_.optimizer_threads);
   const int64_t at_host = piece.offset - ctx_.host_begin;
@@ -230,7 +249,8 @@ absl::Status HostOptimizer::AdamPiece(int index, const kernels::AdamWArgs& args,
   }
   if (!fp32_back) adam.writes.push_back(out);
   adam.flops = 15.0 * n;
-  adam.memory_bytes = (24 + gsize + (fp32_back ? 0 : esize)) * n;
+  adam.memory_bytes =
+      (2 * state_.bytes_per_element() + gsize + (fp32_back ? 0 : esize)) * n;
   adam.threads = HostTaskThreads(options_);
   adam.run = [&]() -> absl::Status {
     // Each run of equal weight decay (one unless decay is grouped).
@@ -239,16 +259,24 @@ absl::Status HostOptimizer::AdamPiece(int index, const kernels::AdamWArgs& args,
       kernels::AdamWArgs a = args;
       a.n = run.elements;
       a.weight_decay = run.weight_decay;
+      auto at_master = [&](const BufferSlice& b) {
+        return static_cast<char*>(b.data()) + at * msize;
+      };
+      auto at_moment = [&](const BufferSlice& b) {
+        return static_cast<char*>(b.data()) + at * vsize;
+      };
       HostAdamWArrays x;
-      x.params = m.As<float>() + at;
+      x.params = at_master(m);
+      x.master_dtype = state_.master_dtype();
       x.grads = static_cast<const char*>(gs.data()) + at * gsize;
       x.grad_dtype = grads.dtype;
-      x.exp_avg = m1.As<float>() + at;
-      x.exp_avg_sq = m2.As<float>() + at;
+      x.exp_avg = at_moment(m1);
+      x.exp_avg_sq = at_moment(m2);
+      x.moments_dtype = state_.moments_dtype();
       if (speculative) {
-        x.params_out = next[0].As<float>() + at;
-        x.exp_avg_out = next[1].As<float>() + at;
-        x.exp_avg_sq_out = next[2].As<float>() + at;
+        x.params_out = at_master(next[0]);
+        x.exp_avg_out = at_moment(next[1]);
+        x.exp_avg_sq_out = at_moment(next[2]);
       }
       if (!fp32_back) {
         x.working = static_cast<char*>(out.data()) + at * esize;

@@ -2,8 +2,11 @@
 
 #include "core/zero/host_state.h"
 
+#include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "core/kernels/dtype.h"
 #include "core/runtime/host_task.h"
 #include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
@@ -13,30 +16,42 @@ namespace zero {
 
 absl::StatusOr<HostState> HostState::Allocate(
     runtime::Runtime& rt, int64_t elements, runtime::HostMemoryKind master_kind,
-    bool second) {
+    bool second, runtime::DType master_dtype, runtime::DType moments_dtype) {
   using runtime::AllocateHost;
   const runtime::HostMemoryKind pageable = runtime::HostMemoryKind::kPageable;
-  const int64_t bytes = elements * 4;
   HostState s;
+  s.dtypes_[0] = master_dtype;
+  s.dtypes_[1] = moments_dtype;
+  const int64_t master_bytes = elements * kernels::DTypeSize(master_dtype);
+  const int64_t moment_bytes = elements * kernels::DTypeSize(moments_dtype);
+  const std::string master = absl::StrCat(
+      master_dtype == runtime::DType::kF32 ? "fp32" : "bf16", " master (host)");
   for (int set = 0; set < (second ? 2 : 1); ++set) {
-    // The sets swap, so each is "fp32 master (host)" in turn.
+    // The sets swap, so each is the master in turn.
     ZR_ASSIGN_OR_RETURN(
         s.sets_[set][0],
-        AllocateHost(rt, bytes, set == 0 ? master_kind : pageable,
-                     "fp32 master (host)"));
-    ZR_ASSIGN_OR_RETURN(s.sets_[set][1], AllocateHost(rt, bytes, pageable,
-                                                      "adam exp_avg (host)"));
+        AllocateHost(rt, master_bytes, set == 0 ? master_kind : pageable,
+                     master));
+    ZR_ASSIGN_OR_RETURN(
+        s.sets_[set][1],
+        AllocateHost(rt, moment_bytes, pageable, "adam exp_avg (host)"));
     ZR_ASSIGN_OR_RETURN(
         s.sets_[set][2],
-        AllocateHost(rt, bytes, pageable, "adam exp_avg_sq (host)"));
+        AllocateHost(rt, moment_bytes, pageable, "adam exp_avg_sq (host)"));
   }
   return s;
 }
 
+int64_t HostState::bytes_per_element() const {
+  return kernels::DTypeSize(dtypes_[0]) + 2 * kernels::DTypeSize(dtypes_[1]);
+}
+
 HostState::Set HostState::Of(bool second, int64_t at, int64_t n) const {
   const runtime::OwnedBuffer* b = sets_[second ? 1 : 0];
-  return {b[0].Slice(at * 4, n * 4), b[1].Slice(at * 4, n * 4),
-          b[2].Slice(at * 4, n * 4)};
+  const int64_t ms = kernels::DTypeSize(dtypes_[0]);
+  const int64_t vs = kernels::DTypeSize(dtypes_[1]);
+  return {b[0].Slice(at * ms, n * ms), b[1].Slice(at * vs, n * vs),
+          b[2].Slice(at * vs, n * vs)};
 }
 
 absl::Status HostState::Settle(runtime::Runtime& rt,
@@ -55,7 +70,7 @@ absl::Status HostState::Settle(runtime::Runtime& rt,
                       {from.master, from.exp_avg, from.exp_avg_sq});
     copy.writes.insert(copy.writes.end(),
                        {to.master, to.exp_avg, to.exp_avg_sq});
-    copy.memory_bytes += 6 * piece.elements * 4;
+    copy.memory_bytes += 2 * piece.elements * bytes_per_element();
   }
   if (copy.reads.empty()) return absl::OkStatus();
   copy.threads = task_threads;

@@ -27,14 +27,16 @@ namespace zero {
 
 class HostState {
  public:
-  // `elements` fp32 of each of master, exp_avg and exp_avg_sq; the master
-  // in `master_kind` memory (pinned where it goes back to the device in
+  // `elements` of each of master (in `master_dtype`), exp_avg and
+  // exp_avg_sq (in `moments_dtype`: fp32, or bf16); the master in
+  // `master_kind` memory (pinned where it goes back to the device in
   // fp32), the moments pageable, as DeepSpeed keeps them; with `second`,
   // the second set (pageable).
-  static absl::StatusOr<HostState> Allocate(runtime::Runtime& rt,
-                                            int64_t elements,
-                                            runtime::HostMemoryKind master_kind,
-                                            bool second);
+  static absl::StatusOr<HostState> Allocate(
+      runtime::Runtime& rt, int64_t elements,
+      runtime::HostMemoryKind master_kind, bool second,
+      runtime::DType master_dtype = runtime::DType::kF32,
+      runtime::DType moments_dtype = runtime::DType::kF32);
   HostState() = default;
   HostState(HostState&&) = default;
   HostState& operator=(HostState&&) = default;
@@ -69,6 +71,11 @@ class HostState {
                       const std::vector<HostPiece>& pieces, int64_t host_begin,
                       int task_threads, int copy_threads);
 
+  runtime::DType master_dtype() const { return dtypes_[0]; }
+  runtime::DType moments_dtype() const { return dtypes_[1]; }
+  // Bytes of one element's master and moments, of one set.
+  int64_t bytes_per_element() const;
+
   // The first set's whole buffers.
   const runtime::OwnedBuffer& master() const { return sets_[0][0]; }
   const runtime::OwnedBuffer& exp_avg() const { return sets_[0][1]; }
@@ -78,7 +85,9 @@ class HostState {
   Set Of(bool second, int64_t at, int64_t n) const;
 
   runtime::OwnedBuffer sets_[2][3];  // [set][master, exp_avg, exp_avg_sq]
-  std::vector<bool> in_second_;      // by piece; empty without a second set
+  // master's, the moments'
+  runtime::DType dtypes_[2] = {runtime::DType::kF32, runtime::DType::kF32};
+  std::vector<bool> in_second_;  // by piece; empty without a second set
 };
 
 }  // namespace zero

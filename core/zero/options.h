@@ -136,6 +136,14 @@ struct ZeroOptions {
   // piece, which the device's queued work hides. Not a configuration key;
   // tests set 0 (a piece after every module).
   int64_t delayed_piece_after_wait_ns = 1000000;
+  // The host share's master weights and Adam moments: fp32, or bf16
+  // (bf16.bf16_master_weights_and_grads, and bf16_optimizer_states for the
+  // moments), which halves the host step's memory traffic; AdamW computes in
+  // fp32 either way and rounds each result to nearest even as it stores it.
+  // bf16 needs the whole optimizer on the host, a bf16 model and the
+  // bucketed gradient copy (core/config's rules check it).
+  kernels::DType host_master_dtype = kernels::DType::kF32;
+  kernels::DType host_moments_dtype = kernels::DType::kF32;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy

@@ -94,10 +94,17 @@ absl::Status CheckHost(const MemoryEstimate& e, const Available& a,
   }
   fixes.push_back(
       "a smaller micro-batch (train_micro_batch_size_per_gpu) or --seq");
-  if (run.speculative) {
+  if (run.bf16_states_possible) {
     fixes.push_back(
+        "bf16 master weights and optimizer states "
+        "(bf16.bf16_master_weights_and_grads and bf16_optimizer_states true: "
+        "6 bytes of host state per parameter instead of 12)");
+  }
+  if (run.speculative) {
+    fixes.push_back(absl::StrCat(
         "offload_optimizer.super_offload false (its second host copy of the "
-        "master and moments takes 12 bytes per host-share element)");
+        "master and moments takes ",
+        run.host_state_bytes, " bytes per host-share element)"));
   }
   return absl::ResourceExhaustedError(absl::StrCat(
       "not enough host memory: this node's ", e.local_ranks,

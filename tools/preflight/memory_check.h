@@ -46,8 +46,13 @@ struct RunShape {
   bool offload_param = false;
   bool offload_optimizer = false;
   // The speculative host step (the host step plan's speculative): a second host
-  // master and moments, 12 bytes per host-share element.
+  // master and moments, host_state_bytes per host-share element.
   bool speculative = false;
+  // Bytes of master and moments per host-share element: 12 in fp32, 6 with
+  // bf16 master weights and optimizer states.
+  int host_state_bytes = 12;
+  // A bf16 model whose host state is fp32: bf16 states would halve it.
+  bool bf16_states_possible = false;
 };
 
 absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,

@@ -69,6 +69,24 @@ TEST(MemoryCheckTest, HostNamesTheSpeculativeStepsCopy) {
                        ::testing::Not(HasSubstr("super_offload"))));
 }
 
+TEST(MemoryCheckTest, HostSuggestsBf16StatesWhereTheyApply) {
+  Available a = Plenty();
+  a.host.available_bytes = 19 * kGiB;
+  RunShape run;
+  run.bf16_states_possible = true;
+  EXPECT_THAT(CheckMemory(Estimate(), a, run),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("bf16.bf16_master_weights_and_grads")));
+  run.bf16_states_possible = false;
+  run.speculative = true;
+  run.host_state_bytes = 6;
+  EXPECT_THAT(CheckMemory(Estimate(), a, run),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       ::testing::AllOf(
+                           ::testing::Not(HasSubstr("bf16_master")),
+                           HasSubstr("takes 6 bytes per host-share element"))));
+}
+
 TEST(MemoryCheckTest, TimingModeAllocatesNoHostMemory) {
   Available a = Plenty();
   a.host.available_bytes = 1 * kGiB;

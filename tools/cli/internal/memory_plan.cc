@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/config/modes.h"
+#include "core/kernels/dtype.h"
 #include "core/runtime/host_memory.h"
 #include "core/runtime/pinned_memory.h"
 #include "core/util/status_macros.h"
@@ -112,6 +113,16 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   plan.shape.offload_param = in.options.offload_param;
   plan.shape.offload_optimizer = in.options.offload_optimizer;
   plan.shape.speculative = zero::HostStepPlanOf(in.options).speculative;
+  plan.shape.host_state_bytes =
+      kernels::DTypeSize(in.options.host_master_dtype) +
+      2 * kernels::DTypeSize(in.options.host_moments_dtype);
+  // What the rules allow bf16 states with (core/config/deepspeed_rules.cc).
+  plan.shape.bf16_states_possible =
+      in.options.offload_optimizer && !in.options.offload_param &&
+      in.options.dtype == runtime::DType::kBF16 &&
+      in.options.host_master_dtype == runtime::DType::kF32 &&
+      !in.options.per_param_fp32_grads && in.options.offload_ratio >= 1 &&
+      !in.options.auto_offload_ratio;
 
   preflight::EstimateInput e;
   e.spec = in.spec;
