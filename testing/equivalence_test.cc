@@ -843,6 +843,10 @@ std::vector<Case> Cases() {
                      bf16_states(true, nullptr)});
   }
   cases.push_back({"bf16_master_only_w2", 2, bf16_states(false, nullptr)});
+  cases.push_back({"bf16_states_offload_param", 2,
+                   bf16_states(true, [](zero::ZeroOptions& o) {
+                     o.offload_param = true;
+                   })});
   cases.push_back({"bf16_states_accumulation2_pieces", 2,
                    bf16_states(true, [](zero::ZeroOptions& o) {
                      o.accumulation = 2;

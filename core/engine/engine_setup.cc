@@ -115,9 +115,11 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
   const bool staged = hb > 0 || options_.host_master_dtype != DType::kF32;
   runtime::OwnedBuffer temp;
   if (staged) {
+    // Pinned where the device share's H2D reads it.
     ZR_ASSIGN_OR_RETURN(
-        temp, AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
-                           HostMemoryKind::kPinned, "initial master staging"));
+        temp,
+        AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
+                     runtime::PinnedIf(hb > 0), "initial master staging"));
   }
   ZR_RETURN_IF_ERROR(
       WriteInitialMaster(params, staged ? temp : host_->state().master()));
