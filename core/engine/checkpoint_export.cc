@@ -36,15 +36,30 @@ absl::Status GatherParam(
     const int q = static_cast<int>(g / saved.partition);
     const int64_t local = g % saved.partition;
     const int64_t n = std::min(saved.numel - g, saved.partition - local);
+    // F32, or BF16 (bf16 master weights, saved as they are; widened exactly).
     const io::TensorEntry* t = files[q]->Find("master");
-    if (t == nullptr || t->dtype != io::TensorDType::kF32 ||
-        (saved.offset + local + n) * 4 > t->bytes()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint file ", files[q]->path(),
-                       ": no F32 tensor 'master' holding ", saved.name));
+    const int64_t size = t == nullptr                        ? 0
+                         : t->dtype == io::TensorDType::kF32 ? 4
+                                                             : 2;
+    if (t == nullptr ||
+        (t->dtype != io::TensorDType::kF32 &&
+         t->dtype != io::TensorDType::kBF16) ||
+        (saved.offset + local + n) * size > t->bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint file ", files[q]->path(),
+          ": no F32 or BF16 tensor 'master' holding ", saved.name));
     }
-    ZR_RETURN_IF_ERROR(
-        files[q]->Read(*t, (saved.offset + local) * 4, n * 4, &(*out)[g]));
+    if (size == 4) {
+      ZR_RETURN_IF_ERROR(
+          files[q]->Read(*t, (saved.offset + local) * 4, n * 4, &(*out)[g]));
+    } else {
+      std::vector<uint16_t> bf16(n);
+      ZR_RETURN_IF_ERROR(
+          files[q]->Read(*t, (saved.offset + local) * 2, n * 2, bf16.data()));
+      for (int64_t i = 0; i < n; ++i) {
+        (*out)[g + i] = kernels::BF16ToFloat(bf16[i]);
+      }
+    }
     g += n;
   }
   return absl::OkStatus();

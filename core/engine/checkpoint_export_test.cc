@@ -120,17 +120,17 @@ std::string WithFile(const std::string& manifest, const std::string& name,
 }
 
 // Trains 2 steps and saves; returns the step directory, and each
-// parameter's full master in `full`.
+// parameter's full master in `full`. `options` as Options() by default.
 std::string SaveTwoSteps(const std::string& name,
-                         std::vector<std::vector<float>>* full) {
+                         std::vector<std::vector<float>>* full,
+                         const zero::ZeroOptions& options = Options()) {
   const model::ModelSpec spec = model::LoadModelSpec("tiny").value();
   auto data = CorpusBatches(16);
   SaveOptions save;
   save.dir = FreshTestDir(name);
   std::vector<std::vector<std::vector<float>>> parts(kWorld);
   ZR_CHECK_OK(OnRanks([&](runtime::Runtime& rt) -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(auto e,
-                        Engine::Create(spec, Options(), data.get(), rt));
+    ZR_ASSIGN_OR_RETURN(auto e, Engine::Create(spec, options, data.get(), rt));
     for (int s = 0; s < 2; ++s) ZR_RETURN_IF_ERROR(e->Step().status());
     ZR_RETURN_IF_ERROR(SaveCheckpoint(*e, rt, save).status());
     for (int p = 0; p < e->layout().num_params(); ++p) {
@@ -168,6 +168,31 @@ TEST(CheckpointExportTest, Fp32ExportHoldsTheMasterBitwise) {
     ASSERT_EQ(v.size(), full[p].size());
     EXPECT_EQ(std::memcmp(v.data(), full[p].data(), v.size() * 4), 0)
         << params[p].name;
+  }
+}
+
+// bf16 master weights and optimizer states, saved as BF16: the export
+// holds the master exactly.
+TEST(CheckpointExportTest, ExportOfBf16StatesHoldsTheMasterBitwise) {
+  zero::ZeroOptions o = Options();
+  o.dtype = runtime::DType::kBF16;
+  o.offload_optimizer = true;
+  o.host_master_dtype = runtime::DType::kBF16;
+  o.host_moments_dtype = runtime::DType::kBF16;
+  std::vector<std::vector<float>> full;
+  const std::string step_dir = SaveTwoSteps("export_bf16_states", &full, o);
+  const CheckpointManifest m = ReadManifest(step_dir).value();
+  const std::string out = FreshTestDir("hf_bf16_states");
+  ASSERT_THAT(ExportHfDirectory(step_dir, m, out, kernels::DType::kF32),
+              IsOk());
+  auto hf = model::HfCheckpoint::Open(out);
+  ASSERT_THAT(hf.status(), IsOk());
+  const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
+  ASSERT_EQ(params.size(), full.size());
+  for (size_t p = 0; p < params.size(); ++p) {
+    std::vector<float> v(params[p].numel());
+    ASSERT_THAT((*hf)->Fill(params[p], 0, v.size(), v.data()), IsOk());
+    EXPECT_EQ(v, full[p]) << params[p].name;
   }
 }
 
