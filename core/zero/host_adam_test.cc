@@ -3,6 +3,7 @@
 #include "core/zero/host_adam.h"
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -226,6 +227,13 @@ TEST(HostAdamTest, Bf16StatesAreTheReferenceStepRounded) {
         g16[i] = bf16(dist(rng));
         g32[i] = gdtype == kernels::DType::kBF16 ? wide(g16[i]) : dist(rng);
       }
+      // Non-finite gradients too: NaN and inf reach every rounding path.
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      const float inf = std::numeric_limits<float>::infinity();
+      for (const int64_t i : {int64_t{7}, int64_t{40}, n - 3}) {
+        g16[i] = bf16(i == 40 ? -inf : nan);
+        g32[i] = i == 40 ? -inf : nan;
+      }
       kernels::AdamWArgs args;
       args.n = n;
       args.step = 4;
@@ -287,8 +295,11 @@ TEST(HostAdamTest, Bf16StatesAreTheReferenceStepRounded) {
             }
             const float wm = bf16_moments ? wide(bf16(mr[i])) : mr[i];
             const float wv = bf16_moments ? wide(bf16(vr[i])) : vr[i];
-            const bool ok =
-                gp[i] == bf16(pr[i]) && w[i] == gp[i] && gm == wm && gv == wv;
+            auto same = [](float a, float b) {
+              return std::memcmp(&a, &b, 4) == 0;
+            };
+            const bool ok = gp[i] == bf16(pr[i]) && w[i] == gp[i] &&
+                            same(gm, wm) && same(gv, wv);
             if (!ok) {
               ++bad;
               ADD_FAILURE() << at << " element " << i;
