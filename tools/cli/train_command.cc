@@ -751,6 +751,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                                ? "async"
                                : "blocking",
                            " gradient offload",
+                           o.host_master_dtype == runtime::DType::kF32 ? ""
+                           : o.host_moments_dtype == runtime::DType::kF32
+                               ? "; bf16 master weights"
+                               : "; bf16 master weights and Adam moments",
                            zero::HostStepPlanOf(o).delayed
                                ? "; one-step delayed update, which changes "
                                  "the training"
