@@ -22,20 +22,12 @@ using runtime::TensorRef;
 
 namespace {
 
+using kernels::RoundThrough;
+
 // Each value rounded to `dtype` and back (nothing for fp32).
 void RoundTo(kernels::DType dtype, std::vector<float>* values) {
   if (dtype == kernels::DType::kF32) return;
-  for (float& x : *values) {
-    kernels::StoreFromFloat(dtype, x, &x, 0);
-    x = kernels::LoadAsFloat(dtype, &x, 0);
-  }
-}
-
-float Round(DType dtype, float v) {
-  if (dtype == DType::kF32) return v;
-  float out;
-  kernels::StoreFromFloat(dtype, v, &out, 0);
-  return kernels::LoadAsFloat(dtype, &out, 0);
+  for (float& x : *values) x = RoundThrough(dtype, x);
 }
 
 }  // namespace
@@ -93,7 +85,7 @@ absl::Status ReferenceTrainer::Init(const model::ParamSource& source) {
     grads_.push_back(std::move(grad));
     std::vector<float> init(p.numel());
     ZR_RETURN_IF_ERROR(source.Fill(p, 0, p.numel(), init.data()));
-    for (float& v : init) v = Round(dtype, v);
+    for (float& v : init) v = RoundThrough(dtype, v);
     master_.push_back(init);
     m_.emplace_back(p.numel(), 0.0f);
     v_.emplace_back(p.numel(), 0.0f);
@@ -235,7 +227,8 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
           for (int64_t i = 0; i < n; ++i) {
             const float g = kernels::LoadAsFloat(dtype, host_.data(), i);
             // Each rank's share, as the engine's pre-divide in `dtype`.
-            rank_sum[p][i] += world_ > 1 ? Round(dtype, g * inv_world) : g;
+            rank_sum[p][i] +=
+                world_ > 1 ? RoundThrough(dtype, g * inv_world) : g;
           }
           return absl::OkStatus();
         };
@@ -244,7 +237,7 @@ absl::StatusOr<ReferenceStep> ReferenceTrainer::Step() {
     }
     for (int p = 0; p < num_params; ++p) {
       for (size_t i = 0; i < acc_[p].size(); ++i) {
-        const float reduced = Round(dtype, rank_sum[p][i]);
+        const float reduced = RoundThrough(dtype, rank_sum[p][i]);
         acc_[p][i] = micro == 0 ? reduced : acc_[p][i] + reduced;
       }
     }

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "core/engine/checkpoint_fault.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
@@ -107,9 +108,7 @@ absl::Status WriteShardFile(const ShardSnapshot& snap, const std::string& path,
     if (dtypes[i] == kernels::DType::kBF16) {
       // bf16 values held in floats: their top halves, exactly.
       narrowed[i].resize(v.size());
-      for (size_t k = 0; k < v.size(); ++k) {
-        narrowed[i][k] = kernels::FloatToBF16(v[k]);
-      }
+      kernels::FloatToBF16(v, absl::MakeSpan(narrowed[i]));
       t.dtype = io::TensorDType::kBF16;
       t.data = absl::string_view(
           reinterpret_cast<const char*>(narrowed[i].data()), v.size() * 2);

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/io/staged_directory.h"
@@ -56,9 +57,7 @@ absl::Status GatherParam(
       std::vector<uint16_t> bf16(n);
       ZR_RETURN_IF_ERROR(
           files[q]->Read(*t, (saved.offset + local) * 2, n * 2, bf16.data()));
-      for (int64_t i = 0; i < n; ++i) {
-        (*out)[g + i] = kernels::BF16ToFloat(bf16[i]);
-      }
+      kernels::BF16ToFloat(bf16, absl::MakeSpan(out->data() + g, n));
     }
     g += n;
   }

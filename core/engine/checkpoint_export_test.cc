@@ -149,11 +149,15 @@ std::string SaveTwoSteps(const std::string& name,
   return save.dir + "/step_2";
 }
 
-TEST(CheckpointExportTest, Fp32ExportHoldsTheMasterBitwise) {
+// Trains 2 steps with `options`, saves, exports in fp32 and expects every
+// parameter of the export to be the master bit for bit.
+void ExpectFp32ExportHoldsTheMaster(const std::string& name,
+                                    const zero::ZeroOptions& options) {
   std::vector<std::vector<float>> full;
-  const std::string step_dir = SaveTwoSteps("export_fp32", &full);
+  const std::string step_dir =
+      SaveTwoSteps(absl::StrCat("export_", name), &full, options);
   const CheckpointManifest m = ReadManifest(step_dir).value();
-  const std::string out = FreshTestDir("hf_fp32");
+  const std::string out = FreshTestDir(absl::StrCat("hf_", name));
   ASSERT_THAT(ExportHfDirectory(step_dir, m, out, kernels::DType::kF32),
               IsOk());
   auto hf = model::HfCheckpoint::Open(out);
@@ -171,6 +175,10 @@ TEST(CheckpointExportTest, Fp32ExportHoldsTheMasterBitwise) {
   }
 }
 
+TEST(CheckpointExportTest, Fp32ExportHoldsTheMasterBitwise) {
+  ExpectFp32ExportHoldsTheMaster("fp32", Options());
+}
+
 // bf16 master weights and optimizer states, saved as BF16: the export
 // holds the master exactly.
 TEST(CheckpointExportTest, ExportOfBf16StatesHoldsTheMasterBitwise) {
@@ -179,21 +187,7 @@ TEST(CheckpointExportTest, ExportOfBf16StatesHoldsTheMasterBitwise) {
   o.offload_optimizer = true;
   o.host_master_dtype = runtime::DType::kBF16;
   o.host_moments_dtype = runtime::DType::kBF16;
-  std::vector<std::vector<float>> full;
-  const std::string step_dir = SaveTwoSteps("export_bf16_states", &full, o);
-  const CheckpointManifest m = ReadManifest(step_dir).value();
-  const std::string out = FreshTestDir("hf_bf16_states");
-  ASSERT_THAT(ExportHfDirectory(step_dir, m, out, kernels::DType::kF32),
-              IsOk());
-  auto hf = model::HfCheckpoint::Open(out);
-  ASSERT_THAT(hf.status(), IsOk());
-  const std::vector<model::ParamInfo> params = model::ModelParams(m.spec);
-  ASSERT_EQ(params.size(), full.size());
-  for (size_t p = 0; p < params.size(); ++p) {
-    std::vector<float> v(params[p].numel());
-    ASSERT_THAT((*hf)->Fill(params[p], 0, v.size(), v.data()), IsOk());
-    EXPECT_EQ(v, full[p]) << params[p].name;
-  }
+  ExpectFp32ExportHoldsTheMaster("bf16_states", o);
 }
 
 TEST(CheckpointExportTest, Bf16ExportIsTheRoundedMaster) {

@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/engine/checkpoint.h"
 #include "core/io/safetensors.h"
 #include "core/kernels/dtype.h"
@@ -82,9 +83,7 @@ class ShardReader {
       if (files_[r] != nullptr) ZR_RETURN_IF_ERROR(ReadOne(r));
     }
     for (const Widen& w : widen_) {
-      for (size_t i = 0; i < w.staged.size(); ++i) {
-        w.out[i] = kernels::BF16ToFloat(w.staged[i]);
-      }
+      kernels::BF16ToFloat(w.staged, absl::MakeSpan(w.out, w.staged.size()));
     }
     widen_.clear();
     return absl::OkStatus();

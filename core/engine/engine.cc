@@ -32,11 +32,7 @@ using zero::Sync;
 
 Engine::Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
                const model::BatchSource* data, runtime::Runtime& rt)
-    : spec_(spec),
-      options_(options),
-      plan_(zero::HostStepPlanOf(options)),
-      data_(data),
-      rt_(rt) {}
+    : spec_(spec), options_(options), data_(data), rt_(rt) {}
 
 Engine::~Engine() {
   // The members free buffers that queued work may still use.
@@ -101,7 +97,7 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(
       host_, zero::HostOptimizer::Create(ctx_, *reducer_, shard_, sub_groups_,
                                          decay_runs_));
-  if (plan_.in_forward && host_->elements() > 0) {
+  if (host_->plan().in_forward && host_->elements() > 0) {
     coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
       if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {
         return absl::OkStatus();

@@ -199,8 +199,6 @@ class Engine : private model::ParamProvider {
 
   model::ModelSpec spec_;
   zero::ZeroOptions options_;
-  // Where the host share's update runs, resolved once from options_.
-  config::HostStepPlan plan_;
   const model::BatchSource* data_;
   runtime::Runtime& rt_;
 

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -137,23 +136,17 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
 absl::Status Engine::CopyHostShare(const Buffer& full_master) {
   const int64_t n = ctx_.host_elements();
   const int64_t bytes = n * 4;
-  const runtime::OwnedBuffer& master = host_->state().master();
-  const DType dtype = host_->state().master_dtype();
+  const zero::HostState& state = host_->state();
   HostTask copy;
   copy.label = "host share of the initial master";
   copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
-  copy.writes = {master.All()};
-  copy.memory_bytes = bytes + n * kernels::DTypeSize(dtype);
+  copy.writes = {state.master().All()};
+  copy.memory_bytes = bytes + n * kernels::DTypeSize(state.master_dtype());
   copy.run = [&]() -> absl::Status {
-    if (dtype == DType::kF32) {
-      std::memcpy(master.data(), copy.reads[0].data(), bytes);
-    } else {
-      // Rounded through the working dtype already (WriteInitialMaster):
-      // exact.
-      zero::HostCastFromFloat(
-          copy.reads[0].As<float>(), dtype, master.data(), n,
-          zero::OptimizerThreads(options_.optimizer_threads));
-    }
+    // Rounded through the working dtype already (WriteInitialMaster): a
+    // bf16 master holds it exactly.
+    state.Write(0, copy.reads[0].As<float>(),
+                zero::OptimizerThreads(options_.optimizer_threads));
     return absl::OkStatus();
   };
   return rt_.RunHostTask(copy);
@@ -200,8 +193,7 @@ absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
               std::fill(out + n, out + (e - b), 0.0f);
               if (dtype == DType::kF32) continue;
               for (int64_t i = 0; i < n; ++i) {
-                kernels::StoreFromFloat(dtype, out[i], &out[i], 0);
-                out[i] = kernels::LoadAsFloat(dtype, &out[i], 0);
+                out[i] = kernels::RoundThrough(dtype, out[i]);
               }
             }
           },

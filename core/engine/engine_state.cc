@@ -124,9 +124,9 @@ absl::Status Engine::ExportState(TrainingState* into) {
                      device_bytes, threads);
       }
       if (host_bytes > 0) {
-        zero::HostWidenToFloat(
-            host[i]->data(), i == 0 ? hs.master_dtype() : hs.moments_dtype(),
-            outs[i]->data() + hb, ctx_.host_elements(), threads);
+        zero::HostWidenToFloat(host[i]->data(), hs.dtype(i),
+                               outs[i]->data() + hb, ctx_.host_elements(),
+                               threads);
       }
     }
     return absl::OkStatus();

@@ -106,7 +106,7 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   ZR_RETURN_IF_ERROR(
       compute_->Copy(loss_host_.All(), loss_device_.All(), "loss D2H"));
   ZR_RETURN_IF_ERROR(compute_->Record(*loss_copied_));
-  const bool delayed = plan_.delayed;
+  const bool delayed = host_->plan().delayed;
   // The delayed update's pieces fill the host's wait for the loss.
   if (delayed) {
     ZR_RETURN_IF_ERROR(host_->RunDelayedPiecesUnderForward(*loss_copied_));

@@ -54,7 +54,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
           "non-finite gradient norm; step skipped (parameters unchanged)";
     }
     ZR_RETURN_IF_ERROR(host_->Skip());
-    if (plan_.delayed) {
+    if (host_->plan().delayed) {
       // The next step runs on the parameters from before this one's update,
       // which did not happen: the current master's. The host share's are
       // staged already (the last update's pieces ran during this step).
@@ -124,7 +124,7 @@ kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,
 
 absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
   // Delayed, the next step runs on the master from before this update.
-  const bool delayed = plan_.delayed;
+  const bool delayed = host_->plan().delayed;
   if (delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
   const TensorRef grads = reducer_->device_partition();
   for (size_t g = 0; g < sub_groups_.size(); ++g) {

@@ -197,5 +197,12 @@ void StoreFromFloat(DType dtype, float value, void* data, int64_t index) {
   ZR_CHECK(false) << "unknown DType " << static_cast<int>(dtype);
 }
 
+float RoundThrough(DType dtype, float value) {
+  if (dtype == DType::kF32) return value;
+  float out;
+  StoreFromFloat(dtype, value, &out, 0);
+  return LoadAsFloat(dtype, &out, 0);
+}
+
 }  // namespace kernels
 }  // namespace zero3

@@ -66,6 +66,10 @@ float LoadAsFloat(DType dtype, const void* data, int64_t index);
 // nearest even.
 void StoreFromFloat(DType dtype, float value, void* data, int64_t index);
 
+// `value` rounded to `dtype` as StoreFromFloat does, read back as float:
+// `value` itself for f32.
+float RoundThrough(DType dtype, float value);
+
 }  // namespace kernels
 }  // namespace zero3
 

@@ -8,7 +8,6 @@
 #include "core/zero/host_optimizer.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -139,24 +138,16 @@ absl::Status HostOptimizer::StageWorkingCopy() {
 absl::Status HostOptimizer::Import(const float* master, const float* exp_avg,
                                    const float* exp_avg_sq) {
   const int64_t n = elements();
-  const runtime::OwnedBuffer* host[] = {&state_.master(), &state_.exp_avg(),
-                                        &state_.exp_avg_sq()};
-  const DType dtypes[] = {state_.master_dtype(), state_.moments_dtype(),
-                          state_.moments_dtype()};
   const float* values[] = {master, exp_avg, exp_avg_sq};
   HostTask write;
   write.label = "write training state";
-  write.writes = {host[0]->All(), host[1]->All(), host[2]->All()};
+  write.writes = {state_.master().All(), state_.exp_avg().All(),
+                  state_.exp_avg_sq().All()};
   write.memory_bytes = n * state_.bytes_per_element();
   write.run = [&]() -> absl::Status {
-    for (int i = 0; i < 3; ++i) {
-      if (dtypes[i] == DType::kF32) {
-        std::memcpy(host[i]->data(), values[i], n * 4);
-      } else {
-        // Rounded to nearest even: exact for a bf16 run's own checkpoint.
-        HostCastFromFloat(values[i], dtypes[i], host[i]->data(), n,
-                          OptimizerThreads(options_.optimizer_threads));
-      }
+    // bf16 states are rounded: exact for a bf16 run's own checkpoint.
+    for (int t = 0; t < 3; ++t) {
+      state_.Write(t, values[t], OptimizerThreads(options_.optimizer_threads));
     }
     return absl::OkStatus();
   };

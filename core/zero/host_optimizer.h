@@ -90,6 +90,8 @@ class HostOptimizer {
   ~HostOptimizer();
 
   int64_t elements() const { return ctx_.host_elements(); }
+  // Where the host share's update runs (HostStepPlanOf), resolved once.
+  const config::HostStepPlan& plan() const { return plan_; }
   const std::vector<HostPiece>& pieces() const { return pieces_; }
   // The master and moments: the first set is current between steps (after
   // FinishHostStep).

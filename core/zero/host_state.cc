@@ -10,6 +10,7 @@
 #include "core/runtime/host_task.h"
 #include "core/util/parallel_for.h"
 #include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
 
 namespace zero3 {
 namespace zero {
@@ -40,6 +41,16 @@ absl::StatusOr<HostState> HostState::Allocate(
         AllocateHost(rt, moment_bytes, pageable, "adam exp_avg_sq (host)"));
   }
   return s;
+}
+
+void HostState::Write(int t, const float* values, int threads) const {
+  const runtime::OwnedBuffer& b = sets_[0][t];
+  const int64_t n = b.bytes() / kernels::DTypeSize(dtype(t));
+  if (dtype(t) == runtime::DType::kF32) {
+    ParallelCopy(b.data(), values, n * 4, threads);
+  } else {
+    HostCastFromFloat(values, dtype(t), b.data(), n, threads);
+  }
 }
 
 int64_t HostState::bytes_per_element() const {

@@ -73,6 +73,12 @@ class HostState {
 
   runtime::DType master_dtype() const { return dtypes_[0]; }
   runtime::DType moments_dtype() const { return dtypes_[1]; }
+  // The dtype of tensor `t`: 0 the master, 1 exp_avg, 2 exp_avg_sq.
+  runtime::DType dtype(int t) const { return dtypes_[t == 0 ? 0 : 1]; }
+  // Writes `values`, one per element, into the first set's tensor `t`,
+  // copied in fp32 or rounded to nearest even in bf16, on `threads` threads.
+  // Call from a host task that declares the write.
+  void Write(int t, const float* values, int threads) const;
   // Bytes of one element's master and moments, of one set.
   int64_t bytes_per_element() const;
 
