@@ -65,6 +65,8 @@ struct Case {
   bool in_forward = false;
   // Runs the one-step delayed update (host_step_overlap "delayed").
   bool delayed = false;
+  // Runs the offloaded step on the device (zero3.offloaded_step "device").
+  bool device_step = false;
 };
 
 // What one report must contain in `offload` mode: without offload, the
@@ -92,6 +94,12 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
   o.accumulation = 2;
   if (c.speculative) o.speculative_step = zero::SpeculativeStep::kOn;
   if (c.speculative && c.in_forward) o.gradient_clipping = 0;  // commits
+  // (The rules keep the step on the host with offload_param.)
+  if (c.device_step && offload == Offload::kOptimizer) {
+    o.offloaded_step = config::OffloadedStep::kDevice;
+    o.device_step_share = 1;
+    o.host_step_piece = 777;  // several pieces: each slot is reused
+  }
   if (c.in_forward || c.delayed) {
     o.host_step_in_forward = c.in_forward;
     o.host_step_delayed = c.delayed;
@@ -223,6 +231,27 @@ const std::vector<Case>& Cases() {
            false,
            false,
            false,
+           true},
+      Case{zero::Sync::kStreamedStatesBeforeStep,
+           {"race on 'streamed state slot", "streamed master H2D", "adamw"},
+           false,
+           false,
+           false,
+           false,
+           true},
+      Case{zero::Sync::kStreamedStepBeforeOut,
+           {"race on 'streamed state slot", "adamw", "D2H"},
+           false,
+           false,
+           false,
+           false,
+           true},
+      Case{zero::Sync::kStreamedSlotReuse,
+           {"race on 'streamed state slot", "H2D", "D2H"},
+           false,
+           false,
+           false,
+           false,
            true}};
   return *cases;
 }
@@ -267,6 +296,7 @@ INSTANTIATE_TEST_SUITE_P(
         name += "_speculative";
       }
       if (std::get<1>(info.param).delayed) name += "_delayed";
+      if (std::get<1>(info.param).device_step) name += "_device_step";
       return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
 
@@ -283,8 +313,8 @@ TEST(DropSyncTest, CarriedOver) {
 
 // Each mode's settings make every synchronization matter but two: with
 // offload_param the host's update of the shards in host memory ends before
-// it issues the next gathers, and there is no speculative step (nor without
-// optimizer offload).
+// it issues the next gathers, and there is no speculative step nor a
+// streamed one (nor without optimizer offload).
 TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
   for (Offload offload :
        {Offload::kNone, Offload::kOptimizer, Offload::kOptimizerAndParam}) {
@@ -296,7 +326,10 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
           (c.sync == zero::Sync::kSpeculativeGradsOnHost ||
            c.sync == zero::Sync::kWriteBackBeforeGather ||
            c.sync == zero::Sync::kHostStepBeforeGather ||
-           c.sync == zero::Sync::kWriteBackBeforeHostPiece) &&
+           c.sync == zero::Sync::kWriteBackBeforeHostPiece ||
+           c.sync == zero::Sync::kStreamedStatesBeforeStep ||
+           c.sync == zero::Sync::kStreamedStepBeforeOut ||
+           c.sync == zero::Sync::kStreamedSlotReuse) &&
           offload != Offload::kOptimizer;
       EXPECT_EQ(moot, speculation_moot ||
                           (offload == Offload::kOptimizerAndParam &&

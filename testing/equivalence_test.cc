@@ -253,6 +253,20 @@ void Check(const Case& c) {
       EXPECT_NE(zero.losses[1], plain.losses[1]) << c.name;
     }
   }
+  if (options.device_step_share > 0 && !options.host_step_delayed) {
+    // The offloaded step on the device is the device AdamW's: the same bits
+    // as the run with no optimizer offloaded.
+    zero::ZeroOptions on_device = options;
+    on_device.offload_optimizer = false;
+    on_device.device_step_share = 0;
+    on_device.speculative_step = zero::SpeculativeStep::kOff;
+    on_device.host_step_in_forward = false;
+    ASSERT_OK_AND_ASSIGN(RunResult plain,
+                         RunZero(spec, on_device, c.world, kSteps, *data, sim));
+    EXPECT_EQ(zero.losses, plain.losses) << c.name;
+    EXPECT_EQ(zero.params, plain.params) << c.name;
+    EXPECT_EQ(zero.skipped, plain.skipped) << c.name;
+  }
   if (options.lm_head_chunk_tokens > 0) {
     // The first step's loss comes from the same parameters: the chunked
     // head sums it in the same order, so it is the same bits.
@@ -870,6 +884,54 @@ std::vector<Case> Cases() {
                            }))});
   }
   cases.push_back(carried("bf16_states", 2, bf16_states(true, nullptr)));
+  // The offloaded step on the device (zero3.offloaded_step), all of it or
+  // a share beside the host's, in pieces through the two slots: bitwise the
+  // run without offload (Check) where the host share's step is exact too,
+  // and against the reference on the delayed plan's lag.
+  auto streamed = [=](double share,
+                      std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      offload(o);
+      o.device_step_share = share;
+      o.offloaded_step = share >= 1 ? config::OffloadedStep::kDevice
+                                    : config::OffloadedStep::kAuto;
+      o.sub_group_size = 5000;
+      o.host_step_piece = 777;
+      if (more) more(o);
+    };
+  };
+  for (int world : {1, 2, 3}) {
+    cases.push_back(
+        {absl::StrCat("device_step_w", world), world, streamed(1, nullptr)});
+  }
+  cases.push_back({"device_step_half_w2", 2, streamed(0.5, nullptr)});
+  cases.push_back(
+      {"device_step_one_piece_w1", 1, streamed(1, [](zero::ZeroOptions& o) {
+         o.sub_group_size = 1000000000;
+         o.host_step_piece = int64_t{1} << 25;
+       })});
+  cases.push_back(
+      {"device_step_twin_flow", 2,
+       streamed(0.5, [](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
+  cases.push_back({"device_step_bf16_accumulation2", 2,
+                   streamed(0.6, [](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kBF16;
+                     o.accumulation = 2;
+                   })});
+  cases.push_back(
+      {"device_step_clipping", 2,
+       streamed(1, [](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
+       "tiny", true});
+  cases.push_back(
+      {"device_step_f16_overflow_skips", 1, streamed(0.5, f16_overflow)});
+  cases.push_back(
+      {"device_step_speculative", 2, streamed(0.5, [](zero::ZeroOptions& o) {
+         o.speculative_step = zero::SpeculativeStep::kOn;
+       })});
+  for (const auto& [name, mode] : modes) {
+    cases.push_back(
+        {"device_step_" + name, 2, moved(mode, streamed(0.5, nullptr))});
+  }
   return cases;
 }
 

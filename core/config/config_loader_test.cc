@@ -141,7 +141,8 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "lm_head_chunk_tokens": 0,
     "host_step_overlap": "none",
     "host_work_per_grad_us": 0.0,
-    "collective_timeout_seconds": 1800
+    "collective_timeout_seconds": 1800,
+    "offloaded_step": "host"
   },
   "steps_per_print": 1,
   "csv_monitor": {

@@ -32,6 +32,10 @@ constexpr std::pair<const char*, HostStepOverlap> kOverlaps[] = {
     {"none", HostStepOverlap::kNone},
     {"forward", HostStepOverlap::kForward},
     {"delayed", HostStepOverlap::kDelayed}};
+constexpr std::pair<const char*, OffloadedStep> kOffloadedSteps[] = {
+    {"host", OffloadedStep::kHost},
+    {"device", OffloadedStep::kDevice},
+    {"auto", OffloadedStep::kAuto}};
 constexpr std::pair<const char*, CheckpointWrite> kWrites[] = {
     {"async", CheckpointWrite::kAsync},
     {"blocking", CheckpointWrite::kBlocking}};
@@ -57,6 +61,8 @@ Modes ModesOf(const Config& config) {
       Lookup(z3.grad_offload_copy(), kCopies, GradOffloadCopy::kBucketed);
   m.host_step_overlap =
       Lookup(z3.host_step_overlap(), kOverlaps, HostStepOverlap::kNone);
+  m.offloaded_step =
+      Lookup(z3.offloaded_step(), kOffloadedSteps, OffloadedStep::kHost);
   m.checkpoint_write =
       Lookup(z3.checkpoint_write(), kWrites, CheckpointWrite::kAsync);
   m.checkpoint_on_failure = Lookup(z3.checkpoint_on_failure(), kOnFailure,
@@ -96,6 +102,27 @@ HostStepPlan PlanHostStep(const HostStepAsk& ask) {
   plan.in_forward = ask.overlap == HostStepOverlap::kForward;
   plan.carries_over = plan.speculative && plan.in_forward;
   return plan;
+}
+
+const char* OffloadedStepStaysOnHost(const Config& config) {
+  const Modes modes = ModesOf(config);
+  if (modes.offloaded_step == OffloadedStep::kHost) return nullptr;
+  if (modes.offload_optimizer == OffloadDevice::kNone) {
+    return "the optimizer is not offloaded (offload_optimizer.device "
+           "\"none\")";
+  }
+  if (modes.offload_param != OffloadDevice::kNone) {
+    return "offload_param keeps the working shards on the host";
+  }
+  if (config.bf16().bf16_master_weights_and_grads()) {
+    return "bf16 master weights and optimizer states are stepped by the "
+           "host's AdamW (the device AdamW is fp32)";
+  }
+  if (config.zero3().auto_offload_ratio()) {
+    return "zero3.auto_offload_ratio sizes the device share at start-up; "
+           "set offload_optimizer.ratio instead";
+  }
+  return nullptr;
 }
 
 }  // namespace config

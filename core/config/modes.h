@@ -39,6 +39,9 @@ enum class GradOffloadCopy { kBucketed, kPerParamFp32 };
 // zero3.host_step_overlap: "none", "forward" or "delayed".
 enum class HostStepOverlap { kNone, kForward, kDelayed };
 
+// zero3.offloaded_step: where the offloaded optimizer's AdamW runs.
+enum class OffloadedStep { kHost, kDevice, kAuto };
+
 // zero3.checkpoint_write: "async" or "blocking".
 enum class CheckpointWrite { kAsync, kBlocking };
 
@@ -54,6 +57,7 @@ struct Modes {
   GradOffload grad_offload = GradOffload::kAsync;
   GradOffloadCopy grad_offload_copy = GradOffloadCopy::kBucketed;
   HostStepOverlap host_step_overlap = HostStepOverlap::kNone;
+  OffloadedStep offloaded_step = OffloadedStep::kHost;
   CheckpointWrite checkpoint_write = CheckpointWrite::kAsync;
   CheckpointOnFailure checkpoint_on_failure = CheckpointOnFailure::kStop;
   PinnedFallback pinned_fallback = PinnedFallback::kError;
@@ -93,6 +97,12 @@ struct HostStepPlan {
 };
 
 HostStepPlan PlanHostStep(const HostStepAsk& ask);
+
+// Why the offloaded optimizer's AdamW stays on the host in `config` although
+// zero3.offloaded_step asks for "device" or "auto" (the loader's notice;
+// the engine's options then say "host"), or nullptr where it may leave, and
+// always for "host".
+const char* OffloadedStepStaysOnHost(const Config& config);
 
 }  // namespace config
 }  // namespace zero3

@@ -322,6 +322,16 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        }},
       {"zero3.auto_offload_ratio",
        [&] { CheckOffloadRatio(zero, config.zero3(), diag); }},
+      {"zero3.offloaded_step",
+       [&] {
+         CheckChoice(config.zero3().offloaded_step(),
+                     {"host", "device", "auto"}, "zero3.offloaded_step", diag);
+         const char* why = OffloadedStepStaysOnHost(config);
+         if (why != nullptr) {
+           diag->Notice("zero3.offloaded_step",
+                        absl::StrCat("the step stays on the host: ", why));
+         }
+       }},
       {"zero3.pinned_fallback",
        [&] {
          CheckChoice(config.zero3().pinned_fallback(), {"error", "pageable"},

@@ -149,13 +149,21 @@ struct Case {
   bool speculative = false;
   // bf16 master weights and Adam moments on the host (saved as BF16).
   bool bf16_states = false;
+  // Of the offloaded state, the share stepped on the device
+  // (zero3.offloaded_step), its master and moments streamed from the host.
+  double device_step = 0;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.world << " ranks, " << kernels::DTypeName(c.dtype)
       << (c.offload ? ", offload" : ", device") << ", accumulation "
       << c.accumulation << (c.speculative ? ", speculative" : "")
-      << (c.bf16_states ? ", bf16 states" : "");
+      << (c.bf16_states ? ", bf16 states" : "") << ", device step "
+      << c.device_step;
+}
+
+std::string DeviceStepSuffix(double share) {
+  return share > 0 ? absl::StrCat("_devicestep", std::lround(share * 100)) : "";
 }
 
 class ResumeTest : public ::testing::TestWithParam<Case> {};
@@ -168,6 +176,8 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
     o.host_master_dtype = runtime::DType::kBF16;
     o.host_moments_dtype = runtime::DType::kBF16;
   }
+  o.device_step_share = c.device_step;
+  o.host_step_piece = c.device_step > 0 ? 999 : o.host_step_piece;
   auto data = CorpusBatches(o.seq);
   constexpr int kSteps = 6, kSaveAt = 3;
   const Outcome straight = Train(o, *data, c.world, kSteps, "", nullptr);
@@ -176,7 +186,8 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
   save.dir = FreshTestDir(absl::StrCat(
       "resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
       c.offload ? "offload" : "device", "_", c.accumulation,
-      c.speculative ? "_speculative" : "", c.bf16_states ? "_bf16states" : ""));
+      c.speculative ? "_speculative" : "", c.bf16_states ? "_bf16states" : "",
+      DeviceStepSuffix(c.device_step)));
   const Outcome first = Train(o, *data, c.world, kSaveAt, "", &save);
   ASSERT_THAT(first.status, IsOk());
   EXPECT_EQ(ReadAll(save.dir + "/latest"), "step_3\n");
@@ -245,6 +256,10 @@ std::vector<Case> Cases() {
     cases.push_back({world, runtime::DType::kBF16, true, 1, false, true});
   }
   cases.push_back({2, runtime::DType::kBF16, true, 2, true, true});
+  // The offloaded step on the device, all of it or half beside the host's.
+  cases.push_back({1, runtime::DType::kF32, true, 1, false, false, 1});
+  cases.push_back({2, runtime::DType::kBF16, true, 2, false, false, 0.5});
+  cases.push_back({2, runtime::DType::kF16, true, 1, true, false, 0.5});
   return cases;
 }
 
@@ -256,7 +271,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ResumeTest, ::testing::ValuesIn(Cases()),
                                c.offload ? "_offload" : "_device", "_accum",
                                c.accumulation,
                                c.speculative ? "_speculative" : "",
-                               c.bf16_states ? "_bf16states" : "");
+                               c.bf16_states ? "_bf16states" : "",
+                               DeviceStepSuffix(c.device_step));
                          });
 
 // A two-rank checkpoint of step 2 in a fresh directory.
@@ -349,6 +365,30 @@ TEST(CheckpointTest, Bf16StatesReshardExactly) {
   for (int world : {1, 4}) {
     zero::ZeroOptions to = o;  // the same global batch
     to.micro_batch = 2 * o.micro_batch / world;
+    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
+    ASSERT_THAT(loaded.status, IsOk()) << world;
+    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
+  }
+}
+
+// The checkpoint does not depend on where the offloaded step ran: saved by 2
+// ranks stepping it on the device, loaded by 1 rank stepping it on the host
+// and by 4 ranks half and half, every parameter's master exactly the saving
+// run's.
+TEST(CheckpointTest, DeviceStepStatesLoadWithAnyPlacement) {
+  zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
+  o.device_step_share = 1;
+  o.host_step_piece = 999;
+  auto data = CorpusBatches(o.seq);
+  SaveOptions save;
+  save.dir = FreshTestDir("reshard_device_step");
+  const Outcome saved = Train(o, *data, 2, 2, "", &save);
+  ASSERT_THAT(saved.status, IsOk());
+  for (const auto& [world, share] :
+       {std::pair<int, double>{1, 0.0}, std::pair<int, double>{4, 0.5}}) {
+    zero::ZeroOptions to = o;  // the same global batch
+    to.micro_batch = 2 * o.micro_batch / world;
+    to.device_step_share = share;
     const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
     ASSERT_THAT(loaded.status, IsOk()) << world;
     EXPECT_EQ(loaded.full, saved.full) << world << " ranks";

@@ -137,6 +137,13 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
       o.host_moments_dtype = kernels::DType::kBF16;
     }
   }
+  if (config::OffloadedStepStaysOnHost(c) == nullptr) {
+    o.offloaded_step = modes.offloaded_step;
+    o.device_step_share =
+        modes.offloaded_step == config::OffloadedStep::kDevice ? 1
+        : modes.offloaded_step == config::OffloadedStep::kAuto ? -1
+                                                               : 0;
+  }
   o.speculative_step = z.offload_optimizer().super_offload()
                            ? zero::SpeculativeStep::kAuto
                            : zero::SpeculativeStep::kOff;

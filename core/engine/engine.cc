@@ -89,7 +89,8 @@ absl::Status Engine::Init(const model::ParamSource& params) {
                                         ctx_, model_->modules(),
                                         TensorRef::Of(shard_, options_.dtype, 0,
                                                       layout_->total())));
-  ctx_.host_begin = HostShareBegin();
+  ctx_.streamed_begin = HostShareBegin();
+  ZR_ASSIGN_OR_RETURN(ctx_.host_begin, DeviceStepEnd(ctx_.streamed_begin));
   PlanSubGroups();
   ZR_RETURN_IF_ERROR(AllocateOptimizerState());
   ZR_ASSIGN_OR_RETURN(reducer_,
@@ -97,6 +98,8 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(
       host_, zero::HostOptimizer::Create(ctx_, *reducer_, shard_, sub_groups_,
                                          decay_runs_));
+  ZR_ASSIGN_OR_RETURN(streamed_, zero::StreamedStep::Create(
+                                     ctx_, shard_, sub_groups_, decay_runs_));
   if (host_->plan().in_forward && host_->elements() > 0) {
     coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
       if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {

@@ -48,6 +48,7 @@
 #include "core/zero/options.h"
 #include "core/zero/param_coordinator.h"
 #include "core/zero/shard_layout.h"
+#include "core/zero/streamed_step.h"
 #include "core/zero/weight_decay.h"
 
 namespace zero3 {
@@ -134,10 +135,16 @@ class Engine : private model::ParamProvider {
   // Where the host share of the optimizer starts in the flat layout
   // (ZeroContext::host_begin), from offload_optimizer and its ratio.
   int64_t HostShareBegin();
+  // Where the host share's elements updated on the host begin
+  // (ZeroContext::host_begin), past those of the offloaded state that
+  // `offload_begin` starts whose update runs on the device
+  // (options.device_step_share of them, up to a parameter boundary).
+  absl::StatusOr<int64_t> DeviceStepEnd(int64_t offload_begin) const;
   // auto_offload_ratio: the elements of the optimizer's device share that
   // fit in the free device memory beside the buffers still to come.
   int64_t AutoDeviceElements();
-  // The optimizer sub-groups (the one that spans host_begin cut in two) and
+  // The optimizer sub-groups (cut where the streamed and the host share
+  // begin) and
   // their runs of equal weight decay.
   void PlanSubGroups();
   absl::Status AllocateOptimizerState();
@@ -151,7 +158,7 @@ class Engine : private model::ParamProvider {
   // The device share's working shard from its fp32 master (a kernel on the
   // compute stream).
   absl::Status CastDeviceShare(absl::string_view label);
-  // ImportState without optimizer offload: the state through pinned
+  // ImportState's device share: the state through pinned
   // staging to the device, and the working shard cast from the master.
   absl::Status ImportDeviceState(const TrainingState& state);
   // Adds the loss the host copy holds (copied, and waited for) to *sum, in
@@ -212,6 +219,9 @@ class Engine : private model::ParamProvider {
   std::unique_ptr<zero::GradReducer> reducer_;
   // The host share of the optimizer (offload_optimizer; empty without).
   std::unique_ptr<zero::HostOptimizer> host_;
+  // The offloaded state updated on the device (zero3.offloaded_step): the
+  // elements [ctx_.streamed_begin, ctx_.host_begin); empty without.
+  std::unique_ptr<zero::StreamedStep> streamed_;
   zero::LossScaler scaler_ = zero::LossScaler::Static(1);
   std::vector<zero::ParamRange> sub_groups_;
   // Each sub-group's ranges of equal weight decay (weight_decay.h).
@@ -220,7 +230,8 @@ class Engine : private model::ParamProvider {
   // Working shard (model dtype): device, or host with offload_param.
   runtime::OwnedBuffer shard_;
   // fp32 master and Adam moments of the device share, elements
-  // [0, ctx_.host_begin) of the flat layout (the host share's: host_).
+  // [0, ctx_.streamed_begin) of the flat layout (the streamed ones':
+  // streamed_; the host share's: host_).
   runtime::OwnedBuffer master_, exp_avg_, exp_avg_sq_;
   // Inputs: pinned host staging and the device copy.
   std::optional<model::InputStager> inputs_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/engine/engine.h"
 #include "core/kernels/dtype.h"
@@ -51,6 +52,33 @@ int64_t Engine::HostShareBegin() {
   return total;
 }
 
+absl::StatusOr<int64_t> Engine::DeviceStepEnd(int64_t offload_begin) const {
+  const double share = options_.device_step_share;
+  if (share < 0) {
+    return absl::InvalidArgumentError(
+        "zero3.offloaded_step \"auto\" is resolved from the hardware's "
+        "figures before the engine starts (zero::DeviceStepShare); set "
+        "\"host\" or \"device\"");
+  }
+  const int64_t total = layout_->total();
+  if (share == 0 || !options_.offload_optimizer) return offload_begin;
+  if (share > 1 || options_.offload_param || options_.auto_offload_ratio ||
+      options_.host_master_dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an offloaded step on the device (share ", share,
+        ") needs a share of at most 1, fp32 optimizer states, offload_param "
+        "off and a fixed offload ratio"));
+  }
+  const int64_t want =
+      offload_begin + std::llround(share * (total - offload_begin));
+  // The first parameter boundary at or past it.
+  for (int p = 0; p < layout_->num_params(); ++p) {
+    const int64_t offset = layout_->param(p).offset;
+    if (offset >= want) return std::max(offset, offload_begin);
+  }
+  return total;
+}
+
 int64_t Engine::AutoDeviceElements() {
   runtime::Device& dev = rt_.device();
   // Still to come: the gradient reducer's device buffers (its fp32
@@ -67,19 +95,22 @@ int64_t Engine::AutoDeviceElements() {
 }
 
 void Engine::PlanSubGroups() {
-  // A sub-group across the host share's start becomes two.
-  std::vector<zero::ParamRange> groups;
-  const int64_t hb = ctx_.host_begin;
-  for (const zero::ParamRange& g :
-       layout_->SubGroups(options_.sub_group_size)) {
-    if (g.offset >= hb || g.offset + g.elements <= hb) {
-      groups.push_back(g);
-      continue;
+  // A sub-group across the streamed or the host share's start is cut there.
+  std::vector<zero::ParamRange> groups =
+      layout_->SubGroups(options_.sub_group_size);
+  for (const int64_t cut : {ctx_.streamed_begin, ctx_.host_begin}) {
+    std::vector<zero::ParamRange> cut_groups;
+    for (const zero::ParamRange& g : groups) {
+      if (g.offset >= cut || g.offset + g.elements <= cut) {
+        cut_groups.push_back(g);
+        continue;
+      }
+      int p = g.first;
+      while (layout_->param(p).offset < cut) ++p;
+      cut_groups.push_back(layout_->Range(g.first, p - 1));
+      cut_groups.push_back(layout_->Range(p, g.last));
     }
-    int p = g.first;
-    while (layout_->param(p).offset < hb) ++p;
-    groups.push_back(layout_->Range(g.first, p - 1));
-    groups.push_back(layout_->Range(p, g.last));
+    groups = std::move(cut_groups);
   }
   sub_groups_ = std::move(groups);
   std::vector<std::string> names;
@@ -93,7 +124,7 @@ void Engine::PlanSubGroups() {
 
 absl::Status Engine::AllocateOptimizerState() {
   runtime::Device& dev = rt_.device();
-  const int64_t device_n = ctx_.host_begin;
+  const int64_t device_n = ctx_.streamed_begin;
   if (device_n > 0) {
     ZR_ASSIGN_OR_RETURN(master_,
                         AllocateDevice(dev, device_n * 4, "fp32 master"));
@@ -123,6 +154,7 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
   ZR_RETURN_IF_ERROR(
       WriteInitialMaster(params, staged ? temp : host_->state().master()));
   absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
+  if (enqueued.ok()) enqueued = streamed_->ImportMaster(temp);
   if (enqueued.ok() && ctx_.host_elements() > 0) {
     if (staged) enqueued = CopyHostShare(temp);
     if (enqueued.ok()) enqueued = host_->StageWorkingCopy();
@@ -208,7 +240,8 @@ absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
 absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
   // Moments start at zero: host buffers are zero-filled; device ones are
   // filled here.
-  const int64_t total = ctx_.host_begin;
+  const int64_t total = ctx_.streamed_begin;
+  if (total == 0) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(compute_->Copy(
       master_.All(), host_master.Slice(0, total * 4), "master H2D"));
   for (const runtime::OwnedBuffer* b : {&exp_avg_, &exp_avg_sq_}) {
@@ -218,7 +251,8 @@ absl::Status Engine::InitDeviceShards(const Buffer& host_master) {
 }
 
 absl::Status Engine::CastDeviceShare(absl::string_view label) {
-  const int64_t n = ctx_.host_begin;
+  const int64_t n = ctx_.streamed_begin;
+  if (n == 0) return absl::OkStatus();
   return compute_->Launch(
       KernelCall(ops::Cast::Of(TensorRef::Of(master_, DType::kF32, 0, n),
                                TensorRef::Of(shard_, options_.dtype, 0, n)),

@@ -38,8 +38,9 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (valid == 0) return out;
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
   const bool on_host = s.offset >= ctx_.host_begin;
+  const bool streamed = !on_host && s.offset >= ctx_.streamed_begin;
   runtime::OwnedBuffer temp;
-  if (!on_host) {
+  if (!on_host && !streamed) {
     ZR_ASSIGN_OR_RETURN(temp,
                         AllocateHost(rt_, valid * 4, HostMemoryKind::kPinned,
                                      "master readback"));
@@ -51,7 +52,9 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   read.label = "read master";
   read.reads = {
       on_host ? host_->state().First(s.offset - ctx_.host_begin, valid).master
-              : temp.All()};
+      : streamed ? streamed_->master().Slice(
+                       (s.offset - ctx_.streamed_begin) * 4, valid * 4)
+                 : temp.All()};
   const DType dtype = on_host ? host_->state().master_dtype() : DType::kF32;
   read.run = [&]() -> absl::Status {
     zero::HostWidenToFloat(read.reads[0].data(), dtype, out.data(), valid, 1);
@@ -76,22 +79,27 @@ absl::Status Engine::ExportState(TrainingState* into) {
   }
   ZR_RETURN_IF_ERROR(host_->FinishHostStep());
   const int64_t hb = ctx_.host_begin;
-  const int64_t device_bytes = hb * 4;
+  const int64_t sb = ctx_.streamed_begin;
+  const int64_t device_bytes = sb * 4;
+  const int64_t streamed_bytes = (hb - sb) * 4;
   const int64_t host_bytes = ctx_.host_elements() * 4;
   TrainingState& state = *into;
   state.steps_done = step_;
   state.adam_steps = adam_step_;
   state.scaler = scaler_.state();
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
-  // The device share through pinned staging; the host share in place.
+  // The device share through pinned staging; the streamed and the host
+  // share in place (the device synchronized: the streamed state is back).
   const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
+  const runtime::OwnedBuffer* streamed[] = {
+      &streamed_->master(), &streamed_->exp_avg(), &streamed_->exp_avg_sq()};
   const zero::HostState& hs = host_->state();
   const runtime::OwnedBuffer* host[] = {&hs.master(), &hs.exp_avg(),
                                         &hs.exp_avg_sq()};
   runtime::OwnedBuffer temp;
   HostTask read;
   read.label = "read training state";
-  if (hb > 0) {
+  if (sb > 0) {
     ZR_ASSIGN_OR_RETURN(
         temp, AllocateHost(rt_, 3 * device_bytes, HostMemoryKind::kPinned,
                            "training state readback"));
@@ -103,12 +111,15 @@ absl::Status Engine::ExportState(TrainingState* into) {
     ZR_RETURN_IF_ERROR(compute_->Synchronize());
     read.reads.push_back(temp.All());
   }
+  if (streamed_bytes > 0) {
+    for (int i = 0; i < 3; ++i) read.reads.push_back(streamed[i]->All());
+  }
   if (host_bytes > 0) {
     for (int i = 0; i < 3; ++i) read.reads.push_back(host[i]->All());
   }
   std::vector<float>* outs[] = {&state.master, &state.exp_avg,
                                 &state.exp_avg_sq};
-  read.memory_bytes = 3 * (device_bytes + host_bytes);
+  read.memory_bytes = 3 * (device_bytes + streamed_bytes + host_bytes);
   read.threads = HostTaskThreads(options_);
   read.run = [&]() -> absl::Status {
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
@@ -122,6 +133,11 @@ absl::Status Engine::ExportState(TrainingState* into) {
         ParallelCopy(out,
                      static_cast<const char*>(temp.data()) + i * device_bytes,
                      device_bytes, threads);
+      }
+      if (streamed_bytes > 0) {
+        ParallelCopy(out + device_bytes,
+                     static_cast<const char*>(streamed[i]->data()),
+                     streamed_bytes, threads);
       }
       if (host_bytes > 0) {
         zero::HostWidenToFloat(host[i]->data(), hs.dtype(i),
@@ -157,7 +173,13 @@ absl::Status Engine::ImportState(const TrainingState& state) {
                                      state.exp_avg.data() + hb,
                                      state.exp_avg_sq.data() + hb));
   }
-  if (hb > 0) ZR_RETURN_IF_ERROR(ImportDeviceState(state));
+  const int64_t sb = ctx_.streamed_begin;
+  if (hb > sb) {
+    ZR_RETURN_IF_ERROR(streamed_->Import(state.master.data() + sb,
+                                         state.exp_avg.data() + sb,
+                                         state.exp_avg_sq.data() + sb));
+  }
+  if (sb > 0) ZR_RETURN_IF_ERROR(ImportDeviceState(state));
   SetSteps(state.steps_done);
   adam_step_ = state.adam_steps;
   scaler_.Restore(state.scaler);
@@ -165,7 +187,7 @@ absl::Status Engine::ImportState(const TrainingState& state) {
 }
 
 absl::Status Engine::ImportDeviceState(const TrainingState& state) {
-  const int64_t n = ctx_.host_begin;
+  const int64_t n = ctx_.streamed_begin;
   const int64_t bytes = n * 4;
   ZR_ASSIGN_OR_RETURN(runtime::OwnedBuffer temp,
                       AllocateHost(rt_, 3 * bytes, HostMemoryKind::kPinned,

@@ -126,6 +126,8 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   const bool boundary = micro == a - 1;
   const bool speculate = boundary && host_->SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
+  // The streamed update's first pieces come in under the boundary backward.
+  if (boundary) ZR_RETURN_IF_ERROR(streamed_->Prefetch());
   // Pieces whose gradients are already on the host run between backward's
   // modules (SpeculateEarly, from EndModule).
   if (speculate) {

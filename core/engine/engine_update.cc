@@ -60,6 +60,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
       // staged already (the last update's pieces ran during this step).
       if (ctx_.host_begin > 0) {
         ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
+        ZR_RETURN_IF_ERROR(streamed_->CastWorkingCopy());
       }
       return AfterAppliedUpdate();
     }
@@ -128,7 +129,8 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
   if (delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
   const TensorRef grads = reducer_->device_partition();
   for (size_t g = 0; g < sub_groups_.size(); ++g) {
-    if (sub_groups_[g].offset >= ctx_.host_begin) break;  // the host share
+    // The streamed and the host share's.
+    if (sub_groups_[g].offset >= ctx_.streamed_begin) break;
     // One kernel per run of equal weight decay (one unless decay is
     // grouped).
     for (const zero::DecayRun& run : decay_runs_[g]) {
@@ -147,8 +149,8 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
           KernelCall(adam, absl::StrCat("adamw sub-group ", g))));
     }
   }
-  if (delayed) return absl::OkStatus();
-  return CastDeviceShare("new working shard");
+  if (!delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("new working shard"));
+  return streamed_->Update(args, grads, delayed);
 }
 
 }  // namespace engine

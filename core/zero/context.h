@@ -35,6 +35,10 @@ struct ZeroContext {
   // offload_optimizer, 0 with all of the optimizer offloaded, a parameter
   // boundary in between (offload_optimizer.ratio).
   int64_t host_begin = 0;
+  // Of the device-updated elements, [streamed_begin, host_begin) keep their
+  // master and moments on the host and stream them through the device for
+  // the update (zero3.offloaded_step, streamed_step.h); host_begin without.
+  int64_t streamed_begin = 0;
 
   // Elements of the host share of the optimizer state.
   int64_t host_elements() const { return layout->total() - host_begin; }

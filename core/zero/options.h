@@ -144,6 +144,17 @@ struct ZeroOptions {
   // bucketed gradient copy (core/config's rules check it).
   kernels::DType host_master_dtype = kernels::DType::kF32;
   kernels::DType host_moments_dtype = kernels::DType::kF32;
+  // zero3.offloaded_step: of the offloaded elements (past the device
+  // share), the fraction whose AdamW runs on the device, their fp32 master
+  // and moments streamed from host memory piece by piece (StreamedStep):
+  // 0 ("host"), 1 ("device"), or with kAuto a fraction the tool resolves
+  // from the hardware's figures before the engine starts
+  // (zero::DeviceStepShare); the engine refuses kAuto left unresolved (a
+  // negative share). Rounded up to a parameter boundary. Needs fp32 states,
+  // offload_optimizer without offload_param and a fixed ratio (core/config's
+  // rules set kHost otherwise).
+  config::OffloadedStep offloaded_step = config::OffloadedStep::kHost;
+  double device_step_share = 0;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy

@@ -68,6 +68,17 @@ constexpr Entry kEntries[] = {
      "host waits for the write-back of a piece's last working copy before "
      "the delayed update's AdamW rewrites its staging "
      "(zero3.host_step_overlap delayed)"},
+    {Sync::kStreamedStatesBeforeStep, "streamed-states-before-step",
+     "compute stream waits for a piece's master and moments to reach their "
+     "device slot before the device AdamW reads them (zero3.offloaded_step "
+     "device or auto)"},
+    {Sync::kStreamedStepBeforeOut, "streamed-step-before-out",
+     "copy-out stream waits for a piece's device AdamW before copying its "
+     "master and moments back to the host (zero3.offloaded_step device or "
+     "auto)"},
+    {Sync::kStreamedSlotReuse, "streamed-slot-reuse",
+     "copy-in stream waits for the copy-out of a slot's last piece before "
+     "copying the next piece into it (zero3.offloaded_step device or auto)"},
 };
 
 const Entry& EntryOf(Sync sync) {

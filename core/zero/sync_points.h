@@ -86,6 +86,19 @@ enum class Sync {
   // at the step's start, before the piece's AdamW rewrites its staging
   // beside the forward.
   kWriteBackBeforeHostPiece,
+  // With the offloaded step on the device (zero3.offloaded_step "device" or
+  // "auto", streamed_step.h): the compute stream waits for the copy of a
+  // piece's master and moments into its device slot before the device
+  // AdamW (or the working copy's cast) reads them.
+  kStreamedStatesBeforeStep,
+  // The copy-out stream waits for a piece's device AdamW before copying its
+  // master and moments back to host memory.
+  kStreamedStepBeforeOut,
+  // The copy-in stream waits for the copy-out of a slot's last piece before
+  // copying another piece into the slot (the copy-outs before it, on the
+  // same stream, are done too: a piece's host state is back before the next
+  // step copies it in).
+  kStreamedSlotReuse,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

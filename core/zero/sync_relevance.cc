@@ -46,6 +46,15 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
            "offload_param nor grad_offload_copy per_param_fp32) has this "
            "synchronization";
   }
+  const bool streamed = sync == Sync::kStreamedStatesBeforeStep ||
+                        sync == Sync::kStreamedStepBeforeOut ||
+                        sync == Sync::kStreamedSlotReuse;
+  if (streamed && (!options.offload_optimizer || options.offload_param ||
+                   options.device_step_share <= 0)) {
+    return "only the offloaded step on the device (zero3.offloaded_step "
+           "\"device\" or \"auto\", with the optimizer offloaded and "
+           "offload_param off) streams optimizer state through the device";
+  }
   const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
                                sync == Sync::kCheckpointSlotReuse ||
                                sync == Sync::kCheckpointRestoreSlotFree ||

@@ -201,6 +201,8 @@ class TrainCommand : public Command {
     std::optional<internal::ResumePoint> resume;
     // The memory preflight: the estimate, what is available, the budget.
     internal::MemoryPlan memory;
+    // zero3.offloaded_step "auto": the share it chose, said in a line.
+    std::string offloaded_step;
   };
 
   // Per-step results, gathered from the ranks as they finish each step.
@@ -527,6 +529,20 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
   ZR_ASSIGN_OR_RETURN(
       in.profile,
       sim::LoadProfile(NameOrPath(sim_flags_.hardware(), sim::ProfileNames())));
+  if (in.options.device_step_share < 0) {
+    // zero3.offloaded_step "auto": decided on this run's profile, before
+    // the memory preflight counts what it allocates.
+    whatif::StepInput step;
+    ZR_ASSIGN_OR_RETURN(step.profile, ProfileOfThisRun(in));
+    step.spec = in.spec;
+    step.options = in.options;
+    step.gpus = static_cast<int>(ranks_);
+    ZR_ASSIGN_OR_RETURN(const whatif::OffloadedStepChoice choice,
+                        whatif::ChooseOffloadedStep(step));
+    in.options.device_step_share = choice.share;
+    in.offloaded_step =
+        whatif::DescribeOffloadedStep(choice, step.profile.name());
+  }
   return in;
 }
 
@@ -745,22 +761,28 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
         launcher.description(), o.micro_batch, o.seq, o.accumulation,
         kernels::DTypeName(o.dtype),
         o.offload_optimizer
-            ? absl::StrCat("on the host (",
-                           o.optimizer_pin_memory ? "pinned" : "pageable", ", ",
-                           o.grad_offload == zero::GradOffload::kAsync
-                               ? "async"
-                               : "blocking",
-                           " gradient offload",
-                           o.host_master_dtype == runtime::DType::kF32 ? ""
-                           : o.host_moments_dtype == runtime::DType::kF32
-                               ? "; bf16 master weights"
-                               : "; bf16 master weights and Adam moments",
-                           zero::HostStepPlanOf(o).delayed
-                               ? "; one-step delayed update, which changes "
-                                 "the training"
-                               : "",
-                           ")")
+            ? absl::StrCat(
+                  "on the host (",
+                  o.optimizer_pin_memory ? "pinned" : "pageable", ", ",
+                  o.grad_offload == zero::GradOffload::kAsync ? "async"
+                                                              : "blocking",
+                  " gradient offload",
+                  o.host_master_dtype == runtime::DType::kF32 ? ""
+                  : o.host_moments_dtype == runtime::DType::kF32
+                      ? "; bf16 master weights"
+                      : "; bf16 master weights and Adam moments",
+                  o.device_step_share > 0
+                      ? absl::StrFormat("; AdamW of %g%% of it on the device, "
+                                        "states streamed",
+                                        100 * o.device_step_share)
+                      : "",
+                  zero::HostStepPlanOf(o).delayed
+                      ? "; one-step delayed update, which changes "
+                        "the training"
+                      : "",
+                  ")")
             : std::string("on the device"));
+    if (!in.offloaded_step.empty()) out << in.offloaded_step << "\n";
     if (!run_.gpu()) {
       out << "times: simulated (virtual time on " << in.profile.name()
           << ", not measured on this machine)\n";

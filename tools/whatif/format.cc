@@ -120,6 +120,17 @@ void AppendFastest(const ScenarioResult& r, bool full_keys, std::string* out) {
                              Label(exact.settings, full_keys),
                              exact.metrics.tokens_per_s));
   }
+  // What zero3.offloaded_step "auto" chose, where a variant asks for it.
+  for (const VariantResult& a : r.variants) {
+    for (const auto& [key, value] : a.settings) {
+      if (key != "zero3.offloaded_step" || value != "auto") continue;
+      absl::StrAppend(
+          out, absl::StrFormat("%s: %g%% of the offloaded optimizer state "
+                               "stepped on the device\n",
+                               Label(a.settings, full_keys),
+                               100 * a.device_step_share));
+    }
+  }
 }
 
 // The change of each variant against the baseline, in percent.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "core/engine/engine.h"
 #include "core/kernels/op_cost.h"
 #include "core/model/data.h"
@@ -143,7 +144,58 @@ using internal::Span;
 using internal::UncoveredLength;
 using internal::Union;
 
+absl::StatusOr<OffloadedStepChoice> ChooseOffloadedStep(StepInput input) {
+  input.traces = false;
+  input.op_timings = false;
+  input.eval_iters = 0;
+  OffloadedStepChoice choice;
+  bool found = false;
+  for (const double share : kOffloadedStepShares) {
+    input.options.device_step_share = share;
+    absl::StatusOr<VariantResult> r = SimulateStep(input);
+    if (IsDeviceOutOfMemory(r.status())) {
+      choice.tried.emplace_back(share, 0);
+      continue;
+    }
+    ZR_RETURN_IF_ERROR(r.status());
+    const double ms = r->metrics.total_ms;
+    choice.tried.emplace_back(share, ms);
+    if (!found || ms < choice.step_ms) {
+      choice.share = share;
+      choice.step_ms = ms;
+      found = true;
+    }
+  }
+  if (!found) {
+    return absl::ResourceExhaustedError(
+        "device out of memory with every share of the offloaded step on the "
+        "device (zero3.offloaded_step \"auto\")");
+  }
+  return choice;
+}
+
+std::string DescribeOffloadedStep(const OffloadedStepChoice& choice,
+                                  const std::string& profile) {
+  std::string line = absl::StrFormat(
+      "offloaded step: %g%% of the offloaded optimizer state stepped on the "
+      "device (auto: %.1f ms a step on %s",
+      100 * choice.share, choice.step_ms, profile);
+  for (const auto& [share, ms] : choice.tried) {
+    if (ms <= 0 || (share != 0 && share != 1)) continue;
+    absl::StrAppendFormat(&line, "; on the %s only %.1f ms",
+                          share == 0 ? "host" : "device", ms);
+  }
+  return line + ")";
+}
+
 absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
+  if (in.options.device_step_share < 0) {
+    ZR_ASSIGN_OR_RETURN(const OffloadedStepChoice choice,
+                        ChooseOffloadedStep(in));
+    StepInput resolved = in;
+    resolved.options.device_step_share = choice.share;
+    return SimulateStep(resolved);
+  }
   sim::SimOptions so;
   so.profile = in.profile;
   so.world_size = in.gpus;
@@ -223,6 +275,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   }
   const std::vector<Span> kernels = Union(compute);
   VariantResult out;
+  out.device_step_share = in.options.device_step_share;
   Metrics& m = out.metrics;
   m.fwd_ms = last.fwd_ns / 1e6;
   m.bwd_ms = last.bwd_ns / 1e6;

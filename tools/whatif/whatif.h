@@ -86,6 +86,9 @@ struct VariantResult {
   // Set when the variant does not fit; its metrics are then zero but for
   // device_memory_gib, the need.
   std::optional<DoesNotFit> does_not_fit;
+  // Of the offloaded optimizer state, the share stepped on the device
+  // (zero3.offloaded_step; with "auto" the share ChooseOffloadedStep chose).
+  double device_step_share = 0;
 };
 
 struct ScenarioResult {
@@ -137,7 +140,33 @@ struct StepInput {
   // (Engine::Evaluate), timed into VariantResult::eval_ms.
   int eval_iters = 0;
 };
+// Simulates `input`; an unresolved zero3.offloaded_step "auto" (a negative
+// options.device_step_share) is resolved first by ChooseOffloadedStep.
 absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
+
+// zero3.offloaded_step "auto": of the offloaded optimizer state, the share
+// whose AdamW runs on the device, its master and moments streamed over the
+// host link (core/zero/streamed_step.h), against the rest on the host's
+// cores. The profile's host memory bandwidth, cores and host link (measured
+// by zero3 calibrate, or a datasheet's) set both sides' speed, and the plan
+// of the host step how much of the host's side hides under backward, so
+// the simulator decides: each share of kOffloadedStepShares is simulated
+// for input.steps steps and the fastest wins (the smaller share on a tie).
+struct OffloadedStepChoice {
+  double share = 0;
+  double step_ms = 0;  // its predicted step
+  // Every share tried, with its predicted step (0 where it did not fit the
+  // device's memory).
+  std::vector<std::pair<double, double>> tried;
+};
+inline constexpr double kOffloadedStepShares[] = {
+    0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1};
+absl::StatusOr<OffloadedStepChoice> ChooseOffloadedStep(StepInput input);
+// "offloaded step: 37.5% of the offloaded optimizer state stepped on the
+// device (auto: 231.0 ms a step on h200_sxm; on the host only 250.7 ms, on
+// the device only 336.2 ms)".
+std::string DescribeOffloadedStep(const OffloadedStepChoice& choice,
+                                  const std::string& profile);
 
 // Loads a text-format scenario file. Errors name the file, line and column.
 absl::StatusOr<Scenario> LoadScenario(const std::string& path);

@@ -99,6 +99,39 @@ StepInput OpTimingInput() {
   return in;
 }
 
+// zero3.offloaded_step "auto" keeps the share the simulator predicts
+// fastest: with a host slower than the link it steps some of the offloaded
+// state on the device, with a link slower than the host none; SimulateStep
+// resolves an unresolved "auto" the same way and reports the share.
+TEST(WhatifTest, OffloadedStepAutoKeepsTheFastestShare) {
+  StepInput in = OpTimingInput();
+  in.op_timings = false;
+  in.gpus = 1;
+  in.options.device_step_share = -1;
+  in.options.offloaded_step = config::OffloadedStep::kAuto;
+  in.profile.mutable_host()->set_cores_per_rank(1);
+  ASSERT_OK_AND_ASSIGN(const OffloadedStepChoice slow_host,
+                       ChooseOffloadedStep(in));
+  ASSERT_EQ(slow_host.tried.size(), std::size(kOffloadedStepShares));
+  for (const auto& [share, ms] : slow_host.tried) {
+    EXPECT_GT(ms, 0) << share;
+    EXPECT_LE(slow_host.step_ms, ms) << share;
+  }
+  EXPECT_GT(slow_host.share, 0);
+  ASSERT_OK_AND_ASSIGN(const VariantResult resolved, SimulateStep(in));
+  EXPECT_EQ(resolved.device_step_share, slow_host.share);
+  EXPECT_EQ(resolved.metrics.total_ms, slow_host.step_ms);
+
+  sim::HardwareProfile slow_link = in.profile;
+  slow_link.mutable_host()->set_cores_per_rank(32);
+  slow_link.mutable_host_link()->set_pinned_h2d_gbps(0.5);
+  slow_link.mutable_host_link()->set_pinned_d2h_gbps(0.5);
+  in.profile = slow_link;
+  ASSERT_OK_AND_ASSIGN(const OffloadedStepChoice slow_copies,
+                       ChooseOffloadedStep(in));
+  EXPECT_EQ(slow_copies.share, 0);
+}
+
 // The bound is the busiest resource's time, never more than the step. On
 // one GPU without offload the kernels bound it and the host and the links
 // are nearly idle; with the optimizer on the host and the step at its end,
