@@ -99,6 +99,12 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
     o.offloaded_step = config::OffloadedStep::kDevice;
     o.device_step_share = 1;
     o.host_step_piece = 777;  // several pieces: each slot is reused
+    // Speculative: stepped during backward as buckets are reduced, and
+    // committed.
+    if (c.speculative) {
+      o.gradient_clipping = 0;
+      o.reduce_bucket_size = 3000;
+    }
   }
   if (c.in_forward || c.delayed) {
     o.host_step_in_forward = c.in_forward;
@@ -252,6 +258,29 @@ const std::vector<Case>& Cases() {
            false,
            false,
            false,
+           true},
+      Case{zero::Sync::kStreamedGradsBeforeStep,
+           {"race on 'gradient partition (fp32)'", "speculative adamw"},
+           false,
+           true,
+           false,
+           false,
+           true},
+      Case{zero::Sync::kStreamedStepBeforeCommit,
+           {"race on 'speculative working copy (streamed)'",
+            "commit working copy"},
+           false,
+           true,
+           false,
+           false,
+           true},
+      Case{zero::Sync::kStreamedStatesBeforeStep,
+           {"race on 'streamed state slot", "streamed master H2D",
+            "speculative adamw"},
+           false,
+           true,
+           false,
+           false,
            true}};
   return *cases;
 }
@@ -297,6 +326,10 @@ INSTANTIATE_TEST_SUITE_P(
       }
       if (std::get<1>(info.param).delayed) name += "_delayed";
       if (std::get<1>(info.param).device_step) name += "_device_step";
+      if (std::get<1>(info.param).device_step &&
+          std::get<1>(info.param).speculative) {
+        name += "_speculative";
+      }
       return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
 
@@ -329,7 +362,9 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
            c.sync == zero::Sync::kWriteBackBeforeHostPiece ||
            c.sync == zero::Sync::kStreamedStatesBeforeStep ||
            c.sync == zero::Sync::kStreamedStepBeforeOut ||
-           c.sync == zero::Sync::kStreamedSlotReuse) &&
+           c.sync == zero::Sync::kStreamedSlotReuse ||
+           c.sync == zero::Sync::kStreamedGradsBeforeStep ||
+           c.sync == zero::Sync::kStreamedStepBeforeCommit) &&
           offload != Offload::kOptimizer;
       EXPECT_EQ(moot, speculation_moot ||
                           (offload == Offload::kOptimizerAndParam &&

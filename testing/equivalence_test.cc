@@ -924,10 +924,34 @@ std::vector<Case> Cases() {
        "tiny", true});
   cases.push_back(
       {"device_step_f16_overflow_skips", 1, streamed(0.5, f16_overflow)});
+  // Speculative: the streamed pieces stepped during backward, committed
+  // (clipping off), replayed (clipping on) or discarded (fp16 overflow).
+  const auto speculative = [](std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      o.speculative_step = zero::SpeculativeStep::kOn;
+      o.gradient_clipping = 0;
+      o.reduce_bucket_size = 3000;
+      if (more) more(o);
+    };
+  };
   cases.push_back(
-      {"device_step_speculative", 2, streamed(0.5, [](zero::ZeroOptions& o) {
-         o.speculative_step = zero::SpeculativeStep::kOn;
-       })});
+      {"device_step_speculative", 2, streamed(0.5, speculative(nullptr))});
+  for (int world : {1, 3}) {
+    cases.push_back({absl::StrCat("device_step_speculative_all_w", world),
+                     world, streamed(1, speculative(nullptr))});
+  }
+  cases.push_back({"device_step_speculative_bf16_accumulation2", 2,
+                   streamed(1, speculative([](zero::ZeroOptions& o) {
+                              o.dtype = runtime::DType::kBF16;
+                              o.accumulation = 2;
+                            }))});
+  cases.push_back({"device_step_speculative_clipping", 2,
+                   streamed(1, speculative([](zero::ZeroOptions& o) {
+                              o.gradient_clipping = 0.05;
+                            })),
+                   "tiny", true});
+  cases.push_back({"device_step_speculative_f16_overflow_skips", 1,
+                   streamed(1, speculative(f16_overflow))});
   for (const auto& [name, mode] : modes) {
     cases.push_back(
         {"device_step_" + name, 2, moved(mode, streamed(0.5, nullptr))});

@@ -98,8 +98,9 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(
       host_, zero::HostOptimizer::Create(ctx_, *reducer_, shard_, sub_groups_,
                                          decay_runs_));
-  ZR_ASSIGN_OR_RETURN(streamed_, zero::StreamedStep::Create(
-                                     ctx_, shard_, sub_groups_, decay_runs_));
+  ZR_ASSIGN_OR_RETURN(streamed_,
+                      zero::StreamedStep::Create(ctx_, *reducer_, shard_,
+                                                 sub_groups_, decay_runs_));
   if (host_->plan().in_forward && host_->elements() > 0) {
     coordinator_->SetBeforeGather([this](int64_t begin, int64_t elements) {
       if (!options_.syncs.enabled(zero::Sync::kHostStepBeforeGather)) {
@@ -216,7 +217,10 @@ TensorRef Engine::Param(int param) { return coordinator_->Param(param); }
 absl::Status Engine::EndModule(int module, model::Pass pass) {
   ZR_RETURN_IF_ERROR(coordinator_->EndModule(module, pass));
   ZR_RETURN_IF_ERROR(host_->RunDelayedPieceIfBlocked(module_begin_ns_));
-  if (pass == model::Pass::kBackward) return host_->SpeculateEarly();
+  if (pass == model::Pass::kBackward) {
+    ZR_RETURN_IF_ERROR(streamed_->Speculate());
+    return host_->SpeculateEarly();
+  }
   return absl::OkStatus();
 }
 

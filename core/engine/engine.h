@@ -189,7 +189,9 @@ class Engine : private model::ParamProvider {
   // The coordinator's release after an applied update: the next gathers
   // wait for `updated_` and for the host share's pieces' write-backs.
   absl::Status AfterAppliedUpdate();
-  absl::Status DeviceUpdate(const kernels::AdamWArgs& args);
+  // The device share's update and the streamed one's (which commits its
+  // speculation where `validated`).
+  absl::Status DeviceUpdate(const kernels::AdamWArgs& args, bool validated);
   // The step's speculation outcome (zero::HostOptimizer::outcome) into
   // `stats`.
   void TakeOutcome(StepStats* stats) const;

@@ -50,14 +50,20 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   }
   HostTask read;
   read.label = "read master";
-  read.reads = {
-      on_host ? host_->state().First(s.offset - ctx_.host_begin, valid).master
-      : streamed ? streamed_->master().Slice(
-                       (s.offset - ctx_.streamed_begin) * 4, valid * 4)
-                 : temp.All()};
+  if (streamed) {
+    read.reads = streamed_->StateBuffers();
+  } else {
+    read.reads = {
+        on_host ? host_->state().First(s.offset - ctx_.host_begin, valid).master
+                : temp.All()};
+  }
   const DType dtype = on_host ? host_->state().master_dtype() : DType::kF32;
   read.run = [&]() -> absl::Status {
-    zero::HostWidenToFloat(read.reads[0].data(), dtype, out.data(), valid, 1);
+    if (streamed) {
+      streamed_->Read(0, s.offset, valid, out.data());
+    } else {
+      zero::HostWidenToFloat(read.reads[0].data(), dtype, out.data(), valid, 1);
+    }
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
@@ -91,8 +97,6 @@ absl::Status Engine::ExportState(TrainingState* into) {
   // The device share through pinned staging; the streamed and the host
   // share in place (the device synchronized: the streamed state is back).
   const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
-  const runtime::OwnedBuffer* streamed[] = {
-      &streamed_->master(), &streamed_->exp_avg(), &streamed_->exp_avg_sq()};
   const zero::HostState& hs = host_->state();
   const runtime::OwnedBuffer* host[] = {&hs.master(), &hs.exp_avg(),
                                         &hs.exp_avg_sq()};
@@ -112,7 +116,9 @@ absl::Status Engine::ExportState(TrainingState* into) {
     read.reads.push_back(temp.All());
   }
   if (streamed_bytes > 0) {
-    for (int i = 0; i < 3; ++i) read.reads.push_back(streamed[i]->All());
+    for (const runtime::BufferSlice& b : streamed_->StateBuffers()) {
+      read.reads.push_back(b);
+    }
   }
   if (host_bytes > 0) {
     for (int i = 0; i < 3; ++i) read.reads.push_back(host[i]->All());
@@ -135,9 +141,7 @@ absl::Status Engine::ExportState(TrainingState* into) {
                      device_bytes, threads);
       }
       if (streamed_bytes > 0) {
-        ParallelCopy(out + device_bytes,
-                     static_cast<const char*>(streamed[i]->data()),
-                     streamed_bytes, threads);
+        streamed_->Read(i, sb, hb - sb, outs[i]->data() + sb);
       }
       if (host_bytes > 0) {
         zero::HostWidenToFloat(host[i]->data(), hs.dtype(i),

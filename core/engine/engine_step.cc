@@ -126,8 +126,14 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   const bool boundary = micro == a - 1;
   const bool speculate = boundary && host_->SpeculateThisStep();
   ZR_RETURN_IF_ERROR(reducer_->BeginBackward(micro, boundary, speculate));
-  // The streamed update's first pieces come in under the boundary backward.
-  if (boundary) ZR_RETURN_IF_ERROR(streamed_->Prefetch());
+  // The streamed update's first pieces come in under the boundary backward,
+  // where with the speculative step they are stepped too.
+  if (boundary) {
+    ZR_RETURN_IF_ERROR(streamed_->Prefetch());
+    streamed_->BeginSpeculation(AdamArgs(
+        adam_step_ + 1, options_.lr_schedule.LrAt(options_.lr, adam_step_),
+        scaler_.scale()));
+  }
   // Pieces whose gradients are already on the host run between backward's
   // modules (SpeculateEarly, from EndModule).
   if (speculate) {
@@ -140,17 +146,18 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
     host_->SkipSpeculation();
   }
   ZR_RETURN_IF_ERROR(model_->Backward(*compute_, *this));
+  ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
+  // The streamed pieces of the last buckets (a no-op outside a
+  // speculation), issued before the host waits for anything.
+  ZR_RETURN_IF_ERROR(streamed_->Speculate());
   if (speculate || delayed) {
     // The host is free while the device runs the backward just issued: the
     // speculative step (which ran, or aborted early; Update validates it
     // and sets the outcome), or the rest of the last, delayed update.
-    ZR_RETURN_IF_ERROR(reducer_->FinishBackward());
     ZR_RETURN_IF_ERROR(speculate ? host_->Speculate()
                                  : host_->RunAllDeferredPieces());
-    ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
-  } else {
-    ZR_RETURN_IF_ERROR(reducer_->EndBackward());
   }
+  ZR_RETURN_IF_ERROR(reducer_->WaitForOffload());
   const int64_t t2 = rt_.NowNanos();
   rt_.MarkSpan("BWD", t1, t2);
   stats->bwd_ns += t2 - t1;

@@ -54,6 +54,7 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
           "non-finite gradient norm; step skipped (parameters unchanged)";
     }
     ZR_RETURN_IF_ERROR(host_->Skip());
+    ZR_RETURN_IF_ERROR(streamed_->Skip());
     if (host_->plan().delayed) {
       // The next step runs on the parameters from before this one's update,
       // which did not happen: the current master's. The host share's are
@@ -72,12 +73,12 @@ absl::Status Engine::Update(double norm_squared, StepStats* stats) {
   if (clip > 1) combined = clip * scale;
   ++adam_step_;
   const kernels::AdamWArgs args = AdamArgs(adam_step_, stats->lr, combined);
-  // The device share first: its kernels run while the host updates its own.
-  if (ctx_.host_begin > 0) ZR_RETURN_IF_ERROR(DeviceUpdate(args));
   // A speculation assumed combined == scale. Timing runs have no values:
   // theirs is taken as validated.
-  ZR_RETURN_IF_ERROR(
-      host_->Update(args, combined == scale || !rt_.computes_values()));
+  const bool validated = combined == scale || !rt_.computes_values();
+  // The device share first: its kernels run while the host updates its own.
+  if (ctx_.host_begin > 0) ZR_RETURN_IF_ERROR(DeviceUpdate(args, validated));
+  ZR_RETURN_IF_ERROR(host_->Update(args, validated));
   scaler_.Update(false);
   if (options_.offload_param) return coordinator_->AfterUpdate(nullptr);
   return AfterAppliedUpdate();
@@ -98,6 +99,15 @@ void Engine::TakeOutcome(StepStats* stats) const {
   stats->speculation = o.speculation;
   stats->speculative_pieces = o.speculative_pieces;
   stats->carried_pieces = o.carried_pieces;
+  // The streamed pieces' speculation is validated by the same rule: it says
+  // what the step's was where the host share had none.
+  const zero::StreamedStep::Outcome& streamed = streamed_->outcome();
+  stats->speculative_pieces += streamed.pieces;
+  if (o.speculation == zero::Speculation::kNone && streamed.pieces > 0) {
+    stats->speculation = streamed.committed ? zero::Speculation::kCommitted
+                         : stats->skipped   ? zero::Speculation::kDiscarded
+                                            : zero::Speculation::kReplayed;
+  }
 }
 
 void Engine::SetSteps(int64_t steps) {
@@ -123,7 +133,8 @@ kernels::AdamWArgs Engine::AdamArgs(int64_t step, double lr,
   return args;
 }
 
-absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
+absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args,
+                                  bool validated) {
   // Delayed, the next step runs on the master from before this update.
   const bool delayed = host_->plan().delayed;
   if (delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("working shard (delayed)"));
@@ -150,7 +161,7 @@ absl::Status Engine::DeviceUpdate(const kernels::AdamWArgs& args) {
     }
   }
   if (!delayed) ZR_RETURN_IF_ERROR(CastDeviceShare("new working shard"));
-  return streamed_->Update(args, grads, delayed);
+  return streamed_->Update(args, grads, delayed, validated);
 }
 
 }  // namespace engine

@@ -47,6 +47,13 @@ struct ZeroContext {
   int data_parallel_size() const { return layout->data_parallel_size(); }
 };
 
+// Whether the boundary backward steps the streamed elements speculatively
+// (streamed_step.h): there are some, and the host step plan speculates.
+inline bool StreamsSpeculatively(const ZeroContext& ctx) {
+  return ctx.host_begin > ctx.streamed_begin &&
+         HostStepPlanOf(*ctx.options).speculative;
+}
+
 }  // namespace zero
 }  // namespace zero3
 

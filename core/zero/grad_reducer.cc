@@ -203,6 +203,12 @@ absl::Status GradReducer::Init(const std::vector<model::ModuleInfo>& modules) {
                        "gradient brought back (DeepSpeed's round trip)"));
   }
   ZR_ASSIGN_OR_RETURN(ready_, dev.CreateEvent());
+  if (StreamsSpeculatively(ctx_)) {
+    partition_final_.resize(buckets_.size());
+    for (auto& e : partition_final_) {
+      ZR_ASSIGN_OR_RETURN(e, dev.CreateEvent());
+    }
+  }
   if (HostStepPlanOf(*ctx_.options).speculative) {
     offloaded_.resize(buckets_.size());
     for (auto& e : offloaded_) {
@@ -462,6 +468,9 @@ absl::Status GradReducer::NormAndOffload(int b, const TensorRef& part,
   norm.accumulate = true;
   ZR_RETURN_IF_ERROR(
       s.Launch(KernelCall(norm, absl::StrCat("norm of bucket ", b))));
+  if (!partition_final_.empty()) {
+    ZR_RETURN_IF_ERROR(s.Record(*partition_final_[b]));
+  }
 
   // The host share of the bucket: [begin, end) of the flat layout.
   const int64_t begin = std::max(bucket.offset, ctx_.host_begin);

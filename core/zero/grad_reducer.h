@@ -129,6 +129,13 @@ class GradReducer {
   runtime::Event* offloaded(int b) const {
     return offloaded_.empty() ? nullptr : offloaded_[b].get();
   }
+  // With the streamed elements stepped speculatively
+  // (StreamsSpeculatively): recorded on the reduce stream at the boundary
+  // once bucket `b`'s part of the fp32 device partition is final. Null
+  // otherwise.
+  runtime::Event* partition_final(int b) const {
+    return partition_final_.empty() ? nullptr : partition_final_[b].get();
+  }
   // With the speculative step, after a backward begun `speculative`: pinned
   // host memory holding, once offloaded(b) has completed, this rank's
   // running sum of squares [hi, lo] after bucket
@@ -249,6 +256,7 @@ class GradReducer {
   runtime::OwnedBuffer round_trip_device_;  // see RoundTrip
   std::unique_ptr<runtime::Event> ready_;
   std::vector<std::unique_ptr<runtime::Event>> offloaded_;  // per bucket
+  std::vector<std::unique_ptr<runtime::Event>> partition_final_;
 
   int micro_ = 0;
   bool boundary_ = false;

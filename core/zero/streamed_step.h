@@ -5,26 +5,40 @@
 // [ctx.streamed_begin, ctx.host_begin), their fp32 master and Adam moments
 // in pinned host memory, stepped piece by piece through two device slots.
 //
-// For each piece, in layout order: its master and moments are copied into
-// a slot on the copy-in stream (the first two at the boundary backward's
-// start, by Prefetch, so those copies run under backward; each later one
-// as soon as its slot is free), the compute stream runs the device AdamW on
-// the slot (the same kernels the device share runs, so the result is
-// bitwise theirs) and casts the updated master into the working shard, and
-// the copy-out stream takes master and moments back to host memory. The
-// copy-in of piece k + 1 and the copy-out of piece k - 1 run beside the
-// step of piece k, one in each direction of the host link; the last
-// copies-out run under the next forward. The gradients of these elements
-// stay on the device (the reducer's fp32 partition, as the device share's).
+// Pieces go in the order their gradients are final (the reducer's buckets
+// run from the end of the layout). For each: its master and moments are
+// copied into a slot on the copy-in stream (the first two at the boundary
+// backward's start, by Prefetch; each later one as soon as its slot is
+// free), the device AdamW (the device share's kernels, so the result is
+// bitwise theirs) steps the slot and casts the updated master into the
+// working shard, and the copy-out stream takes master and moments back to
+// host memory. The copy-in of one piece and the copy-out of the one before
+// run beside the step of the piece between, one in each direction of the
+// host link; the last copies-out run under the next forward. The gradients
+// of these elements stay on the device (the reducer's fp32 partition).
 //
-// Its synchronizations (sync_points.h): streamed-states-before-step (the
-// compute stream waits for a slot's copy-in), streamed-step-before-out (the
-// copy-out stream waits for the piece's step) and streamed-slot-reuse (the
-// copy-in stream waits for the copy-out of the slot's last piece, which
-// follows every earlier copy-out on its stream, so a piece's host state is
-// back before the next step reads it). The host reads or replaces the state
-// only after a device synchronize (the engine's, before any export or
-// import). Not thread-safe: the rank's host thread drives it.
+// With the speculative step (offload_optimizer.super_offload: the host
+// step plan's `speculative`), pieces are stepped during the boundary
+// backward instead, on a stream of their own, each once the reducer has
+// issued the bucket that completes its gradients, with the step's unclipped
+// arguments: the working copy goes to a device staging and master and
+// moments to a second host copy. Update then commits them (the staging
+// copied into the shard, the second copy becoming the current one) when
+// the step's arguments are those assumed, or discards them and steps every
+// piece at the step's end as without speculation. Bitwise the same
+// training either way.
+//
+// Its synchronizations (sync_points.h): streamed-states-before-step (a
+// step waits for its slot's copy-in), streamed-step-before-out (the
+// copy-out waits for the step), streamed-slot-reuse (a copy-in waits for
+// the copy-out of the slot's last piece, which follows every earlier
+// copy-out on its stream: a piece's host state is back before the next step
+// copies it in), and with the speculative step streamed-grads-before-step
+// (a step waits for its last bucket's reduction) and
+// streamed-step-before-commit (at the update the compute stream waits for
+// the speculative steps). The host reads or replaces the state only after
+// a device synchronize (the engine's, before any export or import). Not
+// thread-safe: the rank's host thread drives it.
 
 #ifndef ZERO3_CORE_ZERO_STREAMED_STEP_H_
 #define ZERO3_CORE_ZERO_STREAMED_STEP_H_
@@ -40,6 +54,7 @@
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/context.h"
+#include "core/zero/grad_reducer.h"
 #include "core/zero/host_pieces.h"
 
 namespace zero3 {
@@ -51,10 +66,10 @@ class StreamedStep {
   // `sub_groups` (with their `decay_runs`) cut at options.host_step_piece,
   // their host state (zero: set it with Import) and slots allocated
   // (nothing when there are none). `shard` is the device working shard.
-  // `ctx` outlives it.
+  // `ctx` and `reducer` outlive it.
   static absl::StatusOr<std::unique_ptr<StreamedStep>> Create(
-      const ZeroContext& ctx, const runtime::Buffer& shard,
-      const std::vector<ParamRange>& sub_groups,
+      const ZeroContext& ctx, const GradReducer& reducer,
+      const runtime::Buffer& shard, const std::vector<ParamRange>& sub_groups,
       const std::vector<std::vector<DecayRun>>& decay_runs);
   // The device is idle (the engine synchronizes it) before this runs.
   ~StreamedStep();
@@ -62,11 +77,17 @@ class StreamedStep {
   int64_t begin() const { return begin_; }
   int64_t elements() const { return elements_; }
   const std::vector<HostPiece>& pieces() const { return pieces_; }
-  // fp32 [elements()], pinned; index = flat offset - begin(). Current
-  // between steps once the device is synchronized.
-  const runtime::OwnedBuffer& master() const { return state_[0]; }
-  const runtime::OwnedBuffer& exp_avg() const { return state_[1]; }
-  const runtime::OwnedBuffer& exp_avg_sq() const { return state_[2]; }
+  // Whether the boundary backward steps pieces speculatively.
+  bool speculative() const { return speculative_; }
+
+  // The host buffers of the state, every copy (a host task reading the
+  // state declares them).
+  std::vector<runtime::BufferSlice> StateBuffers() const;
+  // Copies `n` current elements of state tensor `which` (0 master,
+  // 1 exp_avg, 2 exp_avg_sq) from flat offset `offset` into `out`, in a
+  // host task that declares StateBuffers(). Between steps, the device
+  // synchronized.
+  void Read(int which, int64_t offset, int64_t n, float* out) const;
 
   // Replaces master and moments with `elements()` values each (null
   // moments: zeros), then casts the working copy into the shard on the
@@ -81,59 +102,105 @@ class StreamedStep {
   // The working copy of these elements cast again from their current
   // master (the delayed plan's skipped step), through the slots.
   absl::Status CastWorkingCopy();
+
   // Issues the copy-in of the first pieces into the slots, unless issued
   // since the last update (a skipped step's stay valid: the state did not
   // change). Before the boundary backward.
   absl::Status Prefetch();
+  // Speculative: before the boundary backward, the step's unclipped
+  // arguments; then, as the reducer issues buckets (a module's end, the
+  // backward's end), the pieces whose gradients they complete, reading
+  // them from the reducer's device partition.
+  void BeginSpeculation(const kernels::AdamWArgs& args);
+  absl::Status Speculate();
   // The step's update with `args`, reading the gradients from `grads` (the
   // fp32 device partition, indexed by flat offset), each piece's new
   // working copy cast into the shard; `cast_first` (the delayed plan) casts
-  // the master from before the update instead. After the device share's
+  // the master from before the update instead. A speculation is committed
+  // where `validated` (the step's arguments are the ones it assumed), else
+  // discarded; the pieces it did not step run now. After the device share's
   // kernels, on the compute stream; returns once it is issued.
   absl::Status Update(const kernels::AdamWArgs& args,
-                      const runtime::TensorRef& grads, bool cast_first);
+                      const runtime::TensorRef& grads, bool cast_first,
+                      bool validated);
+  // A skipped step: a speculation is discarded.
+  absl::Status Skip();
+  // The last boundary backward's speculation: how many pieces it stepped
+  // (0: none), and whether the update committed them.
+  struct Outcome {
+    int pieces = 0;
+    bool committed = false;
+  };
+  const Outcome& outcome() const { return outcome_; }
 
  private:
   static constexpr int kSlots = 2;
   // A slot: master, exp_avg and exp_avg_sq of one piece, each
   // slot_elements_ long; the events of its piece's copy-in, step and
-  // copy-out, and whether each has been recorded yet.
+  // copy-out, and whether the copy-out has been recorded yet.
   struct Slot {
     runtime::OwnedBuffer buffer;
     std::unique_ptr<runtime::Event> in, stepped, out;
     bool out_recorded = false;
   };
 
-  StreamedStep(const ZeroContext& ctx, const runtime::Buffer& shard);
+  StreamedStep(const ZeroContext& ctx, const GradReducer& reducer,
+               const runtime::Buffer& shard);
   absl::Status Allocate();
-  // Fills the host state in a host task: from `values` (a null one: zeros),
-  // or the master from `full_master` (with the task reading it).
   absl::Status Write(const float* const values[3],
                      const runtime::Buffer* full_master);
-  // The piece's slot; its state as tensors of the slot.
-  Slot& SlotOf(int piece) { return slots_[piece % kSlots]; }
-  runtime::TensorRef SlotTensor(int piece, int which, int64_t offset,
-                                int64_t n);
-  // The piece's state into its slot, on the copy-in stream, after the
-  // slot's last copy-out.
-  absl::Status CopyIn(int piece);
-  absl::Status CopyOut(int piece);
-  // The slot's master of `piece` cast into the working shard.
-  absl::Status CastPiece(int piece, const char* label);
+  // Position `pos` of order_: its piece and slot.
+  const HostPiece& PieceAt(int pos) const { return pieces_[order_[pos]]; }
+  Slot& SlotAt(int pos) { return slots_[pos % kSlots]; }
+  runtime::TensorRef SlotTensor(int pos, int which, int64_t offset, int64_t n);
+  // The host copy `set` of state tensor `which` of the piece at `pos`.
+  runtime::BufferSlice HostSlice(int pos, int set, int which) const;
+  // Copies in the pieces up to position `pos` (the one after in_upto_ at
+  // most), each after its slot's last copy-out.
+  absl::Status CopyInThrough(int pos);
+  // One piece's step on `s`: AdamW on its slot, the working copy cast into
+  // the shard (or, `staged`, the speculative staging), master and moments
+  // copied out into host copy `set`; then the copy-in two positions on.
+  absl::Status StepAt(int pos, runtime::Stream& s,
+                      const kernels::AdamWArgs& args,
+                      const runtime::TensorRef& grads, bool cast_first,
+                      bool staged, int set);
+  // The slot's master of the piece at `pos` cast into the shard or the
+  // staging, on `s`.
+  absl::Status CastAt(int pos, runtime::Stream& s, bool staged,
+                      const char* label);
+  // Ends a speculation: the compute stream waits for its steps; committed,
+  // the staged working copies go into the shard and the second host copies
+  // become current.
+  absl::Status EndSpeculation(bool commit);
 
   const ZeroContext& ctx_;
+  const GradReducer& reducer_;
   runtime::Runtime& rt_;
   const runtime::Buffer shard_;
   int64_t begin_ = 0, elements_ = 0;
+  bool speculative_ = false;
   std::vector<HostPiece> pieces_;
+  std::vector<int> order_;  // pieces in the order their gradients complete
   int64_t slot_elements_ = 0;
   // Declared first, destroyed last: the events and buffers below are theirs.
-  std::unique_ptr<runtime::Stream> in_, out_;
+  std::unique_ptr<runtime::Stream> in_, out_, step_;
+  std::unique_ptr<runtime::Event> speculated_;
   std::array<Slot, kSlots> slots_;
-  std::array<runtime::OwnedBuffer, 3> state_;
-  // Pieces [0, prefetched_) are copied in (or on their way) for the next
-  // update.
-  int prefetched_ = 0;
+  // Host copies of master and moments: [copy][tensor]; the second only with
+  // the speculative step. current_[piece] is the piece's current copy.
+  std::array<std::array<runtime::OwnedBuffer, 3>, 2> state_;
+  std::vector<int> current_;
+  // The speculative step's working copies, by flat offset - begin().
+  runtime::OwnedBuffer staged_;
+  // Positions [0, in_upto_) are copied in (or on their way) for the step
+  // to come.
+  int in_upto_ = 0;
+  // The speculation of the boundary backward in progress.
+  bool speculating_ = false;
+  kernels::AdamWArgs speculated_args_;
+  int speculated_upto_ = 0;  // positions [0, speculated_upto_) stepped
+  Outcome outcome_;
 };
 
 }  // namespace zero

@@ -79,6 +79,14 @@ constexpr Entry kEntries[] = {
     {Sync::kStreamedSlotReuse, "streamed-slot-reuse",
      "copy-in stream waits for the copy-out of a slot's last piece before "
      "copying the next piece into it (zero3.offloaded_step device or auto)"},
+    {Sync::kStreamedGradsBeforeStep, "streamed-grads-before-step",
+     "the speculative streamed step waits for the reduction of a piece's "
+     "last gradient bucket before its AdamW reads the gradients "
+     "(zero3.offloaded_step device or auto, super_offload)"},
+    {Sync::kStreamedStepBeforeCommit, "streamed-step-before-commit",
+     "compute stream waits for the speculative streamed steps before "
+     "copying their working copies into the shard (zero3.offloaded_step "
+     "device or auto, super_offload)"},
 };
 
 const Entry& EntryOf(Sync sync) {

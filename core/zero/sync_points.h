@@ -99,6 +99,14 @@ enum class Sync {
   // same stream, are done too: a piece's host state is back before the next
   // step copies it in).
   kStreamedSlotReuse,
+  // With the speculative step, a streamed piece stepped during backward on
+  // a stream of its own waits for the reduction of the last bucket that
+  // completes its gradients.
+  kStreamedGradsBeforeStep,
+  // At the update, the compute stream waits for the speculative streamed
+  // steps before it copies their working copies into the shard (and before
+  // the next backward rewrites the gradients they read).
+  kStreamedStepBeforeCommit,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

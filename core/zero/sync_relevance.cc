@@ -48,12 +48,20 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
   }
   const bool streamed = sync == Sync::kStreamedStatesBeforeStep ||
                         sync == Sync::kStreamedStepBeforeOut ||
-                        sync == Sync::kStreamedSlotReuse;
+                        sync == Sync::kStreamedSlotReuse ||
+                        sync == Sync::kStreamedGradsBeforeStep ||
+                        sync == Sync::kStreamedStepBeforeCommit;
   if (streamed && (!options.offload_optimizer || options.offload_param ||
                    options.device_step_share <= 0)) {
     return "only the offloaded step on the device (zero3.offloaded_step "
            "\"device\" or \"auto\", with the optimizer offloaded and "
            "offload_param off) streams optimizer state through the device";
+  }
+  if ((sync == Sync::kStreamedGradsBeforeStep ||
+       sync == Sync::kStreamedStepBeforeCommit) &&
+      !HostStepPlanOf(options).speculative) {
+    return "only the speculative step (offload_optimizer.super_offload) "
+           "steps streamed pieces during backward";
   }
   const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
                                sync == Sync::kCheckpointSlotReuse ||
