@@ -182,6 +182,12 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
            CheckKernelFactors(g),
            Require(!h.has_cores_per_node() || h.cores_per_node() > 0,
                    "host.cores_per_node"),
+           Require(h.sockets_per_node() >= 1 &&
+                       h.sockets_per_node() <= f.gpus_per_node(),
+                   "host.sockets_per_node (1 to fabric.gpus_per_node)"),
+           Require(l.gpus_per_switch() >= 1, "host_link.gpus_per_switch"),
+           Require(!l.has_switch_uplink_gbps() || l.switch_uplink_gbps() > 0,
+                   "host_link.switch_uplink_gbps"),
            Require(!h.has_memory_bandwidth_gbps_per_node() ||
                        h.memory_bandwidth_gbps_per_node() > 0,
                    "host.memory_bandwidth_gbps_per_node"),
@@ -322,11 +328,30 @@ void CostModel::set_ranks_per_node(int ranks) {
   ranks_per_node_ = std::max(1, ranks);
 }
 
+int CostModel::RanksSharing(int gpus_per_group) const {
+  return std::max(1, std::min(ranks_per_node_, std::max(1, gpus_per_group)));
+}
+
+int CostModel::RanksPerSocket() const {
+  const int sockets = std::max(1, profile_.host().sockets_per_node());
+  return RanksSharing(sockets == 1
+                          ? ranks_per_node_
+                          : profile_.fabric().gpus_per_node() / sockets);
+}
+
+double CostModel::NodeGbpsPerRank() const {
+  const HostProfile& h = profile_.host();
+  const int sockets = std::max(1, h.sockets_per_node());
+  return h.memory_bandwidth_gbps_per_node() / sockets / RanksPerSocket();
+}
+
 int CostModel::HostCores() const {
   const HostProfile& h = profile_.host();
   int cores = h.cores_per_rank();
   if (h.has_cores_per_node()) {
-    cores = std::min(cores, std::max(1, h.cores_per_node() / ranks_per_node_));
+    const int sockets = std::max(1, h.sockets_per_node());
+    cores = std::min(
+        cores, std::max(1, h.cores_per_node() / sockets / RanksPerSocket()));
   }
   return cores;
 }
@@ -335,7 +360,7 @@ double CostModel::HostMemoryGbps() const {
   const HostProfile& h = profile_.host();
   double gbps = h.memory_bandwidth_gbps_per_rank();
   if (h.has_memory_bandwidth_gbps_per_node()) {
-    gbps = std::min(gbps, h.memory_bandwidth_gbps_per_node() / ranks_per_node_);
+    gbps = std::min(gbps, NodeGbpsPerRank());
   }
   return gbps;
 }
@@ -363,7 +388,7 @@ double CostModel::HostTaskGbps(int threads) const {
            std::max(0.0, slope) * (std::log(threads) - std::log(last.size()));
   }
   if (h.has_memory_bandwidth_gbps_per_node()) {
-    gbps = std::min(gbps, h.memory_bandwidth_gbps_per_node() / ranks_per_node_);
+    gbps = std::min(gbps, NodeGbpsPerRank());
   }
   return gbps;
 }
@@ -462,15 +487,22 @@ double CostModel::InStepFactor(ComputeClass c, absl::string_view kind,
   return factor * solo;
 }
 
+double CostModel::SwitchShare(double gbps) const {
+  const HostLinkProfile& l = profile_.host_link();
+  if (!l.has_switch_uplink_gbps()) return gbps;
+  return std::min(gbps,
+                  l.switch_uplink_gbps() / RanksSharing(l.gpus_per_switch()));
+}
+
 int64_t CostModel::CopyNanos(int64_t bytes, CopyKind kind) const {
   const HostLinkProfile& l = profile_.host_link();
   double gbps = 0;
   switch (kind) {
     case CopyKind::kPinnedH2D:
-      gbps = l.pinned_h2d_gbps();
+      gbps = SwitchShare(l.pinned_h2d_gbps());
       break;
     case CopyKind::kPinnedD2H:
-      gbps = l.pinned_d2h_gbps();
+      gbps = SwitchShare(l.pinned_d2h_gbps());
       break;
     case CopyKind::kPageableH2D:
       gbps = l.pageable_h2d_gbps();

@@ -96,7 +96,8 @@ class CostModel {
   // Ranks in the job; 1 until set. With one, kernels' in-step factors are
   // scaled by GpuProfile.single_gpu_in_step_scale.
   void set_world_size(int ranks);
-  // A rank's share of the host: cores, and memory bandwidth in GB/s.
+  // A rank's share of the host: cores, and memory bandwidth in GB/s (its
+  // socket's, HostProfile.sockets_per_node, among the ranks on it).
   int HostCores() const;
   double HostMemoryGbps() const;
   // The memory bandwidth (GB/s) a host task on `threads` threads reaches
@@ -192,6 +193,15 @@ class CostModel {
   double InStepExtraNs(ComputeClass c) const;
 
   HardwareProfile profile_;
+  // The ranks of this node in a group of `gpus_per_group` GPUs that the
+  // ranks fill in order (a socket's, a PCIe switch's): at least 1.
+  int RanksSharing(int gpus_per_group) const;
+  int RanksPerSocket() const;
+  // The node's memory bandwidth (GB/s) per rank: its socket's part, shared.
+  double NodeGbpsPerRank() const;
+  // A pinned copy's rate (GB/s) at most its part of its PCIe switch's
+  // uplink (HostLinkProfile.switch_uplink_gbps).
+  double SwitchShare(double gbps) const;
   int ranks_per_node_ = 1;
   int world_size_ = 1;
   int64_t launch_ns_, copy_call_ns_, event_call_ns_, collective_call_ns_,

@@ -221,6 +221,57 @@ TEST(CostModelTest, RanksOnANodeSharePageableGradientCopies) {
   EXPECT_FALSE(CostModel::Create(p).ok());
 }
 
+// A two-socket node of 8 GPUs, 4 on each: up to 4 ranks share one
+// socket's half of the node's cores and bandwidth; 8 ranks each get an
+// eighth, as with one socket.
+TEST(CostModelTest, RanksShareTheirSocketsHost) {
+  HardwareProfile p = TestProfile();
+  p.mutable_fabric()->set_gpus_per_node(8);
+  HostProfile& h = *p.mutable_host();
+  h.set_cores_per_rank(64);
+  h.set_memory_bandwidth_gbps_per_rank(1000);
+  h.set_cores_per_node(64);
+  h.set_memory_bandwidth_gbps_per_node(400);
+  h.set_sockets_per_node(2);
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  const std::pair<int, std::pair<int, double>> want[] = {
+      {1, {32, 200}}, {2, {16, 100}}, {4, {8, 50}}, {8, {8, 50}}};
+  for (const auto& [ranks, share] : want) {
+    c.set_ranks_per_node(ranks);
+    EXPECT_EQ(c.HostCores(), share.first) << ranks;
+    EXPECT_DOUBLE_EQ(c.HostMemoryGbps(), share.second) << ranks;
+  }
+  h.set_sockets_per_node(1);
+  ASSERT_OK_AND_ASSIGN(CostModel one, CostModel::Create(p));
+  one.set_ranks_per_node(2);
+  EXPECT_DOUBLE_EQ(one.HostMemoryGbps(), 200);
+  h.set_sockets_per_node(0);
+  EXPECT_FALSE(CostModel::Create(p).ok());
+  h.set_sockets_per_node(16);  // more than the node's GPUs
+  EXPECT_FALSE(CostModel::Create(p).ok());
+}
+
+// GPUs in pairs behind a PCIe switch share its uplink: two busy ranks get
+// half of it each way when it is the limit, a lone rank its own link.
+TEST(CostModelTest, GpuPairsShareTheirSwitchsUplink) {
+  HardwareProfile p = TestProfile();
+  HostLinkProfile& l = *p.mutable_host_link();
+  l.set_pinned_h2d_gbps(50);
+  l.set_pinned_d2h_gbps(50);
+  l.set_copy_latency_us(0);
+  l.set_gpus_per_switch(2);
+  l.set_switch_uplink_gbps(60);
+  ASSERT_OK_AND_ASSIGN(CostModel c, CostModel::Create(p));
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPinnedH2D), 20000);  // 50 GB/s
+  c.set_ranks_per_node(2);
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPinnedH2D), 33333);  // 30 GB/s
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPinnedD2H), 33333);
+  c.set_ranks_per_node(8);  // still two to a switch
+  EXPECT_EQ(c.CopyNanos(1000000, CopyKind::kPinnedD2H), 33333);
+  l.set_switch_uplink_gbps(0);
+  EXPECT_FALSE(CostModel::Create(p).ok());
+}
+
 TEST(CostModelTest, AttentionBackwardHasItsOwnEfficiency) {
   HardwareProfile p = TestProfile();
   p.mutable_gpu()->set_attention_efficiency(0.5);
