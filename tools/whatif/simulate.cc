@@ -150,12 +150,12 @@ absl::StatusOr<OffloadedStepChoice> ChooseOffloadedStep(StepInput input) {
   input.eval_iters = 0;
   OffloadedStepChoice choice;
   bool found = false;
-  for (const double share : kOffloadedStepShares) {
+  const auto try_share = [&](double share) -> absl::Status {
     input.options.device_step_share = share;
     absl::StatusOr<VariantResult> r = SimulateStep(input);
     if (IsDeviceOutOfMemory(r.status())) {
       choice.tried.emplace_back(share, 0);
-      continue;
+      return absl::OkStatus();
     }
     ZR_RETURN_IF_ERROR(r.status());
     const double ms = r->metrics.total_ms;
@@ -165,6 +165,17 @@ absl::StatusOr<OffloadedStepChoice> ChooseOffloadedStep(StepInput input) {
       choice.step_ms = ms;
       found = true;
     }
+    return absl::OkStatus();
+  };
+  for (const double share : kOffloadedStepShares) {
+    ZR_RETURN_IF_ERROR(try_share(share));
+  }
+  // Then finer, around the best: the shares a quarter and half a step away.
+  const double coarse = choice.share;
+  for (const double d : {-0.09375, -0.0625, -0.03125, 0.03125, 0.0625,
+                         0.09375}) {
+    const double share = coarse + d;
+    if (found && share > 0 && share < 1) ZR_RETURN_IF_ERROR(try_share(share));
   }
   if (!found) {
     return absl::ResourceExhaustedError(

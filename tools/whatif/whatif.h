@@ -151,12 +151,13 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& input);
 // by zero3 calibrate, or a datasheet's) set both sides' speed, and the plan
 // of the host step how much of the host's side hides under backward, so
 // the simulator decides: each share of kOffloadedStepShares is simulated
-// for input.steps steps and the fastest wins (the smaller share on a tie).
+// for input.steps steps, then the shares 1/32, 2/32 and 3/32 either side of
+// the fastest, and the fastest of all wins (the first tried on a tie).
 struct OffloadedStepChoice {
   double share = 0;
   double step_ms = 0;  // its predicted step
-  // Every share tried, with its predicted step (0 where it did not fit the
-  // device's memory).
+  // Every share tried, in order, with its predicted step (0 where it did
+  // not fit the device's memory).
   std::vector<std::pair<double, double>> tried;
 };
 inline constexpr double kOffloadedStepShares[] = {
