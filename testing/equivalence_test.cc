@@ -905,6 +905,11 @@ std::vector<Case> Cases() {
         {absl::StrCat("device_step_w", world), world, streamed(1, nullptr)});
   }
   cases.push_back({"device_step_half_w2", 2, streamed(0.5, nullptr)});
+  // DeepSpeed's per-parameter fp32 copies for the host's share beside it.
+  cases.push_back({"device_step_half_per_param_fp32", 2,
+                   streamed(0.5, [](zero::ZeroOptions& o) {
+                     o.per_param_fp32_grads = true;
+                   })});
   cases.push_back(
       {"device_step_one_piece_w1", 1, streamed(1, [](zero::ZeroOptions& o) {
          o.sub_group_size = 1000000000;

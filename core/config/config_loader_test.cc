@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/config/config.pb.h"
+#include "core/config/modes.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -433,6 +434,37 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        },
        {"zero3.host_step_overlap: the host step stays at the end of the "
         "step: the optimizer is not offloaded"}},
+      {"offloaded_step is read",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"}},
+           "zero3": {"offloaded_step": "auto"}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero3().offloaded_step(), "auto");
+         EXPECT_EQ(ModesOf(c).offloaded_step, OffloadedStep::kAuto);
+         EXPECT_EQ(OffloadedStepStaysOnHost(c), nullptr);
+       },
+       {}},
+      {"offloaded_step device without offload",
+       R"({"zero3": {"offloaded_step": "device"}})",
+       1,
+       [](const Config& c) { EXPECT_NE(OffloadedStepStaysOnHost(c), nullptr); },
+       {"zero3.offloaded_step: the step stays on the host: the optimizer is "
+        "not offloaded"}},
+      {"offloaded_step device with bf16 states",
+       R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true},
+           "zero_optimization": {"offload_optimizer": {"device": "cpu"}},
+           "zero3": {"offloaded_step": "device"}})",
+       1,
+       [](const Config& c) { EXPECT_NE(OffloadedStepStaysOnHost(c), nullptr); },
+       {"zero3.offloaded_step: the step stays on the host: bf16 master "
+        "weights"}},
+      {"offloaded_step device with offload_param",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
+           "offload_param": {"device": "cpu"}},
+           "zero3": {"offloaded_step": "device"}})",
+       1,
+       [](const Config& c) { EXPECT_NE(OffloadedStepStaysOnHost(c), nullptr); },
+       {"zero3.offloaded_step: the step stays on the host: offload_param"}},
       {"legacy opt-out with the new-style device key",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
            "cpu_offload_use_pin_memory": false}})",
