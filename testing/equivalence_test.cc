@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -252,6 +253,16 @@ void Check(const Case& c) {
     if (!zero.skipped[0]) {
       EXPECT_NE(zero.losses[1], plain.losses[1]) << c.name;
     }
+  }
+  if (!options.nvme_path.empty()) {
+    // The state on NVMe trains bitwise as in host memory.
+    zero::ZeroOptions in_memory = options;
+    in_memory.nvme_path.clear();
+    ASSERT_OK_AND_ASSIGN(RunResult plain,
+                         RunZero(spec, in_memory, c.world, kSteps, *data, sim));
+    EXPECT_EQ(zero.losses, plain.losses) << c.name;
+    EXPECT_EQ(zero.params, plain.params) << c.name;
+    EXPECT_EQ(zero.skipped, plain.skipped) << c.name;
   }
   if (options.device_step_share > 0 && !options.host_step_delayed) {
     // The offloaded step on the device is the device AdamW's: the same bits
@@ -961,6 +972,39 @@ std::vector<Case> Cases() {
     cases.push_back(
         {"device_step_" + name, 2, moved(mode, streamed(0.5, nullptr))});
   }
+  // The optimizer state on NVMe (a swap file per rank under the test's
+  // temporary directory), in pieces through three host windows: bitwise
+  // the run with it in host memory (Check).
+  auto nvme = [=](std::function<void(zero::ZeroOptions&)> more) {
+    return [=](zero::ZeroOptions& o) {
+      offload(o);
+      const char* tmp = std::getenv("TEST_TMPDIR");
+      o.nvme_path = tmp != nullptr ? tmp : "/tmp";
+      o.nvme_buffers = 3;
+      o.sub_group_size = 5000;
+      o.host_step_piece = 777;
+      if (more) more(o);
+    };
+  };
+  for (int world : {1, 2, 3}) {
+    cases.push_back({absl::StrCat("nvme_w", world), world, nvme(nullptr)});
+  }
+  cases.push_back({"nvme_bf16_accumulation2", 2, nvme([](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kBF16;
+                     o.accumulation = 2;
+                   })});
+  cases.push_back({"nvme_clipping", 2, nvme([](zero::ZeroOptions& o) {
+                     o.gradient_clipping = 0.05;
+                   }),
+                   "tiny", true});
+  cases.push_back({"nvme_f16_overflow_skips", 1, nvme(f16_overflow)});
+  cases.push_back({"nvme_twin_flow", 2,
+                   nvme([](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
+  cases.push_back({"nvme_one_piece", 1, nvme([](zero::ZeroOptions& o) {
+                     o.sub_group_size = 1000000000;
+                     o.host_step_piece = int64_t{1} << 25;
+                     o.nvme_buffers = 4;
+                   })});
   return cases;
 }
 

@@ -32,6 +32,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/config/activation_checkpointing.h"
+#include "core/config/aio.h"
 #include "core/config/batch.h"
 #include "core/config/config_to_json.h"
 #include "core/config/deepspeed_rules.h"
@@ -66,6 +67,7 @@ absl::StatusOr<LoadedConfig> Resolve(JsonValue settings,
   ApplyDeepSpeedRules(resolved, config, &diag);
   NoticeExplicitSettings(&config, &diag);
   CheckActivationCheckpointing(config, &diag);
+  CheckAio(&config, &diag);
   ResolveBatch(world_size, &config, &diag);
   FillDependentDefaults(&config);
   FillDefaults(&config);

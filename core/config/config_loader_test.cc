@@ -530,19 +530,55 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        {"gradient_clipping: -1 turns clipping off",
         "optimizer.params.weight_decay: -0.01 means no weight decay",
         "scheduler.params.warmup_num_steps: 0 acts as 2"}},
-      {"nvme falls back to cpu",
+      {"the optimizer state on nvme, parameters fall back to cpu",
        R"({"zero_optimization": {"offload_optimizer": {"device": "nvme",
-           "nvme_path": "/local_nvme", "buffer_count": 8},
+           "nvme_path": "/local_nvme", "buffer_count": 8,
+           "pipeline_read": true},
            "offload_param": {"device": "nvme", "buffer_size": 1e8}}})",
        1,
        [](const Config& c) {
-         EXPECT_EQ(c.zero_optimization().offload_optimizer().device(), "cpu");
+         EXPECT_EQ(c.zero_optimization().offload_optimizer().device(), "nvme");
+         EXPECT_EQ(c.zero_optimization().offload_optimizer().nvme_path(),
+                   "/local_nvme");
          EXPECT_EQ(c.zero_optimization().offload_param().device(), "cpu");
+         EXPECT_EQ(ModesOf(c).offload_optimizer, OffloadDevice::kNvme);
+         EXPECT_NE(PlanHostStep(HostStepAskOf(ModesOf(c))).cannot_move,
+                   nullptr);
+       },
+       {"zero_optimization.offload_optimizer.pipeline_read: changes nothing",
+        "zero_optimization.offload_param.buffer_size: used by parameters on "
+        "NVMe"}},
+      {"nvme keys without nvme",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
+           "nvme_path": "/local_nvme", "buffer_count": 8}}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero_optimization().offload_optimizer().device(), "cpu");
        },
        {"zero_optimization.offload_optimizer.nvme_path: used by NVMe offload "
-        "only",
-        "zero_optimization.offload_optimizer.buffer_count: used by NVMe",
-        "zero_optimization.offload_param.buffer_size: used by NVMe"}},
+        "(device \"nvme\") only",
+        "zero_optimization.offload_optimizer.buffer_count: used by NVMe"}},
+      {"aio, with DeepSpeed's documented thread_count",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "nvme",
+           "nvme_path": "/local_nvme"}},
+           "aio": {"block_size": 262144, "queue_depth": 32,
+                   "thread_count": 2, "single_submit": false,
+                   "use_gds": true}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.aio().block_size(), 262144);
+         EXPECT_EQ(c.aio().queue_depth(), 32);
+         EXPECT_EQ(c.aio().intra_op_parallelism(), 2);
+         EXPECT_FALSE(c.aio().has_overlap_events());
+       },
+       {"aio.thread_count: read as aio.intra_op_parallelism",
+        "aio.intra_op_parallelism: changes nothing",
+        "aio.single_submit: changes nothing", "aio.use_gds: GPUDirect"}},
+      {"aio without nvme",
+       R"({"aio": {"queue_depth": 16}})",
+       1,
+       [](const Config& c) { EXPECT_EQ(c.aio().queue_depth(), 16); },
+       {"aio: used by NVMe offload only"}},
       {"partial offload ratio",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
            "ratio": 0.3}}})",
@@ -1417,8 +1453,8 @@ TEST(ValidateConfigTest, ChecksHandBuiltConfigs) {
       ErrorLines(ValidateConfig(c, 1)),
       ElementsAre(HasSubstr("optimizer.params.betas: needs exactly two"),
                   HasSubstr("zero_optimization.stage: zero3 implements"),
-                  HasSubstr("zero_optimization.offload_optimizer.device: "
-                            "\"nvme\": NVMe offload is not implemented"),
+                  HasSubstr("zero_optimization.offload_optimizer.nvme_path: "
+                            "needed with device \"nvme\""),
                   HasSubstr("zero_optimization.offload_optimizer.ratio: "
                             "a ratio below 1 (or \"auto\") needs "
                             "offload_param.device \"none\"")));

@@ -78,11 +78,12 @@ JsonValue MessageToJson(const Message& msg, bool only_set) {
     if (only_set && !has) continue;
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       // The scheduler holds only what its type takes, and
-      // activation_checkpointing only notices: printed as set, and only when
-      // given.
+      // activation_checkpointing and aio their given keys: printed as set,
+      // and only when given.
       const bool as_set =
           f->message_type() == Scheduler::descriptor() ||
-          f->message_type() == ActivationCheckpointing::descriptor();
+          f->message_type() == ActivationCheckpointing::descriptor() ||
+          f->message_type() == Aio::descriptor();
       if (as_set && !has) continue;
       out.Set(f->name(),
               MessageToJson(r->GetMessage(msg, f), only_set || as_set));

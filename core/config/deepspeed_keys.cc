@@ -14,8 +14,6 @@ using K = DeepSpeedKeyKind;
 constexpr absl::string_view kStage12Only =
     "used by ZeRO stages 1 and 2 only; ignored (DeepSpeed ignores it for "
     "stage 3 too)";
-constexpr absl::string_view kNvmeOnly =
-    "NVMe offload is not implemented; ignored";
 constexpr absl::string_view kZeroPlusPlus =
     "ZeRO++ (hierarchical partitions, quantized weights and gradients) is "
     "not implemented; ignored: parameters and gradients travel unquantized";
@@ -103,7 +101,6 @@ constexpr DeepSpeedKey kKeys[] = {
     {"", "checkpoint", K::kIgnored, "", kCheckpointSection},
     {"", "nebula", K::kIgnored, "", kAsyncCheckpointing},
     {"", "datastates_ckpt", K::kIgnored, "", kAsyncCheckpointing},
-    {"", "aio", K::kIgnored, "", kNvmeOnly},
     {"", "compression_training", K::kIgnored, "",
      "compression is not implemented; ignored"},
     {"", "quantize_training", K::kIgnored, "",

@@ -269,18 +269,26 @@ TEST(DeepSpeedRulesTest, KeysThatChangeNothingSaySo) {
   }
 }
 
-TEST(DeepSpeedRulesTest, NvmeFallbackIsAWarning) {
+// The optimizer state on NVMe stays there (with a directory to swap to);
+// parameters on NVMe fall back to host memory with a warning.
+TEST(DeepSpeedRulesTest, NvmeOptimizerStaysAndParametersFallBack) {
   ASSERT_OK_AND_ASSIGN(
       LoadedConfig c,
-      Load(
-          R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})"));
-  EXPECT_EQ(c.config.zero_optimization().offload_optimizer().device(), "cpu");
+      Load(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme",
+               "nvme_path": "/local_nvme"},
+               "offload_param": {"device": "nvme"}}})"));
+  EXPECT_EQ(c.config.zero_optimization().offload_optimizer().device(), "nvme");
+  EXPECT_EQ(c.config.zero_optimization().offload_param().device(), "cpu");
   EXPECT_THAT(c.warnings,
-              Contains(HasSubstr("zero_optimization.offload_optimizer.device: "
-                                 "\"nvme\": NVMe offload is not implemented")));
-  EXPECT_THAT(c.notices,
-              Not(Contains(HasSubstr("NVMe offload is not "
-                                     "implemented; the optimizer"))));
+              Contains(HasSubstr("zero_optimization.offload_param.device: "
+                                 "\"nvme\": parameters on NVMe are not "
+                                 "implemented")));
+  EXPECT_THAT(
+      Load(
+          R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})")
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("nvme_path: needed with device \"nvme\"")));
 }
 
 }  // namespace

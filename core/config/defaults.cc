@@ -29,10 +29,11 @@ void FillDefaults(Message* msg) {
     }
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       // The scheduler stays absent when not given; its parameters depend on
-      // its type (scheduler.h). activation_checkpointing stays as given: it
-      // only draws notices (activation_checkpointing.h).
+      // its type (scheduler.h). activation_checkpointing and aio stay as
+      // given: their defaults are read where they are used.
       if (f->message_type() == Scheduler::descriptor() ||
-          f->message_type() == ActivationCheckpointing::descriptor()) {
+          f->message_type() == ActivationCheckpointing::descriptor() ||
+          f->message_type() == Aio::descriptor()) {
         continue;
       }
       FillDefaults(r->MutableMessage(msg, f));

@@ -21,21 +21,39 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
   }
   const OffloadOptimizer& opt = zero.offload_optimizer();
   const OffloadParam& param = zero.offload_param();
-  const std::string nvme_only =
-      "used by NVMe offload only, which zero3 does not implement; ignored";
   const std::string o = "zero_optimization.offload_optimizer.";
   const std::string p = "zero_optimization.offload_param.";
-  if (opt.has_nvme_path()) diag->Notice(o + "nvme_path", nvme_only);
-  if (opt.has_buffer_count()) diag->Notice(o + "buffer_count", nvme_only);
-  if (opt.has_pipeline_read()) diag->Notice(o + "pipeline_read", nvme_only);
-  if (opt.has_pipeline_write()) {
-    diag->Notice(o + "pipeline_write", nvme_only);
+  if (opt.device() == "nvme") {
+    const std::string always =
+        "changes nothing in zero3: the optimizer state on NVMe is always "
+        "read ahead of its step and written back beside the next piece's; "
+        "ignored";
+    if (opt.has_pipeline_read()) diag->Notice(o + "pipeline_read", always);
+    if (opt.has_pipeline_write()) diag->Notice(o + "pipeline_write", always);
+    if (opt.has_fast_init()) {
+      diag->Notice(o + "fast_init",
+                   "changes nothing in zero3: the swap file is written once "
+                   "at start-up, in large transfers; ignored");
+    }
+  } else {
+    const std::string nvme_only =
+        "used by NVMe offload (device \"nvme\") only; ignored";
+    if (opt.has_nvme_path()) diag->Notice(o + "nvme_path", nvme_only);
+    if (opt.has_buffer_count()) diag->Notice(o + "buffer_count", nvme_only);
+    if (opt.has_pipeline_read()) {
+      diag->Notice(o + "pipeline_read", nvme_only);
+    }
+    if (opt.has_pipeline_write()) {
+      diag->Notice(o + "pipeline_write", nvme_only);
+    }
+    if (opt.has_fast_init()) diag->Notice(o + "fast_init", nvme_only);
   }
-  if (opt.has_fast_init()) diag->Notice(o + "fast_init", nvme_only);
-  if (param.has_nvme_path()) diag->Notice(p + "nvme_path", nvme_only);
-  if (param.has_buffer_count()) diag->Notice(p + "buffer_count", nvme_only);
-  if (param.has_buffer_size()) diag->Notice(p + "buffer_size", nvme_only);
-  if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", nvme_only);
+  const std::string param_nvme =
+      "used by parameters on NVMe, which zero3 does not implement; ignored";
+  if (param.has_nvme_path()) diag->Notice(p + "nvme_path", param_nvme);
+  if (param.has_buffer_count()) diag->Notice(p + "buffer_count", param_nvme);
+  if (param.has_buffer_size()) diag->Notice(p + "buffer_size", param_nvme);
+  if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", param_nvme);
   const std::string z = "zero_optimization.";
   if (zero.has_contiguous_gradients()) {
     diag->Notice(z + "contiguous_gradients",
@@ -81,19 +99,12 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
 void ApplyFallbacks(Config* config, Diagnostics* diag) {
   ZeroOptimization* zero = config->mutable_zero_optimization();
   const Modes modes = ModesOf(*config);
-  if (modes.offload_optimizer == OffloadDevice::kNvme) {
-    diag->Warning("zero_optimization.offload_optimizer.device",
-                  "\"nvme\": NVMe offload is not implemented; the optimizer "
-                  "state is offloaded to host memory (\"cpu\") instead, "
-                  "which needs host RAM for the fp32 master weights, "
-                  "gradients and Adam moments (16 bytes per parameter, "
-                  "divided by the data-parallel size)");
-    zero->mutable_offload_optimizer()->set_device("cpu");
-  }
   if (modes.offload_param == OffloadDevice::kNvme) {
     diag->Warning("zero_optimization.offload_param.device",
-                  "\"nvme\": NVMe offload is not implemented; parameters "
-                  "are offloaded to host memory (\"cpu\") instead");
+                  "\"nvme\": parameters on NVMe are not implemented; they "
+                  "are offloaded to host memory (\"cpu\") instead (the "
+                  "optimizer state can be on NVMe: offload_optimizer.device "
+                  "\"nvme\")");
     zero->mutable_offload_param()->set_device("cpu");
   }
   if (modes.offload_optimizer != OffloadDevice::kNone &&

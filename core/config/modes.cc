@@ -76,6 +76,7 @@ Modes ModesOf(const Config& config) {
 HostStepAsk HostStepAskOf(const Modes& modes) {
   HostStepAsk ask;
   ask.offload_optimizer = modes.offload_optimizer != OffloadDevice::kNone;
+  ask.nvme = modes.offload_optimizer == OffloadDevice::kNvme;
   ask.offload_param = modes.offload_param != OffloadDevice::kNone;
   ask.per_param_fp32 =
       modes.grad_offload_copy == GradOffloadCopy::kPerParamFp32;
@@ -89,6 +90,10 @@ HostStepPlan PlanHostStep(const HostStepAsk& ask) {
   if (!ask.offload_optimizer) {
     plan.cannot_move =
         "the optimizer is not offloaded (offload_optimizer.device \"none\")";
+  } else if (ask.nvme) {
+    plan.cannot_move =
+        "the optimizer state on NVMe is stepped at the step's end, each "
+        "piece as the drive delivers it (offload_optimizer.device \"nvme\")";
   } else if (ask.offload_param) {
     plan.cannot_move = "offload_param keeps the working shards on the host";
   } else if (ask.per_param_fp32) {
@@ -113,6 +118,10 @@ const char* OffloadedStepStaysOnHost(const Config& config) {
   }
   if (modes.offload_param != OffloadDevice::kNone) {
     return "offload_param keeps the working shards on the host";
+  }
+  if (modes.offload_optimizer == OffloadDevice::kNvme) {
+    return "the optimizer state on NVMe is stepped by the host as the drive "
+           "delivers it";
   }
   if (config.bf16().bf16_master_weights_and_grads()) {
     return "bf16 master weights and optimizer states are stepped by the "

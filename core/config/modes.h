@@ -71,6 +71,7 @@ Modes ModesOf(const Config& config);
 // What the modes ask of the host share's optimizer step.
 struct HostStepAsk {
   bool offload_optimizer = false;
+  bool nvme = false;  // the optimizer state on NVMe
   bool offload_param = false;
   bool per_param_fp32 = false;
   bool speculative = false;  // super_offload

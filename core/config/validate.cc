@@ -114,16 +114,27 @@ void CheckStage(const ZeroOptimization& zero, Diagnostics* diag) {
 
 void CheckDevice(const std::string& device, const std::string& path,
                  Diagnostics* diag) {
-  if (device == "none" || device == "cpu") return;
-  if (device == "nvme") {
-    diag->Check(false, path,
-                "\"nvme\": NVMe offload is not implemented; use \"cpu\"");
-    return;
-  }
+  if (device == "none" || device == "cpu" || device == "nvme") return;
   diag->Check(
       false, path,
       absl::StrCat("must be \"none\", \"cpu\" or \"nvme\", found ",
                    Quote(device), DidYouMean(device, {"none", "cpu", "nvme"})));
+}
+
+// The optimizer state on NVMe: a directory to swap to, and fp32 states.
+void CheckNvme(const Config& config, Diagnostics* diag) {
+  const OffloadOptimizer& o = config.zero_optimization().offload_optimizer();
+  if (o.device() != "nvme") return;
+  diag->Check(!o.nvme_path().empty(),
+              "zero_optimization.offload_optimizer.nvme_path",
+              "needed with device \"nvme\": the directory on the drive to "
+              "swap the optimizer state to (DeepSpeed's docs use "
+              "/local_nvme)");
+  diag->Check(!config.bf16().bf16_master_weights_and_grads(),
+              "bf16.bf16_master_weights_and_grads",
+              "with offload_optimizer.device \"nvme\" is not implemented: "
+              "the state on NVMe is fp32; use device \"cpu\" for bf16 "
+              "states");
 }
 
 // A host share below 1 keeps part of the optimizer on the device, which
@@ -282,6 +293,7 @@ void Validate(const Config& config, int64_t world_size, Diagnostics* diag) {
        [&] {
          CheckDevice(zero.offload_optimizer().device(),
                      "zero_optimization.offload_optimizer.device", diag);
+         CheckNvme(config, diag);
        }},
       {"zero_optimization.offload_param.device",
        [&] {

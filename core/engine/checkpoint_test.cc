@@ -152,6 +152,8 @@ struct Case {
   // Of the offloaded state, the share stepped on the device
   // (zero3.offloaded_step), its master and moments streamed from the host.
   double device_step = 0;
+  // The host share's master and moments on NVMe (a swap file per rank).
+  bool nvme = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
@@ -159,7 +161,7 @@ void PrintTo(const Case& c, std::ostream* os) {
       << (c.offload ? ", offload" : ", device") << ", accumulation "
       << c.accumulation << (c.speculative ? ", speculative" : "")
       << (c.bf16_states ? ", bf16 states" : "") << ", device step "
-      << c.device_step;
+      << c.device_step << (c.nvme ? ", on NVMe" : "");
 }
 
 std::string DeviceStepSuffix(double share) {
@@ -177,7 +179,12 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
     o.host_moments_dtype = runtime::DType::kBF16;
   }
   o.device_step_share = c.device_step;
-  o.host_step_piece = c.device_step > 0 ? 999 : o.host_step_piece;
+  o.host_step_piece = c.device_step > 0 || c.nvme ? 999 : o.host_step_piece;
+  if (c.nvme) {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    o.nvme_path = tmp != nullptr ? tmp : "/tmp";
+    o.nvme_buffers = 3;
+  }
   auto data = CorpusBatches(o.seq);
   constexpr int kSteps = 6, kSaveAt = 3;
   const Outcome straight = Train(o, *data, c.world, kSteps, "", nullptr);
@@ -187,7 +194,7 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
       "resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
       c.offload ? "offload" : "device", "_", c.accumulation,
       c.speculative ? "_speculative" : "", c.bf16_states ? "_bf16states" : "",
-      DeviceStepSuffix(c.device_step)));
+      DeviceStepSuffix(c.device_step), c.nvme ? "_nvme" : ""));
   const Outcome first = Train(o, *data, c.world, kSaveAt, "", &save);
   ASSERT_THAT(first.status, IsOk());
   EXPECT_EQ(ReadAll(save.dir + "/latest"), "step_3\n");
@@ -260,6 +267,10 @@ std::vector<Case> Cases() {
   cases.push_back({1, runtime::DType::kF32, true, 1, false, false, 1});
   cases.push_back({2, runtime::DType::kBF16, true, 2, false, false, 0.5});
   cases.push_back({2, runtime::DType::kF16, true, 1, true, false, 0.5});
+  // The state on NVMe.
+  cases.push_back({1, runtime::DType::kF32, true, 1, false, false, 0, true});
+  cases.push_back({2, runtime::DType::kBF16, true, 2, false, false, 0, true});
+  cases.push_back({2, runtime::DType::kF16, true, 1, false, false, 0, true});
   return cases;
 }
 
@@ -272,7 +283,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ResumeTest, ::testing::ValuesIn(Cases()),
                                c.accumulation,
                                c.speculative ? "_speculative" : "",
                                c.bf16_states ? "_bf16states" : "",
-                               DeviceStepSuffix(c.device_step));
+                               DeviceStepSuffix(c.device_step),
+                               c.nvme ? "_nvme" : "");
                          });
 
 // A two-rank checkpoint of step 2 in a fresh directory.

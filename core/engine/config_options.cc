@@ -2,6 +2,8 @@
 
 #include "core/engine/config_options.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/config/modes.h"
@@ -112,6 +114,12 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.offload_ratio = z.offload_optimizer().ratio();
   o.auto_offload_ratio = c.zero3().auto_offload_ratio();
   o.offload_param = modes.offload_param != config::OffloadDevice::kNone;
+  if (modes.offload_optimizer == config::OffloadDevice::kNvme) {
+    o.nvme_path = z.offload_optimizer().nvme_path();
+    o.nvme_buffers = std::max(3, z.offload_optimizer().buffer_count());
+    o.aio_block_size = c.aio().block_size();
+    o.aio_queue_depth = c.aio().queue_depth();
+  }
   o.param_pin_memory = z.offload_param().pin_memory();
   if (o.offload_param && !o.offload_optimizer) {
     return absl::InvalidArgumentError(

@@ -119,6 +119,12 @@ class Engine : private model::ParamProvider {
   // part of the training state (BatchSource::SetPosition sets it back).
   model::DataPosition data_position() const;
 
+  // Bytes of this rank's swap file with the optimizer state on NVMe
+  // (offload_optimizer.device "nvme"); 0 without.
+  int64_t nvme_bytes() const {
+    return host_->nvme() != nullptr ? host_->nvme()->file_bytes() : 0;
+  }
+
  private:
   Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
          const model::BatchSource* data, runtime::Runtime& rt);
@@ -149,9 +155,6 @@ class Engine : private model::ParamProvider {
   void PlanSubGroups();
   absl::Status AllocateOptimizerState();
   absl::Status InitParameters(const model::ParamSource& params);
-  // Copies the host share of a full initial master into the host
-  // optimizer's.
-  absl::Status CopyHostShare(const runtime::Buffer& full_master);
   absl::Status WriteInitialMaster(const model::ParamSource& params,
                                   const runtime::Buffer& host_master);
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);

@@ -63,11 +63,12 @@ absl::StatusOr<int64_t> Engine::DeviceStepEnd(int64_t offload_begin) const {
   const int64_t total = layout_->total();
   if (share == 0 || !options_.offload_optimizer) return offload_begin;
   if (share > 1 || options_.offload_param || options_.auto_offload_ratio ||
-      options_.host_master_dtype != DType::kF32) {
+      options_.host_master_dtype != DType::kF32 ||
+      !options_.nvme_path.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "an offloaded step on the device (share ", share,
-        ") needs a share of at most 1, fp32 optimizer states, offload_param "
-        "off and a fixed offload ratio"));
+        ") needs a share of at most 1, fp32 optimizer states in host memory "
+        "(not on NVMe), offload_param off and a fixed offload ratio"));
   }
   const int64_t want =
       offload_begin + std::llround(share * (total - offload_begin));
@@ -142,7 +143,8 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
   // device and whose host share is copied (or, bf16, rounded) to the host
   // master.
   const int64_t hb = ctx_.host_begin;
-  const bool staged = hb > 0 || options_.host_master_dtype != DType::kF32;
+  const runtime::Buffer* in_place = host_->WritableMaster();
+  const bool staged = hb > 0 || in_place == nullptr;
   runtime::OwnedBuffer temp;
   if (staged) {
     // Pinned where the device share's H2D reads it.
@@ -152,36 +154,17 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
                      runtime::PinnedIf(hb > 0), "initial master staging"));
   }
   ZR_RETURN_IF_ERROR(
-      WriteInitialMaster(params, staged ? temp : host_->state().master()));
+      WriteInitialMaster(params, staged ? temp.get() : *in_place));
   absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
   if (enqueued.ok()) enqueued = streamed_->ImportMaster(temp);
   if (enqueued.ok() && ctx_.host_elements() > 0) {
-    if (staged) enqueued = CopyHostShare(temp);
+    if (staged) enqueued = host_->ImportMaster(temp);
     if (enqueued.ok()) enqueued = host_->StageWorkingCopy();
   }
   // What was enqueued reads `temp`: done before it is freed, on every path.
   ZR_RETURN_IF_ERROR(compute_->Synchronize());
   ZR_RETURN_IF_ERROR(enqueued);
   return temp.Free();
-}
-
-absl::Status Engine::CopyHostShare(const Buffer& full_master) {
-  const int64_t n = ctx_.host_elements();
-  const int64_t bytes = n * 4;
-  const zero::HostState& state = host_->state();
-  HostTask copy;
-  copy.label = "host share of the initial master";
-  copy.reads = {full_master.Slice(ctx_.host_begin * 4, bytes)};
-  copy.writes = {state.master().All()};
-  copy.memory_bytes = bytes + n * kernels::DTypeSize(state.master_dtype());
-  copy.run = [&]() -> absl::Status {
-    // Rounded through the working dtype already (WriteInitialMaster): a
-    // bf16 master holds it exactly.
-    state.Write(0, copy.reads[0].As<float>(),
-                zero::OptimizerThreads(options_.optimizer_threads));
-    return absl::OkStatus();
-  };
-  return rt_.RunHostTask(copy);
 }
 
 absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,

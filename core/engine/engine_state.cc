@@ -39,6 +39,11 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
   const bool on_host = s.offset >= ctx_.host_begin;
   const bool streamed = !on_host && s.offset >= ctx_.streamed_begin;
+  if (on_host) {
+    ZR_RETURN_IF_ERROR(
+        host_->ReadState(0, s.offset - ctx_.host_begin, valid, out.data()));
+    return out;
+  }
   runtime::OwnedBuffer temp;
   if (!on_host && !streamed) {
     ZR_ASSIGN_OR_RETURN(temp,
@@ -53,16 +58,13 @@ absl::StatusOr<std::vector<float>> Engine::MasterParam(int param) {
   if (streamed) {
     read.reads = streamed_->StateBuffers();
   } else {
-    read.reads = {
-        on_host ? host_->state().First(s.offset - ctx_.host_begin, valid).master
-                : temp.All()};
+    read.reads = {temp.All()};
   }
-  const DType dtype = on_host ? host_->state().master_dtype() : DType::kF32;
   read.run = [&]() -> absl::Status {
     if (streamed) {
       streamed_->Read(0, s.offset, valid, out.data());
     } else {
-      zero::HostWidenToFloat(read.reads[0].data(), dtype, out.data(), valid, 1);
+      std::memcpy(out.data(), temp.data(), valid * 4);
     }
     return absl::OkStatus();
   };
@@ -94,12 +96,10 @@ absl::Status Engine::ExportState(TrainingState* into) {
   state.adam_steps = adam_step_;
   state.scaler = scaler_.state();
   ZR_RETURN_IF_ERROR(rt_.device().Synchronize());
-  // The device share through pinned staging; the streamed and the host
-  // share in place (the device synchronized: the streamed state is back).
+  // The device share through pinned staging; the streamed share in place
+  // (the device synchronized: the streamed state is back); the host share
+  // by the host optimizer (from the drive on NVMe).
   const runtime::OwnedBuffer* device[] = {&master_, &exp_avg_, &exp_avg_sq_};
-  const zero::HostState& hs = host_->state();
-  const runtime::OwnedBuffer* host[] = {&hs.master(), &hs.exp_avg(),
-                                        &hs.exp_avg_sq()};
   runtime::OwnedBuffer temp;
   HostTask read;
   read.label = "read training state";
@@ -120,12 +120,9 @@ absl::Status Engine::ExportState(TrainingState* into) {
       read.reads.push_back(b);
     }
   }
-  if (host_bytes > 0) {
-    for (int i = 0; i < 3; ++i) read.reads.push_back(host[i]->All());
-  }
   std::vector<float>* outs[] = {&state.master, &state.exp_avg,
                                 &state.exp_avg_sq};
-  read.memory_bytes = 3 * (device_bytes + streamed_bytes + host_bytes);
+  read.memory_bytes = 3 * (device_bytes + streamed_bytes);
   read.threads = HostTaskThreads(options_);
   read.run = [&]() -> absl::Status {
     const int threads = zero::OptimizerThreads(options_.optimizer_threads);
@@ -143,15 +140,16 @@ absl::Status Engine::ExportState(TrainingState* into) {
       if (streamed_bytes > 0) {
         streamed_->Read(i, sb, hb - sb, outs[i]->data() + sb);
       }
-      if (host_bytes > 0) {
-        zero::HostWidenToFloat(host[i]->data(), hs.dtype(i),
-                               outs[i]->data() + hb, ctx_.host_elements(),
-                               threads);
-      }
     }
     return absl::OkStatus();
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(read));
+  if (host_bytes > 0) {
+    for (int i = 0; i < 3; ++i) {
+      ZR_RETURN_IF_ERROR(
+          host_->ReadState(i, 0, ctx_.host_elements(), outs[i]->data() + hb));
+    }
+  }
   return temp.Free();
 }
 

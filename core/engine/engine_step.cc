@@ -130,6 +130,8 @@ absl::Status Engine::MicroStep(int micro, const model::BatchShape& shape,
   // where with the speculative step they are stepped too.
   if (boundary) {
     ZR_RETURN_IF_ERROR(streamed_->Prefetch());
+    // And, on NVMe, the host share's first pieces from the drive.
+    ZR_RETURN_IF_ERROR(host_->Prefetch());
     streamed_->BeginSpeculation(AdamArgs(
         adam_step_ + 1, options_.lr_schedule.LrAt(options_.lr, adam_step_),
         scaler_.scale()));

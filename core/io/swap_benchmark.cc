@@ -38,7 +38,8 @@ struct Free {
 };
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "swap_benchmark: %s\n", std::string(s.message()).c_str());
+  std::fprintf(stderr, "swap_benchmark: %s\n",
+               std::string(s.message()).c_str());
   return 1;
 }
 
@@ -60,23 +61,23 @@ int main(int argc, char** argv) {
   const int64_t pieces =
       std::max<int64_t>(4, static_cast<int64_t>(gib * (1 << 30)) / kPiece);
   const int64_t bytes = pieces * kPiece;
-  auto file = SwapFile::Create(dir, "zero3_swap_benchmark.swap", bytes,
-                               options);
+  auto file =
+      SwapFile::Create(dir, "zero3_swap_benchmark.swap", bytes, options);
   if (!file.ok()) return Fail(file.status());
   SwapFile& f = **file;
   std::vector<std::unique_ptr<char[], Free>> buffers;
   for (int i = 0; i < 4; ++i) {
-    buffers.emplace_back(static_cast<char*>(
-        std::aligned_alloc(SwapFile::kAlignment, kPiece)));
+    buffers.emplace_back(
+        static_cast<char*>(std::aligned_alloc(SwapFile::kAlignment, kPiece)));
     std::memset(buffers.back().get(), i + 1, kPiece);
   }
-  std::printf("%s: %.1f GiB in %lld pieces of 64 MiB, block %lld, depth %d, "
-              "%s, %s\n",
-              f.path().c_str(), bytes / double(1 << 30),
-              static_cast<long long>(pieces),
-              static_cast<long long>(options.block_size),
-              options.queue_depth, f.direct() ? "O_DIRECT" : "buffered",
-              f.uring() ? "io_uring" : "synchronous");
+  std::printf(
+      "%s: %.1f GiB in %lld pieces of 64 MiB, block %lld, depth %d, "
+      "%s, %s\n",
+      f.path().c_str(), bytes / double(1 << 30), static_cast<long long>(pieces),
+      static_cast<long long>(options.block_size), options.queue_depth,
+      f.direct() ? "O_DIRECT" : "buffered",
+      f.uring() ? "io_uring" : "synchronous");
   // Sequential writes, then reads, two transfers in flight.
   for (const bool write : {true, false}) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -55,9 +55,9 @@ absl::StatusOr<std::unique_ptr<SwapFile>> SwapFile::Create(
     const std::string& dir, const std::string& name, int64_t bytes,
     const SwapOptions& options) {
   if (options.block_size < kAlignment || options.block_size % kAlignment) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "aio.block_size must be a multiple of ", kAlignment, ", found ",
-        options.block_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("aio.block_size must be a multiple of ", kAlignment,
+                     ", found ", options.block_size));
   }
   if (options.queue_depth < 1 || options.queue_depth > 4096) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -69,10 +69,10 @@ absl::StatusOr<std::unique_ptr<SwapFile>> SwapFile::Create(
   }
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "nvme_path '", dir, "' is not a directory",
-        errno != 0 ? absl::StrCat(" (", Reason(errno), ")") : "",
-        ": create it on the drive to swap to, or set nvme_path"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("nvme_path '", dir, "' is not a directory",
+                     errno != 0 ? absl::StrCat(" (", Reason(errno), ")") : "",
+                     ": create it on the drive to swap to, or set nvme_path"));
   }
   std::unique_ptr<SwapFile> f(new SwapFile());
   f->options_ = options;
@@ -84,14 +84,17 @@ absl::StatusOr<std::unique_ptr<SwapFile>> SwapFile::Create(
     const bool held = flock(old, LOCK_EX | LOCK_NB) != 0;
     close(old);
     if (held) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "swap file '", f->path_, "' is in use by another running process: "
-          "give each job its own nvme_path"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("swap file '", f->path_,
+                       "' is in use by another running process: "
+                       "give each job its own nvme_path"));
     }
     if (unlink(f->path_.c_str()) != 0) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "cannot remove the stale swap file '", f->path_, "' of an earlier "
-          "run: ", Reason(errno)));
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot remove the stale swap file '", f->path_,
+                       "' of an earlier "
+                       "run: ",
+                       Reason(errno)));
     }
     f->removed_stale_ = true;
   }
@@ -118,8 +121,8 @@ absl::StatusOr<std::unique_ptr<SwapFile>> SwapFile::Create(
           f->path_, f->size_, dir, free_bytes));
     }
     if (error != 0 && ftruncate(f->fd_, f->size_) != 0) {
-      return absl::InternalError(absl::StrCat(
-          "cannot size the swap file '", f->path_, "': ", Reason(errno)));
+      return absl::InternalError(absl::StrCat("cannot size the swap file '",
+                                              f->path_, "': ", Reason(errno)));
     }
   }
   if (options.use_uring) {
@@ -271,8 +274,9 @@ absl::Status SwapFile::ErrorOf(const Transfer& t, int error) const {
       path_, t.offset, Reason(error));
   if (error == ENOSPC) {
     return absl::ResourceExhaustedError(
-        absl::StrCat(what, "; free space on the drive or set nvme_path to a "
-                           "larger one"));
+        absl::StrCat(what,
+                     "; free space on the drive or set nvme_path to a "
+                     "larger one"));
   }
   return absl::DataLossError(what);
 }
@@ -287,9 +291,10 @@ absl::Status SwapFile::Wait(int64_t ticket) {
     Submit();
     if (in_flight_ == 0) {
       if (it->second.requests_left > 0 && queued_.empty()) {
-        return absl::InternalError(absl::StrCat(
-            "a transfer on '", path_, "' has requests neither queued nor "
-            "in flight"));
+        return absl::InternalError(
+            absl::StrCat("a transfer on '", path_,
+                         "' has requests neither queued nor "
+                         "in flight"));
       }
       continue;
     }
@@ -297,8 +302,8 @@ absl::Status SwapFile::Wait(int64_t ticket) {
     const int error = io_uring_wait_cqe(&uring_->ring, &cqe);
     if (error == -EINTR) continue;
     if (error < 0) {
-      return absl::InternalError(absl::StrCat(
-          "waiting for the swap file '", path_, "': ", Reason(-error)));
+      return absl::InternalError(absl::StrCat("waiting for the swap file '",
+                                              path_, "': ", Reason(-error)));
     }
     // This completion and any others already there, before refilling.
     do {

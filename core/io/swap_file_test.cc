@@ -79,7 +79,8 @@ TEST_P(SwapFileTest, WritesAndReadsBack) {
   ASSERT_OK_AND_ASSIGN(const int64_t wb, f->Write(2 * kBytes, b.get(), kBytes));
   ASSERT_THAT(f->Wait(wb), IsOk());
   ASSERT_THAT(f->Wait(wa), IsOk());
-  ASSERT_OK_AND_ASSIGN(const int64_t r, f->Read(2 * kBytes, back.get(), kBytes));
+  ASSERT_OK_AND_ASSIGN(const int64_t r,
+                       f->Read(2 * kBytes, back.get(), kBytes));
   // A write of another region while the read is in flight.
   ASSERT_OK_AND_ASSIGN(const int64_t w, f->Write(kBytes, a.get(), kBytes));
   ASSERT_THAT(f->Wait(r), IsOk());
@@ -95,8 +96,8 @@ TEST_P(SwapFileTest, WritesAndReadsBack) {
 // and the reason; ENOSPC on a write says to free space. Transfers after
 // them work.
 TEST_P(SwapFileTest, FaultsNameThePathAndTheOperation) {
-  ASSERT_OK_AND_ASSIGN(auto f, SwapFile::Create(TestDir(), "faults.swap",
-                                                65536, Small(GetParam())));
+  ASSERT_OK_AND_ASSIGN(auto f, SwapFile::Create(TestDir(), "faults.swap", 65536,
+                                                Small(GetParam())));
   Aligned buf = Allocate(65536);
   Fill(buf.get(), 65536, 3);
   f->InjectFault(/*write=*/false, 1, EIO);
@@ -126,9 +127,8 @@ INSTANTIATE_TEST_SUITE_P(Uring, SwapFileTest, ::testing::Bool(),
 TEST(SwapFileLifetimeTest, CreatedLockedAndRemoved) {
   const std::string path = TestDir() + "/life.swap";
   {
-    ASSERT_OK_AND_ASSIGN(auto f,
-                         SwapFile::Create(TestDir(), "life.swap", 4096,
-                                          SwapOptions()));
+    ASSERT_OK_AND_ASSIGN(
+        auto f, SwapFile::Create(TestDir(), "life.swap", 4096, SwapOptions()));
     EXPECT_TRUE(Exists(path));
     EXPECT_FALSE(f->removed_stale());
     EXPECT_THAT(
@@ -141,9 +141,8 @@ TEST(SwapFileLifetimeTest, CreatedLockedAndRemoved) {
   ASSERT_GE(fd, 0);
   close(fd);
   {
-    ASSERT_OK_AND_ASSIGN(auto f,
-                         SwapFile::Create(TestDir(), "life.swap", 4096,
-                                          SwapOptions()));
+    ASSERT_OK_AND_ASSIGN(
+        auto f, SwapFile::Create(TestDir(), "life.swap", 4096, SwapOptions()));
     EXPECT_TRUE(f->removed_stale());
   }
   EXPECT_FALSE(Exists(path));
@@ -168,19 +167,19 @@ TEST(SwapFileLifetimeTest, RefusesWhatItCannotDo) {
   EXPECT_THAT(
       SwapFile::Create(TestDir(), "x.swap", 4096, bad).status(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("queue_depth")));
-  ASSERT_OK_AND_ASSIGN(auto f, SwapFile::Create(TestDir(), "align.swap", 8192,
-                                                SwapOptions()));
+  ASSERT_OK_AND_ASSIGN(
+      auto f, SwapFile::Create(TestDir(), "align.swap", 8192, SwapOptions()));
   Aligned buf = Allocate(16384);
   EXPECT_THAT(f->Read(0, buf.get(), 16384).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("outside the swap file")));
   if (f->direct()) {
-    EXPECT_THAT(f->Read(0, buf.get() + 8, 4096).status(),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("not aligned")));
-    EXPECT_THAT(f->Read(512, buf.get(), 4096).status(),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("not aligned")));
+    EXPECT_THAT(
+        f->Read(0, buf.get() + 8, 4096).status(),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not aligned")));
+    EXPECT_THAT(
+        f->Read(512, buf.get(), 4096).status(),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not aligned")));
   }
 }
 

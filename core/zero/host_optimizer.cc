@@ -67,13 +67,23 @@ absl::Status HostOptimizer::Allocate() {
   // copies touch need pinning, the master too where it goes back to the
   // device in fp32 (DeepSpeed's path).
   const bool fp32_back = Fp32Back(options_);
-  ZR_ASSIGN_OR_RETURN(
-      state_, HostState::Allocate(
-                  rt_, n,
-                  fp32_back ? runtime::PinnedIf(options_.optimizer_pin_memory)
-                            : runtime::HostMemoryKind::kPageable,
-                  plan_.speculative, options_.host_master_dtype,
-                  options_.host_moments_dtype));
+  if (!options_.nvme_path.empty()) {
+    if (fp32_back || options_.host_master_dtype != DType::kF32) {
+      return absl::InvalidArgumentError(
+          "the optimizer state on NVMe needs fp32 states and "
+          "zero3.grad_offload_copy \"bucketed\"");
+    }
+    ZR_ASSIGN_OR_RETURN(
+        nvme_, NvmeState::Create(rt_, options_, pieces_, ctx_.host_begin));
+  } else {
+    ZR_ASSIGN_OR_RETURN(
+        state_, HostState::Allocate(
+                    rt_, n,
+                    fp32_back ? runtime::PinnedIf(options_.optimizer_pin_memory)
+                              : runtime::HostMemoryKind::kPageable,
+                    plan_.speculative, options_.host_master_dtype,
+                    options_.host_moments_dtype));
+  }
   if (fp32_back) {
     const int64_t piece = std::min(n, options_.host_step_piece);
     ZR_ASSIGN_OR_RETURN(
@@ -110,6 +120,48 @@ absl::Status HostOptimizer::StageWorkingCopy() {
   const int64_t esize = kernels::DTypeSize(dtype);
   const int64_t n = elements();
   const Buffer& target = options_.offload_param ? shard_ : staging_.get();
+  if (nvme_ != nullptr) {
+    ZR_RETURN_IF_ERROR(StageFromNvme(target));
+  } else {
+    ZR_RETURN_IF_ERROR(StageFromMemory(target));
+  }
+  if (options_.offload_param) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(
+      ctx_.compute->Copy(shard_.Slice(ctx_.host_begin * esize, n * esize),
+                         staging_.All(), "initial shard H2D"));
+  return ctx_.compute->Synchronize();
+}
+
+absl::Status HostOptimizer::StageFromNvme(const Buffer& target) {
+  const DType dtype = options_.dtype;
+  const int64_t esize = kernels::DTypeSize(dtype);
+  for (int i = 0; i < static_cast<int>(pieces_.size()); ++i) {
+    const HostPiece& piece = pieces_[i];
+    const int64_t at = piece.offset - ctx_.host_begin;
+    ZR_RETURN_IF_ERROR(nvme_->Prefetch(i + 1));
+    ZR_ASSIGN_OR_RETURN(const HostState::Set set, nvme_->Acquire(i));
+    HostTask cast;
+    cast.label = absl::StrCat("initial working shard, ", piece.name);
+    cast.reads = {set.master};
+    cast.writes = {target.Slice(at * esize, piece.elements * esize)};
+    cast.memory_bytes = piece.elements * (4 + esize);
+    cast.threads = HostTaskThreads(options_);
+    cast.run = [&]() -> absl::Status {
+      HostCastFromFloat(static_cast<const float*>(set.master.data()), dtype,
+                        cast.writes[0].data(), piece.elements,
+                        OptimizerThreads(options_.optimizer_threads));
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
+    ZR_RETURN_IF_ERROR(nvme_->Release(i, false));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostOptimizer::StageFromMemory(const Buffer& target) {
+  const DType dtype = options_.dtype;
+  const int64_t esize = kernels::DTypeSize(dtype);
+  const int64_t n = elements();
   HostTask cast;
   cast.label = "initial working shard";
   cast.reads = {state_.master().All()};
@@ -127,18 +179,18 @@ absl::Status HostOptimizer::StageWorkingCopy() {
     }
     return absl::OkStatus();
   };
-  ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
-  if (options_.offload_param) return absl::OkStatus();
-  ZR_RETURN_IF_ERROR(
-      ctx_.compute->Copy(shard_.Slice(ctx_.host_begin * esize, n * esize),
-                         staging_.All(), "initial shard H2D"));
-  return ctx_.compute->Synchronize();
+  return rt_.RunHostTask(cast);
 }
 
 absl::Status HostOptimizer::Import(const float* master, const float* exp_avg,
                                    const float* exp_avg_sq) {
   const int64_t n = elements();
   const float* values[] = {master, exp_avg, exp_avg_sq};
+  if (nvme_ != nullptr) {
+    ZR_RETURN_IF_ERROR(nvme_->Write(values));
+    write_pending_.assign(write_pending_.size(), false);
+    return StageWorkingCopy();
+  }
   HostTask write;
   write.label = "write training state";
   write.writes = {state_.master().All(), state_.exp_avg().All(),
@@ -156,6 +208,61 @@ absl::Status HostOptimizer::Import(const float* master, const float* exp_avg,
   // The working copy is the imported master's now: a delayed update's
   // staged one (FinishHostStep) is stale.
   write_pending_.assign(write_pending_.size(), false);
+  return absl::OkStatus();
+}
+
+absl::Status HostOptimizer::ImportMaster(const Buffer& full_master) {
+  if (elements() == 0) return absl::OkStatus();
+  if (nvme_ != nullptr) return nvme_->WriteMaster(full_master);
+  const int64_t n = elements();
+  HostTask copy;
+  copy.label = "host share of the initial master";
+  copy.reads = {full_master.Slice(ctx_.host_begin * 4, n * 4)};
+  copy.writes = {state_.master().All()};
+  copy.memory_bytes = n * 4 + n * kernels::DTypeSize(state_.master_dtype());
+  copy.run = [&]() -> absl::Status {
+    // Rounded through the working dtype already: a bf16 master holds it
+    // exactly.
+    state_.Write(0, copy.reads[0].As<float>(),
+                 OptimizerThreads(options_.optimizer_threads));
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(copy);
+}
+
+const runtime::Buffer* HostOptimizer::WritableMaster() const {
+  if (nvme_ != nullptr || elements() == 0 ||
+      state_.master_dtype() != DType::kF32) {
+    return nullptr;
+  }
+  return &state_.master().get();
+}
+
+absl::Status HostOptimizer::ReadState(int t, int64_t begin, int64_t n,
+                                      float* out) {
+  if (n <= 0) return absl::OkStatus();
+  if (nvme_ != nullptr) return nvme_->Read(t, begin, n, out);
+  const runtime::OwnedBuffer* tensors[] = {&state_.master(), &state_.exp_avg(),
+                                           &state_.exp_avg_sq()};
+  const int64_t esize = kernels::DTypeSize(state_.dtype(t));
+  HostTask read;
+  read.label = "read host optimizer state";
+  read.reads = {tensors[t]->Slice(begin * esize, n * esize)};
+  read.memory_bytes = n * (4 + esize);
+  read.threads = HostTaskThreads(options_);
+  read.run = [&]() -> absl::Status {
+    HostWidenToFloat(read.reads[0].data(), state_.dtype(t), out, n,
+                     OptimizerThreads(options_.optimizer_threads));
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(read);
+}
+
+absl::Status HostOptimizer::Prefetch() {
+  if (nvme_ == nullptr) return absl::OkStatus();
+  for (int i = 0; i < nvme_->ahead(); ++i) {
+    ZR_RETURN_IF_ERROR(nvme_->Prefetch(i));
+  }
   return absl::OkStatus();
 }
 
@@ -196,7 +303,15 @@ absl::Status HostOptimizer::Skip() {
 
 absl::Status HostOptimizer::UpdateNow(const kernels::AdamWArgs& args) {
   for (int i = 0; i < static_cast<int>(pieces_.size()); ++i) {
+    // On NVMe: the next pieces read while this one steps, and it is
+    // written back while the next one does.
+    if (nvme_ != nullptr) {
+      for (int j = 1; j <= nvme_->ahead(); ++j) {
+        ZR_RETURN_IF_ERROR(nvme_->Prefetch(i + j));
+      }
+    }
     ZR_RETURN_IF_ERROR(AdamPiece(i, args, reducer_.host_partition(), false));
+    if (nvme_ != nullptr) ZR_RETURN_IF_ERROR(nvme_->Release(i, true));
     ZR_RETURN_IF_ERROR(WriteBackPiece(i));
   }
   return absl::OkStatus();
@@ -215,8 +330,14 @@ absl::Status HostOptimizer::AdamPiece(int index, const kernels::AdamWArgs& args,
   const int threads = OptimizerThreads(options_.optimizer_threads);
   const int64_t at_host = piece.offset - ctx_.host_begin;
   const int64_t n = piece.elements;
-  // The piece's current master and moments, and the other copies.
-  const HostState::Set current = state_.Current(index, at_host, n);
+  // The piece's current master and moments (on NVMe, in its window), and
+  // the other copies.
+  HostState::Set current;
+  if (nvme_ != nullptr) {
+    ZR_ASSIGN_OR_RETURN(current, nvme_->Acquire(index));
+  } else {
+    current = state_.Current(index, at_host, n);
+  }
   const BufferSlice m = current.master;
   const BufferSlice m1 = current.exp_avg;
   const BufferSlice m2 = current.exp_avg_sq;

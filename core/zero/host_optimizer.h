@@ -45,6 +45,7 @@
 #include "core/zero/grad_reducer.h"
 #include "core/zero/host_pieces.h"
 #include "core/zero/host_state.h"
+#include "core/zero/nvme_state.h"
 #include "core/zero/param_coordinator.h"
 
 namespace zero3 {
@@ -93,9 +94,26 @@ class HostOptimizer {
   // Where the host share's update runs (HostStepPlanOf), resolved once.
   const config::HostStepPlan& plan() const { return plan_; }
   const std::vector<HostPiece>& pieces() const { return pieces_; }
-  // The master and moments: the first set is current between steps (after
-  // FinishHostStep).
+  // The master and moments in host memory: the first set is current
+  // between steps (after FinishHostStep). Empty with the state on NVMe.
   const HostState& state() const { return state_; }
+  // With the state on NVMe (options.nvme_path): its swap file; else null.
+  const NvmeState* nvme() const { return nvme_.get(); }
+  // The fp32 master in host memory that the initial parameters may be
+  // written into directly, or null (bf16, on NVMe, no host share).
+  const runtime::Buffer* WritableMaster() const;
+  // `n` current elements of tensor `t` (0 master, 1 exp_avg, 2 exp_avg_sq)
+  // from host-share offset `begin`, widened to fp32, into `out` (host
+  // tasks of its own; from the drive on NVMe). Between steps, after
+  // FinishHostStep.
+  absl::Status ReadState(int t, int64_t begin, int64_t n, float* out);
+  // The initial state: the host share's elements of `full_master` (fp32,
+  // host memory indexed by flat offset) as master, moments zero. Then
+  // StageWorkingCopy.
+  absl::Status ImportMaster(const runtime::Buffer& full_master);
+  // With the state on NVMe: starts reading the first pieces of the next
+  // update (before the boundary backward, which then hides the reads).
+  absl::Status Prefetch();
 
   // The working copy of the host share from its master: cast on the host
   // into the staging, then copied to the device and waited for (with
@@ -178,6 +196,10 @@ class HostOptimizer {
   HostOptimizer(const ZeroContext& ctx, GradReducer& reducer,
                 const runtime::Buffer& shard);
   absl::Status Allocate();
+  // StageWorkingCopy's cast into `target`: from the master in memory, or
+  // piece by piece from the drive.
+  absl::Status StageFromMemory(const runtime::Buffer& target);
+  absl::Status StageFromNvme(const runtime::Buffer& target);
   // One piece's AdamW, in place, or (speculative) from its current master
   // and moments into the other ones; both write the new working copy into
   // the staging (or the host shard with offload_param).
@@ -229,6 +251,8 @@ class HostOptimizer {
   // With the plan's carries_over: the norm's copy to the host is done.
   std::unique_ptr<runtime::Event> norm_copied_;
   HostState state_;
+  // The state on NVMe instead (options.nvme_path).
+  std::unique_ptr<NvmeState> nvme_;
   // The pinned staging of the new working copy, for the H2D write-back.
   runtime::OwnedBuffer staging_;
   // per_param_fp32_grads: the device piece the fp32 master comes back into.

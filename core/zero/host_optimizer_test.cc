@@ -8,10 +8,15 @@
 
 #include "core/zero/host_optimizer.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/kernels/reference.h"
@@ -39,7 +44,8 @@ float Grad(int64_t i) { return 0.003f * static_cast<float>(i % 31) - 0.05f; }
 absl::Status WithHostOptimizer(
     bool in_forward,
     const std::function<absl::Status(runtime::Runtime&, HostOptimizer&,
-                                     const runtime::Buffer& shard)>& body) {
+                                     const runtime::Buffer& shard)>& body,
+    const std::function<void(ZeroOptions&)>& configure = {}) {
   sim::SimOptions so;
   so.profile = sim::TestProfile();
   ZR_ASSIGN_OR_RETURN(auto world, sim::SimWorld::Create(so));
@@ -48,6 +54,7 @@ absl::Status WithHostOptimizer(
     o.offload_optimizer = true;
     o.host_step_piece = 256;
     o.host_step_in_forward = in_forward;
+    if (configure) configure(o);
     const ShardLayout layout(kNumels, 1, 0);
     runtime::Device& dev = rt.device();
     ZR_ASSIGN_OR_RETURN(auto stream, dev.CreateStream("compute"));
@@ -119,6 +126,77 @@ TEST(HostOptimizerTest, UpdateAtTheStepsEndIsTheReferenceAdamW) {
                                   return absl::OkStatus();
                                 }),
               IsOk());
+}
+
+std::string TestDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return tmp != nullptr ? tmp : "/tmp";
+}
+
+void OnNvme(ZeroOptions& o) {
+  o.nvme_path = TestDir();
+  o.nvme_buffers = 3;
+}
+
+// With the state on NVMe the update is the same, read back from the drive;
+// the swap file lives under nvme_path while the optimizer does.
+TEST(HostOptimizerTest, OnNvmeTheUpdateIsTheReferenceAdamW) {
+  std::string path;
+  ASSERT_THAT(
+      WithHostOptimizer(
+          false,
+          [&](runtime::Runtime&, HostOptimizer& h,
+              const runtime::Buffer&) -> absl::Status {
+            EXPECT_NE(h.nvme(), nullptr);
+            path = h.nvme()->path();
+            EXPECT_EQ(path.rfind(TestDir(), 0), 0u) << path;
+            EXPECT_EQ(access(path.c_str(), F_OK), 0) << path;
+            EXPECT_GT(h.pieces().size(), 3u);
+            h.BeginStep();
+            ZR_RETURN_IF_ERROR(h.Prefetch());
+            ZR_RETURN_IF_ERROR(h.Update(Args(), true));
+            std::vector<float> m(h.elements());
+            ZR_RETURN_IF_ERROR(h.ReadState(0, 0, h.elements(), m.data()));
+            for (int64_t i = 0; i < h.elements(); ++i) {
+              EXPECT_EQ(m[i], Expected(i)) << i;
+            }
+            // A part of one tensor, across pieces.
+            std::vector<float> v(300);
+            ZR_RETURN_IF_ERROR(h.ReadState(2, 200, 300, v.data()));
+            for (float x : v) EXPECT_GT(x, 0.0f);
+            return absl::OkStatus();
+          },
+          OnNvme),
+      IsOk());
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "left behind: " << path;
+}
+
+// A failed write-back is an error naming the swap file and the operation,
+// when the state is next read; a failed read, when the step needs it.
+TEST(HostOptimizerTest, OnNvmeAFailedTransferIsAnError) {
+  for (const bool write : {true, false}) {
+    const absl::Status s = WithHostOptimizer(
+        false,
+        [&](runtime::Runtime&, HostOptimizer& h,
+            const runtime::Buffer&) -> absl::Status {
+          h.BeginStep();
+          ZR_RETURN_IF_ERROR(h.Update(Args(), true));
+          std::vector<float> m(h.elements());
+          return h.ReadState(0, 0, h.elements(), m.data());
+        },
+        [&](ZeroOptions& o) {
+          OnNvme(o);
+          // Past the writes and reads of start-up (the initial state).
+          o.nvme_fault = {write, write ? 6 : 2, EIO};
+        });
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << write << ": " << s;
+    EXPECT_NE(s.message().find(write ? "writing the swap file"
+                                     : "reading the swap file"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.message().find("zero3_optimizer_rank0.swap"), std::string::npos)
+        << s;
+  }
 }
 
 TEST(HostOptimizerTest, ForwardPlanRunsOnlyThePiecesAGatherOverlaps) {

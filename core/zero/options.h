@@ -9,6 +9,7 @@
 #define ZERO3_CORE_ZERO_OPTIONS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "core/config/modes.h"
 #include "core/kernels/dtype.h"
@@ -155,6 +156,24 @@ struct ZeroOptions {
   // rules set kHost otherwise).
   config::OffloadedStep offloaded_step = config::OffloadedStep::kHost;
   double device_step_share = 0;
+  // offload_optimizer.device "nvme": the host share's master and moments in
+  // a swap file per rank under this directory (NvmeState), stepped at the
+  // step's end as the drive delivers each piece; empty: in host memory.
+  std::string nvme_path;
+  // offload_optimizer.buffer_count: host windows of one piece each (at
+  // least 3: one read ahead, one stepped, one written back).
+  int nvme_buffers = 4;
+  // aio.block_size and aio.queue_depth: bytes per request, requests in
+  // flight.
+  int64_t aio_block_size = int64_t{1} << 20;
+  int aio_queue_depth = 8;
+  // Tests: the swap file's `nth` read (or write) fails with errno `error`.
+  struct NvmeFault {
+    bool write = false;
+    int nth = -1;  // -1: none
+    int error = 0;
+  };
+  NvmeFault nvme_fault;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy
@@ -172,6 +191,7 @@ struct ZeroOptions {
 inline config::HostStepPlan HostStepPlanOf(const ZeroOptions& options) {
   config::HostStepAsk ask;
   ask.offload_optimizer = options.offload_optimizer;
+  ask.nvme = options.offload_optimizer && !options.nvme_path.empty();
   ask.offload_param = options.offload_param;
   ask.per_param_fp32 = options.per_param_fp32_grads;
   ask.speculative = options.speculative_step != SpeculativeStep::kOff;

@@ -771,6 +771,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                   : o.host_moments_dtype == runtime::DType::kF32
                       ? "; bf16 master weights"
                       : "; bf16 master weights and Adam moments",
+                  o.nvme_path.empty()
+                      ? std::string()
+                      : absl::StrCat("; master and moments on NVMe under ",
+                                     o.nvme_path),
                   o.device_step_share > 0
                       ? absl::StrFormat("; AdamW of %g%% of it on the device, "
                                         "states streamed",

@@ -120,8 +120,29 @@ absl::Status CheckHost(const MemoryEstimate& e, const Available& a,
       " (zero3 train --dry-run prints the estimate)"));
 }
 
+absl::Status CheckNvme(const MemoryEstimate& e, const Available& a,
+                       const RunShape& run) {
+  if (run.nvme_path.empty() || !run.allocates) return absl::OkStatus();
+  if (a.nvme_free_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "zero_optimization.offload_optimizer.nvme_path '", run.nvme_path,
+        "' is not a directory: create it on the drive to swap the optimizer "
+        "state to, or set nvme_path to one"));
+  }
+  const int64_t need = e.nvme_bytes * e.local_ranks;
+  if (need <= a.nvme_free_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the optimizer state on NVMe needs ", FormatBytes(need), " under '",
+      run.nvme_path, "' (", e.local_ranks, " rank",
+      e.local_ranks == 1 ? "" : "s", " x ", FormatBytes(e.nvme_bytes),
+      "), which has ", FormatBytes(a.nvme_free_bytes),
+      " free: free space there, set nvme_path to a larger drive, or add "
+      "nodes (each rank's share shrinks with the data-parallel size)"));
+}
+
 absl::Status CheckMemory(const MemoryEstimate& e, const Available& a,
                          const RunShape& run) {
+  if (absl::Status s = CheckNvme(e, a, run); !s.ok()) return s;
   if (absl::Status s = CheckDevice(e, a, run); !s.ok()) return s;
   if (absl::Status s = CheckHost(e, a, run); !s.ok()) return s;
   return CheckPinned(e, a);
@@ -167,6 +188,12 @@ std::string FormatEstimate(const MemoryEstimate& e, const Available& a,
   row("host total", e.HostBytesPerRank(), e.HostBytesPerNode(),
       run.allocates ? a.host.Describe()
                     : "not allocated (timing mode: the profile's host)");
+  if (!run.nvme_path.empty()) {
+    row("NVMe (swap files)", e.nvme_bytes, e.nvme_bytes * e.local_ranks,
+        a.nvme_free_bytes < 0 ? absl::StrCat(run.nvme_path, ": not a directory")
+                              : absl::StrCat(FormatBytes(a.nvme_free_bytes),
+                                             " free under ", run.nvme_path));
+  }
   const std::string memlock = MemlockNote(e, a);
   if (!memlock.empty()) absl::StrAppend(&out, "note: ", memlock, "\n");
   return out;

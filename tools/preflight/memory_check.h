@@ -35,6 +35,9 @@ struct Available {
   bool pinned_fallback = false;
   // RLIMIT_MEMLOCK in bytes, -1 unlimited.
   int64_t memlock_bytes = -1;
+  // With the optimizer state on NVMe: the free space of the file system
+  // holding nvme_path (-1: not a directory, or not read).
+  int64_t nvme_free_bytes = -1;
 };
 
 // What the run is, for the fixes a message suggests.
@@ -53,6 +56,8 @@ struct RunShape {
   int host_state_bytes = 12;
   // A bf16 model whose host state is fp32: bf16 states would halve it.
   bool bf16_states_possible = false;
+  // offload_optimizer.nvme_path with the state on NVMe; empty without.
+  std::string nvme_path;
 };
 
 absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,
@@ -60,7 +65,12 @@ absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,
 absl::Status CheckPinned(const MemoryEstimate& e, const Available& a);
 absl::Status CheckHost(const MemoryEstimate& e, const Available& a,
                        const RunShape& run);
-// The three checks, first failure first: device, host, pinned.
+// With the state on NVMe: nvme_path is a directory (InvalidArgument
+// otherwise) whose file system has room for the node's ranks' swap files
+// (ResourceExhausted naming the need, the free space and the fixes).
+absl::Status CheckNvme(const MemoryEstimate& e, const Available& a,
+                       const RunShape& run);
+// The four checks, first failure first: NVMe, device, host, pinned.
 absl::Status CheckMemory(const MemoryEstimate& e, const Available& a,
                          const RunShape& run);
 

@@ -58,6 +58,8 @@ struct MemoryEstimate {
   // Of the pinned memory asked for, how much falls back to pageable (in
   // pageable_bytes); 0 without the fallback.
   int64_t fallback_bytes = 0;
+  // With the optimizer state on NVMe: one rank's swap file.
+  int64_t nvme_bytes = 0;
   int64_t local_ranks = 1;
   bool device_in_host_memory = false;
 

@@ -2,6 +2,9 @@
 
 #include "tools/cli/internal/memory_plan.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
 #include <optional>
 
 #include "absl/strings/numbers.h"
@@ -105,6 +108,15 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
     a.device_free_bytes =
         static_cast<int64_t>(in.profile.gpu().memory_gib() * (1ull << 30));
     a.device_source = absl::StrCat(in.profile.name(), ", simulated");
+  }
+  plan.shape.nvme_path = in.options.nvme_path;
+  if (!in.options.nvme_path.empty()) {
+    struct statvfs vfs;
+    struct stat st;
+    if (stat(in.options.nvme_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+        statvfs(in.options.nvme_path.c_str(), &vfs) == 0) {
+      a.nvme_free_bytes = static_cast<int64_t>(vfs.f_bavail) * vfs.f_frsize;
+    }
   }
   plan.max_pinned_bytes = a.pinned_budget_bytes;
   plan.pinned_fallback = a.pinned_fallback;

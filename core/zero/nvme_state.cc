@@ -1,0 +1,247 @@
+// Copyright 2026 The zero3 Authors.
+
+#include "core/zero/nvme_state.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/util/status_macros.h"
+
+namespace zero3 {
+namespace zero {
+
+using runtime::BufferSlice;
+using runtime::HostTask;
+
+namespace {
+constexpr int64_t kAlign = io::SwapFile::kAlignment;
+int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+NvmeState::NvmeState(runtime::Runtime& rt, const std::vector<HostPiece>& pieces,
+                     int64_t host_begin)
+    : rt_(rt), pieces_(pieces), host_begin_(host_begin) {}
+
+NvmeState::~NvmeState() {
+  if (file_ != nullptr) (void)file_->WaitAll();
+}
+
+int64_t NvmeState::TensorBytes(int p) const {
+  return RoundUp(pieces_[p].elements * 4);
+}
+
+std::string NvmeState::path() const {
+  return file_ != nullptr ? file_->path() : std::string();
+}
+
+absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
+    runtime::Runtime& rt, const ZeroOptions& options,
+    const std::vector<HostPiece>& pieces, int64_t host_begin) {
+  std::unique_ptr<NvmeState> s(new NvmeState(rt, pieces, host_begin));
+  int64_t window = 0;
+  for (int p = 0; p < static_cast<int>(pieces.size()); ++p) {
+    s->file_offset_.push_back(s->file_bytes_);
+    s->file_bytes_ += 3 * s->TensorBytes(p);
+    window = std::max(window, 3 * s->TensorBytes(p));
+  }
+  const int count = std::max(3, options.nvme_buffers);
+  for (int k = 0; k < count; ++k) {
+    Window w;
+    // Pageable: only the drive and the host touch it. Aligned inside.
+    ZR_ASSIGN_OR_RETURN(w.buffer, runtime::AllocateHost(
+                                      rt, std::max<int64_t>(1, window + kAlign),
+                                      runtime::HostMemoryKind::kPageable,
+                                      absl::StrCat("NVMe swap window ", k)));
+    const uintptr_t at = reinterpret_cast<uintptr_t>(w.buffer.data());
+    w.base = at == 0 ? 0 : static_cast<int64_t>(RoundUp(at) - at);
+    s->windows_.push_back(std::move(w));
+  }
+  if (!rt.computes_values()) return s;
+  io::SwapOptions swap;
+  swap.block_size = options.aio_block_size;
+  swap.queue_depth = options.aio_queue_depth;
+  ZR_ASSIGN_OR_RETURN(
+      s->file_, io::SwapFile::Create(
+                    options.nvme_path,
+                    absl::StrCat("zero3_optimizer_rank", rt.rank(), ".swap"),
+                    s->file_bytes_, swap));
+  if (options.nvme_fault.nth >= 0) {
+    s->file_->InjectFault(options.nvme_fault.write, options.nvme_fault.nth,
+                          options.nvme_fault.error);
+  }
+  // Reserved space reads as zeros until the engine writes the initial
+  // master (WriteMaster).
+  return s;
+}
+
+BufferSlice NvmeState::WindowSlice(int p) const {
+  const Window& w = windows_[p % windows()];
+  return w.buffer.Slice(w.base, 3 * TensorBytes(p));
+}
+
+HostState::Set NvmeState::SetOf(int p) const {
+  const Window& w = windows_[p % windows()];
+  const int64_t tb = TensorBytes(p);
+  const int64_t n = pieces_[p].elements * 4;
+  HostState::Set set;
+  set.master = w.buffer.Slice(w.base, n);
+  set.exp_avg = w.buffer.Slice(w.base + tb, n);
+  set.exp_avg_sq = w.buffer.Slice(w.base + 2 * tb, n);
+  return set;
+}
+
+absl::Status NvmeState::WaitWrite(Window& w) {
+  if (w.writing == 0) return absl::OkStatus();
+  HostTask wait;
+  wait.label = "NVMe write-back done";
+  wait.reads = {w.buffer.All()};
+  wait.run = [&]() -> absl::Status { return file_->Wait(w.writing); };
+  const absl::Status s = rt_.RunHostTask(wait);
+  w.writing = 0;
+  return s;
+}
+
+absl::Status NvmeState::Prefetch(int p) {
+  if (p < 0 || p >= static_cast<int>(pieces_.size())) return absl::OkStatus();
+  Window& w = windows_[p % windows()];
+  if (w.piece == p) return absl::OkStatus();
+  ZR_RETURN_IF_ERROR(WaitWrite(w));
+  w.piece = p;
+  if (file_ == nullptr) return absl::OkStatus();
+  HostTask read;
+  read.label = absl::StrCat("NVMe read ", pieces_[p].name);
+  read.writes = {WindowSlice(p)};
+  read.run = [&]() -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(w.reading,
+                        file_->Read(file_offset_[p], WindowSlice(p).data(),
+                                    3 * TensorBytes(p)));
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(read);
+}
+
+absl::StatusOr<HostState::Set> NvmeState::Acquire(int p) {
+  ZR_RETURN_IF_ERROR(Prefetch(p));
+  Window& w = windows_[p % windows()];
+  if (w.reading != 0) {
+    HostTask wait;
+    wait.label = absl::StrCat("NVMe read done ", pieces_[p].name);
+    wait.writes = {WindowSlice(p)};
+    wait.run = [&]() -> absl::Status { return file_->Wait(w.reading); };
+    const absl::Status s = rt_.RunHostTask(wait);
+    w.reading = 0;
+    if (!s.ok()) {
+      w.piece = -1;  // what it holds is not the piece
+      return s;
+    }
+  }
+  return SetOf(p);
+}
+
+absl::Status NvmeState::Release(int p, bool dirty) {
+  if (!dirty || file_ == nullptr) return absl::OkStatus();
+  Window& w = windows_[p % windows()];
+  HostTask write;
+  write.label = absl::StrCat("NVMe write ", pieces_[p].name);
+  write.reads = {WindowSlice(p)};
+  write.run = [&]() -> absl::Status {
+    ZR_ASSIGN_OR_RETURN(w.writing,
+                        file_->Write(file_offset_[p], WindowSlice(p).data(),
+                                     3 * TensorBytes(p)));
+    return absl::OkStatus();
+  };
+  return rt_.RunHostTask(write);
+}
+
+absl::Status NvmeState::Flush() {
+  for (Window& w : windows_) ZR_RETURN_IF_ERROR(WaitWrite(w));
+  return absl::OkStatus();
+}
+
+absl::Status NvmeState::Read(int t, int64_t begin, int64_t n, float* out) {
+  for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
+    const int64_t first = pieces_[p].offset - host_begin_;
+    const int64_t from = std::max(begin, first);
+    const int64_t to = std::min(begin + n, first + pieces_[p].elements);
+    if (from >= to) continue;
+    ZR_ASSIGN_OR_RETURN(const HostState::Set set, Acquire(p));
+    const BufferSlice tensor = t == 0   ? set.master
+                               : t == 1 ? set.exp_avg
+                                        : set.exp_avg_sq;
+    HostTask copy;
+    copy.label = "read NVMe state";
+    copy.reads = {tensor};
+    copy.run = [&]() -> absl::Status {
+      std::memcpy(out + (from - begin),
+                  static_cast<const float*>(tensor.data()) + (from - first),
+                  (to - from) * 4);
+      return absl::OkStatus();
+    };
+    ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
+    ZR_RETURN_IF_ERROR(Release(p, false));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
+                             const std::function<void(char*)>& fill) {
+  Window& w = windows_[p % windows()];
+  ZR_RETURN_IF_ERROR(WaitWrite(w));
+  // A read in flight into the window is finished first (its data is
+  // replaced).
+  if (w.reading != 0) {
+    const absl::Status s = file_->Wait(w.reading);
+    w.reading = 0;
+    (void)s;
+  }
+  w.piece = p;
+  HostTask task;
+  task.label = absl::StrCat("fill NVMe state ", pieces_[p].name);
+  task.reads = std::move(reads);
+  task.writes = {WindowSlice(p)};
+  task.memory_bytes = 3 * TensorBytes(p);
+  task.run = [&]() -> absl::Status {
+    fill(static_cast<char*>(WindowSlice(p).data()));
+    return absl::OkStatus();
+  };
+  ZR_RETURN_IF_ERROR(rt_.RunHostTask(task));
+  return Release(p, true);
+}
+
+absl::Status NvmeState::Write(const float* const values[3]) {
+  if (file_ == nullptr) return absl::OkStatus();
+  for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
+    const int64_t first = pieces_[p].offset - host_begin_;
+    const int64_t n = pieces_[p].elements;
+    const int64_t tb = TensorBytes(p);
+    ZR_RETURN_IF_ERROR(Fill(p, {}, [&](char* window) {
+      std::memset(window, 0, 3 * tb);
+      for (int t = 0; t < 3; ++t) {
+        if (values[t] != nullptr) {
+          std::memcpy(window + t * tb, values[t] + first, n * 4);
+        }
+      }
+    }));
+  }
+  return Flush();
+}
+
+absl::Status NvmeState::WriteMaster(const runtime::Buffer& full_master) {
+  if (file_ == nullptr) return absl::OkStatus();
+  for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
+    const int64_t n = pieces_[p].elements;
+    const int64_t tb = TensorBytes(p);
+    const BufferSlice from = full_master.Slice(pieces_[p].offset * 4, n * 4);
+    ZR_RETURN_IF_ERROR(Fill(p, {from}, [&](char* window) {
+      std::memset(window, 0, 3 * tb);
+      std::memcpy(window, from.data(), n * 4);
+    }));
+  }
+  return Flush();
+}
+
+}  // namespace zero
+}  // namespace zero3

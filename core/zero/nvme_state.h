@@ -1,0 +1,116 @@
+// Copyright 2026 The zero3 Authors.
+//
+// nvme_state.h: the host share's fp32 master and Adam moments on NVMe
+// (offload_optimizer.device "nvme", DeepSpeed's ZeRO-Infinity): in one swap
+// file per rank under nvme_path (core/io/swap_file.h), brought into host
+// memory piece by piece through a few windows (offload_optimizer.
+// buffer_count of them) for the host AdamW and written back after it.
+//
+// A piece's master, exp_avg and exp_avg_sq sit side by side in the file,
+// each padded to the swap file's alignment, so one transfer moves a piece
+// each way. A window holds one piece; piece p uses window p % windows().
+// The host step reads pieces ahead (Prefetch) while it steps one (Acquire)
+// and writes back the ones before (Release): the drive's reads, its writes
+// and the host's AdamW overlap. A window's next read waits for its last
+// write. Without values (the simulator's timing mode) there is no file and
+// no transfer; the windows are allocated all the same.
+//
+// Each transfer's start and wait runs in a host task that declares the
+// window's range, so host accesses stay declared. Not thread-safe: the
+// rank's host thread drives it.
+
+#ifndef ZERO3_CORE_ZERO_NVME_STATE_H_
+#define ZERO3_CORE_ZERO_NVME_STATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/io/swap_file.h"
+#include "core/runtime/owned_buffer.h"
+#include "core/runtime/runtime.h"
+#include "core/zero/host_pieces.h"
+#include "core/zero/host_state.h"
+#include "core/zero/options.h"
+
+namespace zero3 {
+namespace zero {
+
+class NvmeState {
+ public:
+  // The state of `pieces` (flat offsets from `host_begin`), in a swap file
+  // of this rank under options.nvme_path created now (zeros until Write).
+  // The file's errors (no directory, no space, another job's file) name
+  // the path and the fix.
+  static absl::StatusOr<std::unique_ptr<NvmeState>> Create(
+      runtime::Runtime& rt, const ZeroOptions& options,
+      const std::vector<HostPiece>& pieces, int64_t host_begin);
+  // Waits for the transfers in flight; the file is removed.
+  ~NvmeState();
+
+  int windows() const { return static_cast<int>(windows_.size()); }
+  // Pieces read ahead of the one being stepped: windows() - 2 (one window
+  // steps, one is written back).
+  int ahead() const { return windows() - 2; }
+  // The swap file's path ("" without values).
+  std::string path() const;
+  // Bytes on the drive.
+  int64_t file_bytes() const { return file_bytes_; }
+
+  // Starts reading piece `p` into its window, unless it is there or on its
+  // way (after the window's last write-back).
+  absl::Status Prefetch(int p);
+  // Piece `p`'s master and moments in its window, read (or waited for).
+  absl::StatusOr<HostState::Set> Acquire(int p);
+  // Done with piece `p`; `dirty` writes it back (asynchronously).
+  absl::Status Release(int p, bool dirty);
+  // Every write-back done: the file holds the state.
+  absl::Status Flush();
+
+  // Whole state: `n` elements of tensor `t` (0 master, 1 exp_avg, 2
+  // exp_avg_sq) from host-share offset `begin` into `out`; or all of them
+  // replaced, from `values[t]` (fp32, elements() each; a null one: zeros),
+  // or the master from `full_master` (fp32, indexed by flat offset, read
+  // in a host task that declares it) with zero moments.
+  absl::Status Read(int t, int64_t begin, int64_t n, float* out);
+  absl::Status Write(const float* const values[3]);
+  absl::Status WriteMaster(const runtime::Buffer& full_master);
+
+ private:
+  struct Window {
+    runtime::OwnedBuffer buffer;
+    int64_t base = 0;     // offset of the aligned start in the buffer
+    int piece = -1;       // the piece it holds (or is reading)
+    int64_t reading = 0;  // ticket of the read in flight, 0 if none
+    int64_t writing = 0;  // ticket of the write in flight, 0 if none
+  };
+
+  NvmeState(runtime::Runtime& rt, const std::vector<HostPiece>& pieces,
+            int64_t host_begin);
+  // Bytes of one of a piece's tensors in the file and in a window.
+  int64_t TensorBytes(int p) const;
+  runtime::BufferSlice WindowSlice(int p) const;
+  HostState::Set SetOf(int p) const;
+  // Waits for the window's write (the host task declares its read of it).
+  absl::Status WaitWrite(Window& w);
+  // Fills piece `p`'s window with `fill` (a host task writing it, reading
+  // `reads`) and writes it back.
+  absl::Status Fill(int p, std::vector<runtime::BufferSlice> reads,
+                    const std::function<void(char* window)>& fill);
+
+  runtime::Runtime& rt_;
+  const std::vector<HostPiece> pieces_;
+  const int64_t host_begin_;
+  std::vector<int64_t> file_offset_;  // by piece
+  int64_t file_bytes_ = 0;
+  std::vector<Window> windows_;
+  // Declared last, destroyed first: its transfers use the windows.
+  std::unique_ptr<io::SwapFile> file_;
+};
+
+}  // namespace zero
+}  // namespace zero3
+
+#endif  // ZERO3_CORE_ZERO_NVME_STATE_H_
