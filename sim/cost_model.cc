@@ -186,6 +186,13 @@ absl::StatusOr<CostModel> CostModel::Create(const HardwareProfile& p) {
                        h.sockets_per_node() <= f.gpus_per_node(),
                    "host.sockets_per_node (1 to fabric.gpus_per_node)"),
            Require(l.gpus_per_switch() >= 1, "host_link.gpus_per_switch"),
+           Require(!h.has_nvme_read_gbps_per_node() ||
+                       h.nvme_read_gbps_per_node() > 0,
+                   "host.nvme_read_gbps_per_node"),
+           Require(!h.has_nvme_write_gbps_per_node() ||
+                       h.nvme_write_gbps_per_node() > 0,
+                   "host.nvme_write_gbps_per_node"),
+           Require(h.nvme_request_us() >= 0, "host.nvme_request_us"),
            Require(!l.has_switch_uplink_gbps() || l.switch_uplink_gbps() > 0,
                    "host_link.switch_uplink_gbps"),
            Require(!h.has_memory_bandwidth_gbps_per_node() ||
@@ -485,6 +492,17 @@ double CostModel::InStepFactor(ComputeClass c, absl::string_view kind,
   }
   if (field != nullptr) *field = std::string(name);
   return factor * solo;
+}
+
+int64_t CostModel::DriveNanos(int64_t bytes, bool write) const {
+  const HostProfile& h = profile_.host();
+  const bool has = write ? h.has_nvme_write_gbps_per_node()
+                         : h.has_nvme_read_gbps_per_node();
+  if (!has) return -1;
+  const double gbps =
+      (write ? h.nvme_write_gbps_per_node() : h.nvme_read_gbps_per_node()) /
+      ranks_per_node_;
+  return MicrosToNanos(h.nvme_request_us()) + Nanos(TransferNs(bytes, gbps));
 }
 
 double CostModel::SwitchShare(double gbps) const {

@@ -96,6 +96,10 @@ class CostModel {
   // Ranks in the job; 1 until set. With one, kernels' in-step factors are
   // scaled by GpuProfile.single_gpu_in_step_scale.
   void set_world_size(int ranks);
+  // A transfer of `bytes` between host memory and the node's NVMe drives
+  // (a `write` or a read) at this rank's share of their rate; -1 where the
+  // profile has no NVMe figures.
+  int64_t DriveNanos(int64_t bytes, bool write) const;
   // A rank's share of the host: cores, and memory bandwidth in GB/s (its
   // socket's, HostProfile.sockets_per_node, among the ranks on it).
   int HostCores() const;

@@ -10,6 +10,7 @@
 // With all of them in place the detector reports nothing (see
 // equivalence_test for the full configuration matrix).
 
+#include <cstdlib>
 #include <functional>
 #include <set>
 #include <string>
@@ -67,6 +68,8 @@ struct Case {
   bool delayed = false;
   // Runs the offloaded step on the device (zero3.offloaded_step "device").
   bool device_step = false;
+  // Puts the host share's state on NVMe (offload_optimizer.device "nvme").
+  bool nvme = false;
 };
 
 // What one report must contain in `offload` mode: without offload, the
@@ -105,6 +108,14 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
       o.gradient_clipping = 0;
       o.reduce_bucket_size = 3000;
     }
+  }
+  // With the optimizer offloaded, each rank's swap file under the test's
+  // temporary directory, in pieces through three windows.
+  if (c.nvme && offload != Offload::kNone) {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    o.nvme_path = tmp != nullptr ? tmp : "/tmp";
+    o.nvme_buffers = 3;
+    o.host_step_piece = 777;
   }
   if (c.in_forward || c.delayed) {
     o.host_step_in_forward = c.in_forward;
@@ -281,6 +292,22 @@ const std::vector<Case>& Cases() {
            true,
            false,
            false,
+           true},
+      Case{zero::Sync::kNvmeReadBeforeStep,
+           {"race on 'NVMe swap window", "NVMe read", "adamw"},
+           false,
+           false,
+           false,
+           false,
+           false,
+           true},
+      Case{zero::Sync::kNvmeWriteBeforeReuse,
+           {"race on 'NVMe swap window", "read by 'NVMe write"},
+           false,
+           false,
+           false,
+           false,
+           false,
            true}};
   return *cases;
 }
@@ -330,6 +357,7 @@ INSTANTIATE_TEST_SUITE_P(
           std::get<1>(info.param).speculative) {
         name += "_speculative";
       }
+      if (std::get<1>(info.param).nvme) name += "_nvme";
       return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
 
@@ -366,7 +394,11 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
            c.sync == zero::Sync::kStreamedGradsBeforeStep ||
            c.sync == zero::Sync::kStreamedStepBeforeCommit) &&
           offload != Offload::kOptimizer;
-      EXPECT_EQ(moot, speculation_moot ||
+      // The state on NVMe works with offload_param too.
+      const bool nvme_moot = (c.sync == zero::Sync::kNvmeReadBeforeStep ||
+                              c.sync == zero::Sync::kNvmeWriteBeforeReuse) &&
+                             offload == Offload::kNone;
+      EXPECT_EQ(moot, speculation_moot || nvme_moot ||
                           (offload == Offload::kOptimizerAndParam &&
                            c.sync == zero::Sync::kParamsUpdatedBeforeGather))
           << OffloadName(offload) << " " << zero::SyncName(c.sync);

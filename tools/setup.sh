@@ -18,7 +18,7 @@ PACKAGES=(
   libbenchmark-dev
   libprotobuf-dev protobuf-compiler
   zlib1g-dev           # protobuf's static archive needs it
-  liburing-dev         # io_uring, for the NVMe swapper (core/io/swap_file.h)
+  liburing-dev         # io_uring, for the NVMe swapper (core/runtime/swap_file.h)
   gnuplot-nox          # zero3 whatif --plot
   python3 python3-venv # tools/data/prepare's environment
 )

@@ -1,7 +1,7 @@
 // Copyright 2026 The zero3 Authors.
 //
 // aio.h: what zero3 does with DeepSpeed's aio section, which sets how the
-// NVMe swapper (offload_optimizer.device "nvme", core/io/swap_file.h)
+// NVMe swapper (offload_optimizer.device "nvme", core/runtime/swap_file.h)
 // drives the drive.
 //
 // block_size and queue_depth mean what they mean in DeepSpeed: bytes per

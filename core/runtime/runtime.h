@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "core/runtime/buffer.h"
 #include "core/runtime/communicator.h"
 #include "core/runtime/device.h"
+#include "core/runtime/drive_file.h"
 #include "core/runtime/host_task.h"
 #include "core/runtime/pinned_memory.h"
 
@@ -70,6 +72,13 @@ class Runtime {
 
   // Runs `task` on this host thread and returns when it is done.
   virtual absl::Status RunHostTask(const HostTask& task) = 0;
+
+  // A scratch file on a drive (drive_file.h). The real file unless a
+  // backend models drives (the simulator does).
+  virtual absl::StatusOr<std::unique_ptr<DriveFile>> OpenDriveFile(
+      const DriveFileOptions& options) {
+    return OpenRealDriveFile(options);
+  }
 
   // False where buffers hold no bytes and kernels compute nothing (the
   // simulator's timing mode). Host code must then not read buffer contents.

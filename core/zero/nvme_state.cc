@@ -17,13 +17,13 @@ using runtime::BufferSlice;
 using runtime::HostTask;
 
 namespace {
-constexpr int64_t kAlign = io::SwapFile::kAlignment;
+constexpr int64_t kAlign = runtime::SwapFile::kAlignment;
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
-NvmeState::NvmeState(runtime::Runtime& rt, const std::vector<HostPiece>& pieces,
-                     int64_t host_begin)
-    : rt_(rt), pieces_(pieces), host_begin_(host_begin) {}
+NvmeState::NvmeState(runtime::Runtime& rt, const ZeroOptions& options,
+                     const std::vector<HostPiece>& pieces, int64_t host_begin)
+    : rt_(rt), options_(options), pieces_(pieces), host_begin_(host_begin) {}
 
 NvmeState::~NvmeState() {
   if (file_ != nullptr) (void)file_->WaitAll();
@@ -40,7 +40,7 @@ std::string NvmeState::path() const {
 absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
     runtime::Runtime& rt, const ZeroOptions& options,
     const std::vector<HostPiece>& pieces, int64_t host_begin) {
-  std::unique_ptr<NvmeState> s(new NvmeState(rt, pieces, host_begin));
+  std::unique_ptr<NvmeState> s(new NvmeState(rt, options, pieces, host_begin));
   int64_t window = 0;
   for (int p = 0; p < static_cast<int>(pieces.size()); ++p) {
     s->file_offset_.push_back(s->file_bytes_);
@@ -59,15 +59,13 @@ absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
     w.base = at == 0 ? 0 : static_cast<int64_t>(RoundUp(at) - at);
     s->windows_.push_back(std::move(w));
   }
-  if (!rt.computes_values()) return s;
-  io::SwapOptions swap;
-  swap.block_size = options.aio_block_size;
-  swap.queue_depth = options.aio_queue_depth;
-  ZR_ASSIGN_OR_RETURN(
-      s->file_, io::SwapFile::Create(
-                    options.nvme_path,
-                    absl::StrCat("zero3_optimizer_rank", rt.rank(), ".swap"),
-                    s->file_bytes_, swap));
+  runtime::DriveFileOptions file;
+  file.dir = options.nvme_path;
+  file.name = absl::StrCat("zero3_optimizer_rank", rt.rank(), ".swap");
+  file.bytes = s->file_bytes_;
+  file.swap.block_size = options.aio_block_size;
+  file.swap.queue_depth = options.aio_queue_depth;
+  ZR_ASSIGN_OR_RETURN(s->file_, rt.OpenDriveFile(file));
   if (options.nvme_fault.nth >= 0) {
     s->file_->InjectFault(options.nvme_fault.write, options.nvme_fault.nth,
                           options.nvme_fault.error);
@@ -94,13 +92,20 @@ HostState::Set NvmeState::SetOf(int p) const {
 }
 
 absl::Status NvmeState::WaitWrite(Window& w) {
-  if (w.writing == 0) return absl::OkStatus();
-  HostTask wait;
-  wait.label = "NVMe write-back done";
-  wait.reads = {w.buffer.All()};
-  wait.run = [&]() -> absl::Status { return file_->Wait(w.writing); };
-  const absl::Status s = rt_.RunHostTask(wait);
-  w.writing = 0;
+  const int64_t ticket = std::exchange(w.writing, 0);
+  if (ticket == 0 || !options_.syncs.enabled(Sync::kNvmeWriteBeforeReuse)) {
+    return absl::OkStatus();
+  }
+  return file_->Wait(ticket);
+}
+
+absl::Status NvmeState::WaitRead(Window& w) {
+  const int64_t ticket = std::exchange(w.reading, 0);
+  if (ticket == 0 || !options_.syncs.enabled(Sync::kNvmeReadBeforeStep)) {
+    return absl::OkStatus();
+  }
+  const absl::Status s = file_->Wait(ticket);
+  if (!s.ok()) w.piece = -1;  // what it holds is not the piece
   return s;
 }
 
@@ -109,51 +114,31 @@ absl::Status NvmeState::Prefetch(int p) {
   Window& w = windows_[p % windows()];
   if (w.piece == p) return absl::OkStatus();
   ZR_RETURN_IF_ERROR(WaitWrite(w));
+  ZR_RETURN_IF_ERROR(WaitRead(w));  // a read nobody used (a failed step's)
   w.piece = p;
-  if (file_ == nullptr) return absl::OkStatus();
-  HostTask read;
-  read.label = absl::StrCat("NVMe read ", pieces_[p].name);
-  read.writes = {WindowSlice(p)};
-  read.run = [&]() -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(w.reading,
-                        file_->Read(file_offset_[p], WindowSlice(p).data(),
-                                    3 * TensorBytes(p)));
-    return absl::OkStatus();
-  };
-  return rt_.RunHostTask(read);
+  ZR_ASSIGN_OR_RETURN(w.reading,
+                      file_->Read(file_offset_[p], WindowSlice(p),
+                                  absl::StrCat("NVMe read ", pieces_[p].name)));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<HostState::Set> NvmeState::Acquire(int p) {
   ZR_RETURN_IF_ERROR(Prefetch(p));
   Window& w = windows_[p % windows()];
-  if (w.reading != 0) {
-    HostTask wait;
-    wait.label = absl::StrCat("NVMe read done ", pieces_[p].name);
-    wait.writes = {WindowSlice(p)};
-    wait.run = [&]() -> absl::Status { return file_->Wait(w.reading); };
-    const absl::Status s = rt_.RunHostTask(wait);
-    w.reading = 0;
-    if (!s.ok()) {
-      w.piece = -1;  // what it holds is not the piece
-      return s;
-    }
-  }
+  ZR_RETURN_IF_ERROR(WaitRead(w));
+  // Still there from before (one piece per window): its last write-back
+  // reads the window the caller is about to change.
+  ZR_RETURN_IF_ERROR(WaitWrite(w));
   return SetOf(p);
 }
 
 absl::Status NvmeState::Release(int p, bool dirty) {
-  if (!dirty || file_ == nullptr) return absl::OkStatus();
+  if (!dirty) return absl::OkStatus();
   Window& w = windows_[p % windows()];
-  HostTask write;
-  write.label = absl::StrCat("NVMe write ", pieces_[p].name);
-  write.reads = {WindowSlice(p)};
-  write.run = [&]() -> absl::Status {
-    ZR_ASSIGN_OR_RETURN(w.writing,
-                        file_->Write(file_offset_[p], WindowSlice(p).data(),
-                                     3 * TensorBytes(p)));
-    return absl::OkStatus();
-  };
-  return rt_.RunHostTask(write);
+  ZR_ASSIGN_OR_RETURN(
+      w.writing, file_->Write(file_offset_[p], WindowSlice(p),
+                              absl::StrCat("NVMe write ", pieces_[p].name)));
+  return absl::OkStatus();
 }
 
 absl::Status NvmeState::Flush() {
@@ -190,13 +175,9 @@ absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
                              const std::function<void(char*)>& fill) {
   Window& w = windows_[p % windows()];
   ZR_RETURN_IF_ERROR(WaitWrite(w));
-  // A read in flight into the window is finished first (its data is
+  // A read in flight into the window is finished first (its bytes are
   // replaced).
-  if (w.reading != 0) {
-    const absl::Status s = file_->Wait(w.reading);
-    w.reading = 0;
-    (void)s;
-  }
+  ZR_RETURN_IF_ERROR(WaitRead(w));
   w.piece = p;
   HostTask task;
   task.label = absl::StrCat("fill NVMe state ", pieces_[p].name);
@@ -212,7 +193,6 @@ absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
 }
 
 absl::Status NvmeState::Write(const float* const values[3]) {
-  if (file_ == nullptr) return absl::OkStatus();
   for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
     const int64_t first = pieces_[p].offset - host_begin_;
     const int64_t n = pieces_[p].elements;
@@ -230,7 +210,6 @@ absl::Status NvmeState::Write(const float* const values[3]) {
 }
 
 absl::Status NvmeState::WriteMaster(const runtime::Buffer& full_master) {
-  if (file_ == nullptr) return absl::OkStatus();
   for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
     const int64_t n = pieces_[p].elements;
     const int64_t tb = TensorBytes(p);

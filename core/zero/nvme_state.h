@@ -2,7 +2,7 @@
 //
 // nvme_state.h: the host share's fp32 master and Adam moments on NVMe
 // (offload_optimizer.device "nvme", DeepSpeed's ZeRO-Infinity): in one swap
-// file per rank under nvme_path (core/io/swap_file.h), brought into host
+// file per rank under nvme_path (core/runtime/swap_file.h), brought into host
 // memory piece by piece through a few windows (offload_optimizer.
 // buffer_count of them) for the host AdamW and written back after it.
 //
@@ -11,13 +11,15 @@
 // each way. A window holds one piece; piece p uses window p % windows().
 // The host step reads pieces ahead (Prefetch) while it steps one (Acquire)
 // and writes back the ones before (Release): the drive's reads, its writes
-// and the host's AdamW overlap. A window's next read waits for its last
-// write. Without values (the simulator's timing mode) there is no file and
-// no transfer; the windows are allocated all the same.
+// and the host's AdamW overlap. The file is the runtime's
+// (Runtime::OpenDriveFile): on the simulator the drives' rates time the
+// transfers and the race detector sees each one's window.
 //
-// Each transfer's start and wait runs in a host task that declares the
-// window's range, so host accesses stay declared. Not thread-safe: the
-// rank's host thread drives it.
+// Its synchronizations (sync_points.h): nvme-read-before-step (the host
+// waits for a piece's read before its AdamW, or anything else, touches the
+// window) and nvme-write-before-reuse (the host waits for a window's
+// write-back before reading another piece into it or filling it). Not
+// thread-safe: the rank's host thread drives it.
 
 #ifndef ZERO3_CORE_ZERO_NVME_STATE_H_
 #define ZERO3_CORE_ZERO_NVME_STATE_H_
@@ -28,7 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/io/swap_file.h"
+#include "core/runtime/drive_file.h"
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/host_pieces.h"
@@ -87,27 +89,30 @@ class NvmeState {
     int64_t writing = 0;  // ticket of the write in flight, 0 if none
   };
 
-  NvmeState(runtime::Runtime& rt, const std::vector<HostPiece>& pieces,
-            int64_t host_begin);
+  NvmeState(runtime::Runtime& rt, const ZeroOptions& options,
+            const std::vector<HostPiece>& pieces, int64_t host_begin);
   // Bytes of one of a piece's tensors in the file and in a window.
   int64_t TensorBytes(int p) const;
   runtime::BufferSlice WindowSlice(int p) const;
   HostState::Set SetOf(int p) const;
-  // Waits for the window's write (the host task declares its read of it).
+  // The host waits for the window's write-back (nvme-write-before-reuse),
+  // or its read (nvme-read-before-step); nothing when none is in flight.
   absl::Status WaitWrite(Window& w);
+  absl::Status WaitRead(Window& w);
   // Fills piece `p`'s window with `fill` (a host task writing it, reading
   // `reads`) and writes it back.
   absl::Status Fill(int p, std::vector<runtime::BufferSlice> reads,
                     const std::function<void(char* window)>& fill);
 
   runtime::Runtime& rt_;
+  const ZeroOptions& options_;
   const std::vector<HostPiece> pieces_;
   const int64_t host_begin_;
   std::vector<int64_t> file_offset_;  // by piece
   int64_t file_bytes_ = 0;
   std::vector<Window> windows_;
   // Declared last, destroyed first: its transfers use the windows.
-  std::unique_ptr<io::SwapFile> file_;
+  std::unique_ptr<runtime::DriveFile> file_;
 };
 
 }  // namespace zero

@@ -87,6 +87,12 @@ constexpr Entry kEntries[] = {
      "compute stream waits for the speculative streamed steps before "
      "copying their working copies into the shard (zero3.offloaded_step "
      "device or auto, super_offload)"},
+    {Sync::kNvmeReadBeforeStep, "nvme-read-before-step",
+     "host waits for a piece's read from the drive before its AdamW touches "
+     "the window (offload_optimizer.device nvme)"},
+    {Sync::kNvmeWriteBeforeReuse, "nvme-write-before-reuse",
+     "host waits for a window's write-back to the drive before reading "
+     "another piece into it (offload_optimizer.device nvme)"},
 };
 
 const Entry& EntryOf(Sync sync) {

@@ -107,6 +107,13 @@ enum class Sync {
   // steps before it copies their working copies into the shard (and before
   // the next backward rewrites the gradients they read).
   kStreamedStepBeforeCommit,
+  // With the optimizer state on NVMe (nvme_state.h): the host waits for a
+  // piece's read into its window before its AdamW (or anything else)
+  // touches the window.
+  kNvmeReadBeforeStep,
+  // The host waits for a window's write-back to the drive before reading
+  // another piece into it, or filling it.
+  kNvmeWriteBeforeReuse,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

@@ -63,6 +63,12 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
     return "only the speculative step (offload_optimizer.super_offload) "
            "steps streamed pieces during backward";
   }
+  if ((sync == Sync::kNvmeReadBeforeStep ||
+       sync == Sync::kNvmeWriteBeforeReuse) &&
+      (!options.offload_optimizer || options.nvme_path.empty())) {
+    return "only the optimizer state on NVMe (offload_optimizer.device "
+           "\"nvme\") is read from and written to a drive";
+  }
   const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
                                sync == Sync::kCheckpointSlotReuse ||
                                sync == Sync::kCheckpointRestoreSlotFree ||

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/util/status_macros.h"
+#include "sim/internal/drive_file.h"
 #include "sim/internal/streams.h"
 
 namespace zero3 {
@@ -232,6 +233,11 @@ absl::StatusOr<runtime::Communicator*> SimRuntime::Group(
         &state_, collectives_, id, position, static_cast<int>(ranks.size()));
   }
   return comm.get();
+}
+
+absl::StatusOr<std::unique_ptr<runtime::DriveFile>> SimRuntime::OpenDriveFile(
+    const runtime::DriveFileOptions& options) {
+  return OpenSimDriveFile(&state_, options);
 }
 
 absl::Status SimRuntime::RunHostTask(const runtime::HostTask& task) {

@@ -73,6 +73,8 @@ class SimRuntime final : public runtime::Runtime {
       int64_t bytes, runtime::HostMemoryKind kind,
       absl::string_view label) override;
   absl::Status FreeHost(const runtime::Buffer& buffer) override;
+  absl::StatusOr<std::unique_ptr<runtime::DriveFile>> OpenDriveFile(
+      const runtime::DriveFileOptions& options) override;
   absl::Status RunHostTask(const runtime::HostTask& task) override;
   bool computes_values() const override { return world_->data_mode; }
   int64_t NowNanos() override { return state_.now(); }

@@ -46,6 +46,9 @@ HardwareProfile TestProfile() {
           collective_call_us: 5
           alloc_call_us: 10
           host_task_overhead_us: 0
+          nvme_read_gbps_per_node: 0.5
+          nvme_write_gbps_per_node: 0.25
+          nvme_request_us: 1
         }
         fabric {
           allgather_busbw { size: 1 value: 1 }

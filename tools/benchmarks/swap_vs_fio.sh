@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The NVMe swapper (core/io/swap_file.h) against fio on the same directory,
+# The NVMe swapper (core/runtime/swap_file.h) against fio on the same directory,
 # block size and queue depth: fio's sequential write and read (io_uring,
-# O_DIRECT), then core/io:swap_benchmark's write, read and the optimizer's
+# O_DIRECT), then core/runtime:swap_benchmark's write, read and the optimizer's
 # read-one-write-one pattern.
 #
 #   tools/benchmarks/swap_vs_fio.sh DIR [GIB=4] [BLOCK=1048576] [DEPTH=8]
@@ -21,4 +21,4 @@ if command -v fio >/dev/null; then
 else
   echo "fio not installed (apt-get install fio): the swapper's figures only"
 fi
-bazel run -c opt //core/io:swap_benchmark -- "$DIR" "$GIB" "$BLOCK" "$DEPTH"
+bazel run -c opt //core/runtime:swap_benchmark -- "$DIR" "$GIB" "$BLOCK" "$DEPTH"

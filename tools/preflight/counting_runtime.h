@@ -42,6 +42,10 @@ class CountingRuntime final : public runtime::Runtime {
   absl::Status RunHostTask(const runtime::HostTask& task) override {
     return inner_.RunHostTask(task);
   }
+  absl::StatusOr<std::unique_ptr<runtime::DriveFile>> OpenDriveFile(
+      const runtime::DriveFileOptions& options) override {
+    return inner_.OpenDriveFile(options);
+  }
   bool computes_values() const override { return inner_.computes_values(); }
   int64_t NowNanos() override { return inner_.NowNanos(); }
   void MarkSpan(absl::string_view name, int64_t begin_ns,

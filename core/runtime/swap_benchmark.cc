@@ -11,7 +11,7 @@
 //
 // (tools/benchmarks/swap_vs_fio.sh runs both).
 //
-//   bazel run -c opt //core/io:swap_benchmark -- DIR [GIB] [BLOCK] [DEPTH]
+//   bazel run -c opt //core/runtime:swap_benchmark -- DIR [GIB] [BLOCK] [DEPTH]
 
 #include <chrono>
 #include <cstdio>
@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "core/io/swap_file.h"
+#include "core/runtime/swap_file.h"
 
 namespace {
 
-using zero3::io::SwapFile;
-using zero3::io::SwapOptions;
+using zero3::runtime::SwapFile;
+using zero3::runtime::SwapOptions;
 
 double Seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "core/io/swap_file.h"
+#include "core/runtime/swap_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,7 +19,7 @@
 #include "testing/status_matchers.h"
 
 namespace zero3 {
-namespace io {
+namespace runtime {
 namespace {
 
 using ::testing::AllOf;
@@ -201,5 +201,5 @@ TEST(SwapFileLifetimeTest, BufferedTakesAnyOffset) {
 }
 
 }  // namespace
-}  // namespace io
+}  // namespace runtime
 }  // namespace zero3

@@ -30,8 +30,8 @@
 // (EIO, ENOSPC) name the path, the operation, the offset and the system's
 // reason. Not thread-safe.
 
-#ifndef ZERO3_CORE_IO_SWAP_FILE_H_
-#define ZERO3_CORE_IO_SWAP_FILE_H_
+#ifndef ZERO3_CORE_RUNTIME_SWAP_FILE_H_
+#define ZERO3_CORE_RUNTIME_SWAP_FILE_H_
 
 #include <cstdint>
 #include <deque>
@@ -43,7 +43,7 @@
 #include "absl/status/statusor.h"
 
 namespace zero3 {
-namespace io {
+namespace runtime {
 
 struct SwapOptions {
   int64_t block_size = int64_t{1} << 20;  // aio.block_size, bytes
@@ -139,7 +139,7 @@ class SwapFile {
   int fault_error_[2] = {0, 0};
 };
 
-}  // namespace io
+}  // namespace runtime
 }  // namespace zero3
 
-#endif  // ZERO3_CORE_IO_SWAP_FILE_H_
+#endif  // ZERO3_CORE_RUNTIME_SWAP_FILE_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The zero3 Authors.
 
-#include "core/io/swap_file.h"
+#include "core/runtime/swap_file.h"
 
 #include <fcntl.h>
 #include <liburing.h>
@@ -17,7 +17,7 @@
 #include "absl/strings/str_format.h"
 
 namespace zero3 {
-namespace io {
+namespace runtime {
 
 struct SwapFile::Ring {
   io_uring ring;
@@ -334,5 +334,5 @@ void SwapFile::InjectFault(bool write, int nth, int error) {
   fault_error_[write ? 1 : 0] = error;
 }
 
-}  // namespace io
+}  // namespace runtime
 }  // namespace zero3
