@@ -21,6 +21,8 @@ struct ActivityInterval {
     kCollective,
     kHostBlocked,  // the host thread waiting for the device
     kHostTask,     // the host thread running a host task
+    kDriveRead,    // the node's NVMe drives, each way (the rank's share)
+    kDriveWrite,
   };
   Kind kind;
   int64_t start_ns;

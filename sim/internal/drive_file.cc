@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/util/status_macros.h"
+#include "sim/activity.h"
 
 namespace zero3 {
 namespace sim {
@@ -88,6 +89,9 @@ class SimDriveFile final : public runtime::DriveFile {
     tail = end;
     r->Span(track_, label, start, end, bytes,
             write ? "nvme write" : "nvme read");
+    r->RecordActivity(write ? ActivityInterval::Kind::kDriveWrite
+                            : ActivityInterval::Kind::kDriveRead,
+                      start, end);
     Transfer t;
     t.end_ns = end;
     t.label = std::string(label);

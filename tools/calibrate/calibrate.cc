@@ -200,6 +200,7 @@ class Calibration {
   absl::Status MeasureCopies();
   absl::Status MeasureCollectives();
   absl::Status MeasureHostAdam();
+  absl::Status MeasureDrive();
 
  private:
   // The buffers the copy measurements share.
@@ -748,6 +749,56 @@ absl::Status Calibration::MeasureBidirectional(const CopyBuffers& b) {
   return absl::OkStatus();
 }
 
+// The drive behind nvme_path: the swapper's file, written then read in
+// 64 MiB transfers with two in flight, by every rank at once; the node's
+// rates are a rank's times the ranks.
+absl::Status Calibration::MeasureDrive() {
+  constexpr int64_t kPiece = int64_t{64} << 20;
+  const int64_t pieces = std::max<int64_t>(2, o_.nvme_bytes / kPiece);
+  runtime::DriveFileOptions f;
+  f.dir = o_.nvme_path;
+  f.name = absl::StrCat("zero3_calibrate_rank", rt_.rank(), ".swap");
+  f.bytes = pieces * kPiece;
+  f.swap = o_.swap;
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::DriveFile> file,
+                      rt_.OpenDriveFile(f));
+  const int64_t align = runtime::SwapFile::kAlignment;
+  ZR_ASSIGN_OR_RETURN(
+      Buffer host,
+      rt_.AllocateHost(2 * kPiece + align, HostMemoryKind::kPageable, "drive"));
+  const uintptr_t at = reinterpret_cast<uintptr_t>(host.data());
+  const int64_t base =
+      at == 0 ? 0 : static_cast<int64_t>((at + align - 1) / align * align - at);
+  double gbps[2] = {0, 0};  // read, write
+  for (const bool write : {true, false}) {
+    const int64_t t0 = rt_.NowNanos();
+    int64_t last = 0;
+    for (int64_t k = 0; k < pieces; ++k) {
+      const runtime::BufferSlice b =
+          host.Slice(base + (k % 2) * kPiece, kPiece);
+      ZR_ASSIGN_OR_RETURN(const int64_t t,
+                          write ? file->Write(k * kPiece, b, "calibrate write")
+                                : file->Read(k * kPiece, b, "calibrate read"));
+      if (last != 0) ZR_RETURN_IF_ERROR(file->Wait(last));
+      last = t;
+    }
+    ZR_RETURN_IF_ERROR(file->WaitAll());
+    gbps[write ? 1 : 0] = static_cast<double>(pieces * kPiece) /
+                          std::max<double>(rt_.NowNanos() - t0, 1.0);
+  }
+  file.reset();
+  ZR_RETURN_IF_ERROR(rt_.FreeHost(host));
+  const int ranks = rt_.world_size();
+  p_.mutable_host()->set_nvme_read_gbps_per_node(gbps[0] * ranks);
+  p_.mutable_host()->set_nvme_write_gbps_per_node(gbps[1] * ranks);
+  Note(absl::StrFormat(
+      "NVMe under %s: %d rank(s) at once, %d MiB each in 64 MiB transfers "
+      "(block %d, depth %d): read %.2f GB/s, write %.2f GB/s a rank",
+      o_.nvme_path, ranks, (pieces * kPiece) >> 20, o_.swap.block_size,
+      o_.swap.queue_depth, gbps[0], gbps[1]));
+  return absl::OkStatus();
+}
+
 // How fast host memory is pinned: one pinned allocation of max_bytes.
 absl::Status Calibration::MeasurePinRate() {
   const int64_t big = o_.max_bytes;
@@ -917,6 +968,10 @@ absl::StatusOr<Result> Calibrate(Runtime& rt, const Options& o) {
   ZR_RETURN_IF_ERROR(c.MeasureCollectives());
   progress("host AdamW by threads");
   ZR_RETURN_IF_ERROR(c.MeasureHostAdam());
+  if (!o.nvme_path.empty()) {
+    progress("the NVMe drive behind " + o.nvme_path);
+    ZR_RETURN_IF_ERROR(c.MeasureDrive());
+  }
   return result;
 }
 

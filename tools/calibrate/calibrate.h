@@ -45,6 +45,13 @@ struct Options {
   int64_t max_bytes = int64_t{512} << 20;
   // Parameters of the host AdamW measurement.
   int64_t adam_elements = int64_t{1} << 26;
+  // With a directory: the drive behind it, through the NVMe swapper's own
+  // file (Runtime::OpenDriveFile) and pattern (64 MiB transfers, two in
+  // flight, `swap`'s block size and queue depth), `nvme_bytes` written then
+  // read by every rank at once: host.nvme_read/write_gbps_per_node.
+  std::string nvme_path;
+  int64_t nvme_bytes = int64_t{1} << 30;
+  runtime::SwapOptions swap;
   // Called on rank 0 before each kind of measurement ("GEMMs (42
   // shapes)"); may be empty.
   std::function<void(const std::string&)> progress;

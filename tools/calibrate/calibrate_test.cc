@@ -6,6 +6,7 @@
 #include "tools/calibrate/calibrate.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,8 @@ namespace {
 // Calibrates a simulation of `truth` on two GPUs, from `base` (truth
 // itself by default).
 Result CalibrateOn(const sim::HardwareProfile& truth,
-                   const sim::HardwareProfile* base = nullptr) {
+                   const sim::HardwareProfile* base = nullptr,
+                   const std::string& nvme_path = "") {
   sim::SimOptions so;
   so.profile = truth;
   so.world_size = 2;
@@ -40,6 +42,8 @@ Result CalibrateOn(const sim::HardwareProfile& truth,
   o.reps = 3;
   o.max_bytes = int64_t{64} << 20;
   o.adam_elements = 1 << 20;
+  o.nvme_path = nvme_path;
+  o.nvme_bytes = int64_t{256} << 20;
   Result result;
   EXPECT_THAT(world->Run([&](runtime::Runtime& rt) -> absl::Status {
     auto r = Calibrate(rt, o);
@@ -159,6 +163,21 @@ TEST(CalibrateTest, CalibratingTheSimulatorReturnsItsProfile) {
 
 // A calibrated profile names the device it measured and holds its memory,
 // not the base profile's (an H100 calibrated from h200_sxm has 80 GB).
+// The drive behind --nvme-path, timed through the swapper's file: the
+// node's read and write rates come back (two ranks sharing them).
+TEST(CalibrateTest, TheDrivesRatesComeBack) {
+  sim::HardwareProfile truth = sim::LoadProfile("h200_sxm").value();
+  ClearInStepAdjustments(&truth);
+  truth.mutable_host()->set_nvme_read_gbps_per_node(12);
+  truth.mutable_host()->set_nvme_write_gbps_per_node(6);
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const Result result =
+      CalibrateOn(truth, nullptr, tmp != nullptr ? tmp : "/tmp");
+  EXPECT_NEAR(result.profile.host().nvme_read_gbps_per_node(), 12, 0.12);
+  EXPECT_NEAR(result.profile.host().nvme_write_gbps_per_node(), 6, 0.06);
+  EXPECT_THAT(result.report, ::testing::HasSubstr("NVMe under"));
+}
+
 TEST(CalibrateTest, TheDevicesNameAndMemoryReplaceTheBases) {
   const sim::HardwareProfile base = sim::LoadProfile("h200_sxm").value();
   sim::HardwareProfile truth = base;

@@ -100,6 +100,13 @@ class CalibrateCommand : public Command {
                  {1, 1 << 20});
     flags.AddString("out", &out_path_, "FILE",
                     "write the profile here (else stdout)");
+    flags.AddString("nvme-path", &nvme_path_, "DIR",
+                    "also measure the drive behind DIR with the NVMe "
+                    "swapper's file and pattern (host.nvme_read/"
+                    "write_gbps_per_node)");
+    flags.AddInt("nvme-mib", &nvme_mib_, "N",
+                 "MiB each rank writes and reads on --nvme-path",
+                 {128, 1 << 24});
     flags.AddBool("no-fit", &no_fit_,
                   "skip the training steps: no in-step figures");
     flags.AddString("fit-model", &fit_model_, "NAME|FILE,...",
@@ -268,6 +275,10 @@ class CalibrateCommand : public Command {
       o.models.push_back(spec);
     }
     ZR_ASSIGN_OR_RETURN(o.batches, ParseBatches("batches", batches_));
+    if (!nvme_path_.empty()) {
+      o.nvme_path = ResolveUserPath(nvme_path_);
+      o.nvme_bytes = nvme_mib_ << 20;
+    }
     if (reps_ < 1 || max_mib_ < 1 || gpus_ < 1) {
       return absl::InvalidArgumentError(
           "--reps, --max-mib and --gpus must be positive");
@@ -321,6 +332,8 @@ class CalibrateCommand : public Command {
   std::string batches_ = "2x2048,4x2048,8x2048";
   int64_t reps_ = 5;
   int64_t max_mib_ = 512;
+  std::string nvme_path_;
+  int64_t nvme_mib_ = 1024;
   std::string out_path_;
   bool no_fit_ = false;
   std::string fit_model_ = "qwen2.5-1.5b";

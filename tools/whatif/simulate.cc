@@ -172,8 +172,8 @@ absl::StatusOr<OffloadedStepChoice> ChooseOffloadedStep(StepInput input) {
   }
   // Then finer, around the best: the shares a quarter and half a step away.
   const double coarse = choice.share;
-  for (const double d : {-0.09375, -0.0625, -0.03125, 0.03125, 0.0625,
-                         0.09375}) {
+  for (const double d :
+       {-0.09375, -0.0625, -0.03125, 0.03125, 0.0625, 0.09375}) {
     const double share = coarse + d;
     if (found && share > 0 && share < 1) ZR_RETURN_IF_ERROR(try_share(share));
   }
@@ -252,7 +252,7 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
     return absl::OkStatus();
   }));
   const int64_t step_end = step_start + last.total_ns;
-  std::vector<Span> compute, copy, h2d, d2h, comm;
+  std::vector<Span> compute, copy, h2d, d2h, comm, drive_read, drive_write;
   int64_t blocked = 0, host_tasks = 0;
   for (const sim::ActivityInterval& a : world->TakeActivity(0)) {
     const Span span{std::max(a.start_ns, step_start),
@@ -282,6 +282,12 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
       case sim::ActivityInterval::Kind::kHostBlocked:
         blocked += span.end - span.start;
         break;
+      case sim::ActivityInterval::Kind::kDriveRead:
+        drive_read.push_back(span);
+        break;
+      case sim::ActivityInterval::Kind::kDriveWrite:
+        drive_write.push_back(span);
+        break;
     }
   }
   const std::vector<Span> kernels = Union(compute);
@@ -301,6 +307,9 @@ absl::StatusOr<VariantResult> SimulateStep(const StepInput& in) {
   m.bound.h2d_ms = UncoveredLength(Union(h2d), {}) / 1e6;
   m.bound.d2h_ms = UncoveredLength(Union(d2h), {}) / 1e6;
   m.bound.comm_ms = UncoveredLength(Union(comm), {}) / 1e6;
+  m.bound.drive_ms = std::max(UncoveredLength(Union(drive_read), {}),
+                              UncoveredLength(Union(drive_write), {})) /
+                     1e6;
   m.device_memory_gib = memory.peak_bytes_in_use / kGiB;
   m.pinned_host_gib = pinned.peak_bytes / kGiB;
   out.simulated_ops = world->total_ops();

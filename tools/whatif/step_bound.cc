@@ -8,7 +8,7 @@ namespace zero3 {
 namespace whatif {
 
 double StepBound::ms() const {
-  return std::max({device_ms, host_ms, h2d_ms, d2h_ms, comm_ms});
+  return std::max({device_ms, host_ms, h2d_ms, d2h_ms, comm_ms, drive_ms});
 }
 
 StepBound::Resource StepBound::limit() const {
@@ -17,7 +17,8 @@ StepBound::Resource StepBound::limit() const {
   if (host_ms == bound) return Resource::kHost;
   if (h2d_ms == bound) return Resource::kH2D;
   if (d2h_ms == bound) return Resource::kD2H;
-  return Resource::kCollectives;
+  if (comm_ms == bound) return Resource::kCollectives;
+  return Resource::kDrive;
 }
 
 double StepBound::Reached(double total_ms) const {

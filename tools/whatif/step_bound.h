@@ -16,13 +16,16 @@ namespace whatif {
 
 struct StepBound {
   // The resources, in the order a tie is named.
-  enum class Resource { kDevice, kHost, kH2D, kD2H, kCollectives };
+  enum class Resource { kDevice, kHost, kH2D, kD2H, kCollectives, kDrive };
 
   double device_ms = 0;
   double host_ms = 0;
   double h2d_ms = 0;
   double d2h_ms = 0;
   double comm_ms = 0;
+  // The node's NVMe drives (the rank's share), the busier way (reads and
+  // writes each run at their own rate): with the optimizer state on NVMe.
+  double drive_ms = 0;
 
   // The largest part, and its resource (kDevice for an empty step).
   double ms() const;

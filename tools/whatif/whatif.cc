@@ -58,7 +58,7 @@ std::vector<std::string> MetricNames() {
           "exposed_comm_ms", "host_blocked_ms", "device_memory_gib",
           "pinned_host_gib", "bound_ms",        "bound_reached",
           "bound_device_ms", "bound_host_ms",   "bound_h2d_ms",
-          "bound_d2h_ms",    "bound_comm_ms"};
+          "bound_d2h_ms",    "bound_comm_ms",   "bound_drive_ms"};
 }
 
 absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
@@ -68,7 +68,7 @@ absl::StatusOr<double> MetricValue(const Metrics& m, const std::string& name) {
       m.exposed_comm_ms, m.host_blocked_ms, m.device_memory_gib,
       m.pinned_host_gib, m.bound.ms(),      m.bound.Reached(m.total_ms),
       m.bound.device_ms, m.bound.host_ms,   m.bound.h2d_ms,
-      m.bound.d2h_ms,    m.bound.comm_ms};
+      m.bound.d2h_ms,    m.bound.comm_ms,   m.bound.drive_ms};
   const std::vector<std::string> names = MetricNames();
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return values[i];

@@ -47,12 +47,19 @@ std::string DescribeStepBound(const whatif::StepBound& bound,
     case Resource::kCollectives:
       phrase = "the collectives limit it";
       break;
+    case Resource::kDrive:
+      phrase = "the NVMe drives limit it";
+      break;
   }
-  return absl::StrFormat(
+  std::string line = absl::StrFormat(
       "bound: %.1f ms a step on %s (device %.1f, host %.1f, H2D %.1f, D2H "
-      "%.1f, collectives %.1f ms; %s)",
+      "%.1f, collectives %.1f",
       bound.ms(), profile, bound.device_ms, bound.host_ms, bound.h2d_ms,
-      bound.d2h_ms, bound.comm_ms, phrase);
+      bound.d2h_ms, bound.comm_ms);
+  if (bound.drive_ms > 0) {
+    absl::StrAppendFormat(&line, ", NVMe %.1f", bound.drive_ms);
+  }
+  return absl::StrCat(line, " ms; ", phrase, ")");
 }
 
 }  // namespace internal

@@ -70,6 +70,7 @@ std::string StepMetricsJson(const StepMetrics& m) {
     o.Set("bound_h2d_ms", Number(b.h2d_ms));
     o.Set("bound_d2h_ms", Number(b.d2h_ms));
     o.Set("bound_comm_ms", Number(b.comm_ms));
+    if (b.drive_ms > 0) o.Set("bound_drive_ms", Number(b.drive_ms));
   }
   return config::WriteJson(o, config::JsonStyle::kCompact);
 }
