@@ -124,6 +124,13 @@ class Engine : private model::ParamProvider {
   int64_t nvme_bytes() const {
     return host_->nvme() != nullptr ? host_->nvme()->file_bytes() : 0;
   }
+  // That swap file's path, and whether it has O_DIRECT ("", true without).
+  std::string nvme_path() const {
+    return host_->nvme() != nullptr ? host_->nvme()->path() : std::string();
+  }
+  bool nvme_direct() const {
+    return host_->nvme() == nullptr || host_->nvme()->direct();
+  }
 
  private:
   Engine(const model::ModelSpec& spec, const zero::ZeroOptions& options,
@@ -155,8 +162,15 @@ class Engine : private model::ParamProvider {
   void PlanSubGroups();
   absl::Status AllocateOptimizerState();
   absl::Status InitParameters(const model::ParamSource& params);
+  // The initial fp32 master of the flat elements [0, host_master's size)
+  // into `host_master`, in a host task (FillMaster).
   absl::Status WriteInitialMaster(const model::ParamSource& params,
                                   const runtime::Buffer& host_master);
+  // The initial fp32 master of the flat elements [begin, begin + n) into
+  // `out` (out[0] is element `begin`), on the optimizer's threads; call
+  // from a host task that declares `out`.
+  absl::Status FillMaster(const model::ParamSource& params, int64_t begin,
+                          int64_t n, float* out) const;
   absl::Status InitDeviceShards(const runtime::Buffer& host_master);
   // The device share's working shard from its fp32 master (a kernel on the
   // compute stream).

@@ -145,12 +145,16 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
   const int64_t hb = ctx_.host_begin;
   const runtime::Buffer* in_place = host_->WritableMaster();
   const bool staged = hb > 0 || in_place == nullptr;
+  // With the host share on NVMe, only the elements before it are staged:
+  // its own go to the drives piece by piece.
+  const bool on_nvme = host_->nvme() != nullptr;
   runtime::OwnedBuffer temp;
   if (staged) {
     // Pinned where the device share's H2D reads it.
     ZR_ASSIGN_OR_RETURN(
         temp,
-        AllocateHost(rt_, std::max<int64_t>(1, layout_->total()) * 4,
+        AllocateHost(rt_,
+                     std::max<int64_t>(1, on_nvme ? hb : layout_->total()) * 4,
                      runtime::PinnedIf(hb > 0), "initial master staging"));
   }
   ZR_RETURN_IF_ERROR(
@@ -158,7 +162,14 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
   absl::Status enqueued = hb > 0 ? InitDeviceShards(temp) : absl::OkStatus();
   if (enqueued.ok()) enqueued = streamed_->ImportMaster(temp);
   if (enqueued.ok() && ctx_.host_elements() > 0) {
-    if (staged) enqueued = host_->ImportMaster(temp);
+    if (on_nvme) {
+      enqueued =
+          host_->ImportMasterWith([&](int64_t begin, int64_t n, float* out) {
+            return FillMaster(params, begin, n, out);
+          });
+    } else if (staged) {
+      enqueued = host_->ImportMaster(temp);
+    }
     if (enqueued.ok()) enqueued = host_->StageWorkingCopy();
   }
   // What was enqueued reads `temp`: done before it is freed, on every path.
@@ -169,55 +180,67 @@ absl::Status Engine::InitParameters(const model::ParamSource& params) {
 
 absl::Status Engine::WriteInitialMaster(const model::ParamSource& params,
                                         const Buffer& host_master) {
+  const int64_t n = host_master.bytes() / 4;
+  HostTask init;
+  init.label = "initialize parameters";
+  init.writes = {host_master.All()};
+  init.memory_bytes = n * 4;
+  init.threads = HostTaskThreads(options_);
+  init.run = [&]() -> absl::Status {
+    return FillMaster(params, 0, n, static_cast<float*>(host_master.data()));
+  };
+  return rt_.RunHostTask(init);
+}
+
+absl::Status Engine::FillMaster(const model::ParamSource& params, int64_t begin,
+                                int64_t n, float* out) const {
   // This rank's elements of every parameter, rounded through the working
   // dtype as DeepSpeed's master starts from the rounded low-precision
   // values; padding is zero. The source is asked for this rank's elements
   // only, in pieces, so a checkpoint is read in small host buffers.
   constexpr int64_t kPiece = int64_t{1} << 16;
   const DType dtype = options_.dtype;
-  HostTask init;
-  init.label = "initialize parameters";
-  init.writes = {host_master.All()};
-  init.memory_bytes = layout_->total() * 4;
-  init.threads = HostTaskThreads(options_);
-  init.run = [&]() -> absl::Status {
-    float* m = static_cast<float*>(host_master.data());
-    const int threads = zero::OptimizerThreads(options_.optimizer_threads);
-    absl::Mutex mu;
-    absl::Status first_error;
-    for (const model::ParamInfo& p : model_->params()) {
-      const zero::ParamShard& s = layout_->param(p.id);
-      const int64_t valid = layout_->ValidElements(p.id);
-      const int64_t first = dp_rank_ * s.partition;
-      // Each piece is filled independently, so threads split the work
-      // without changing a value.
-      ParallelFor(
-          s.partition, threads,
-          [&](int64_t begin, int64_t end) {
-            for (int64_t b = begin; b < end; b += kPiece) {
-              const int64_t e = std::min(end, b + kPiece);
-              float* out = m + s.offset + b;
-              const int64_t n = std::max<int64_t>(0, std::min(e, valid) - b);
-              const absl::Status st =
-                  n > 0 ? params.Fill(p, first + b, n, out) : absl::OkStatus();
-              if (!st.ok()) {
-                absl::MutexLock lock(&mu);
-                if (first_error.ok()) first_error = st;
-                return;
-              }
-              std::fill(out + n, out + (e - b), 0.0f);
-              if (dtype == DType::kF32) continue;
-              for (int64_t i = 0; i < n; ++i) {
-                out[i] = kernels::RoundThrough(dtype, out[i]);
-              }
+  const int threads = zero::OptimizerThreads(options_.optimizer_threads);
+  absl::Mutex mu;
+  absl::Status first_error;
+  for (const model::ParamInfo& p : model_->params()) {
+    const zero::ParamShard& s = layout_->param(p.id);
+    // The range's part of this parameter's partition, from `from` in it.
+    const int64_t lo = std::max(begin, s.offset);
+    const int64_t hi = std::min(begin + n, s.offset + s.partition);
+    if (lo >= hi) continue;
+    const int64_t from = lo - s.offset;
+    const int64_t valid = layout_->ValidElements(p.id);
+    const int64_t first = dp_rank_ * s.partition;
+    // Each piece is filled independently, so threads split the work
+    // without changing a value.
+    ParallelFor(
+        hi - lo, threads,
+        [&](int64_t b0, int64_t e0) {
+          for (int64_t b = b0; b < e0; b += kPiece) {
+            const int64_t e = std::min(e0, b + kPiece);
+            const int64_t at = from + b;  // in the partition
+            float* o = out + (lo - begin) + b;
+            const int64_t k =
+                std::max<int64_t>(0, std::min(at + e - b, valid) - at);
+            const absl::Status st =
+                k > 0 ? params.Fill(p, first + at, k, o) : absl::OkStatus();
+            if (!st.ok()) {
+              absl::MutexLock lock(&mu);
+              if (first_error.ok()) first_error = st;
+              return;
             }
-          },
-          kPiece);
-      if (!first_error.ok()) return first_error;
-    }
-    return absl::OkStatus();
-  };
-  return rt_.RunHostTask(init);
+            std::fill(o + k, o + (e - b), 0.0f);
+            if (dtype == DType::kF32) continue;
+            for (int64_t i = 0; i < k; ++i) {
+              o[i] = kernels::RoundThrough(dtype, o[i]);
+            }
+          }
+        },
+        kPiece);
+    if (!first_error.ok()) return first_error;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Engine::InitDeviceShards(const Buffer& host_master) {

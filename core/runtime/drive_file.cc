@@ -15,6 +15,7 @@ class RealDriveFile final : public DriveFile {
   explicit RealDriveFile(std::unique_ptr<SwapFile> file)
       : file_(std::move(file)) {}
   std::string path() const override { return file_->path(); }
+  bool direct() const override { return file_->direct(); }
   absl::StatusOr<int64_t> Read(int64_t offset, const BufferSlice& into,
                                absl::string_view) override {
     return file_->Read(offset, into.data(), into.bytes());

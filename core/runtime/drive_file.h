@@ -46,6 +46,9 @@ class DriveFile {
 
   // dir/name ("" where there is no file: the simulator's timing mode).
   virtual std::string path() const = 0;
+  // Whether transfers bypass the page cache (O_DIRECT); false on a file
+  // system without it (tmpfs before Linux 6.6), which gets buffered I/O.
+  virtual bool direct() const = 0;
   // Starts a transfer between [offset, offset + buffer.bytes()) of the file
   // and `buffer` (host memory; with O_DIRECT, offset, size and address
   // multiples of SwapFile::kAlignment); returns its ticket. The buffer is

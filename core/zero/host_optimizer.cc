@@ -230,6 +230,14 @@ absl::Status HostOptimizer::ImportMaster(const Buffer& full_master) {
   return rt_.RunHostTask(copy);
 }
 
+absl::Status HostOptimizer::ImportMasterWith(const MasterFill& fill) {
+  if (nvme_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "ImportMasterWith is for the state on NVMe");
+  }
+  return nvme_->WriteMasterWith(fill);
+}
+
 const runtime::Buffer* HostOptimizer::WritableMaster() const {
   if (nvme_ != nullptr || elements() == 0 ||
       state_.master_dtype() != DType::kF32) {

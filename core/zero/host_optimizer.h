@@ -32,6 +32,7 @@
 #define ZERO3_CORE_ZERO_HOST_OPTIMIZER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,13 @@ class HostOptimizer {
   // host memory indexed by flat offset) as master, moments zero. Then
   // StageWorkingCopy.
   absl::Status ImportMaster(const runtime::Buffer& full_master);
+  // With the state on NVMe: the initial master produced piece by piece by
+  // `fill(begin, n, out)` (flat offsets; out[0] is element `begin`; run in
+  // a host task writing the piece's window), moments zero. Then
+  // StageWorkingCopy.
+  using MasterFill =
+      std::function<absl::Status(int64_t begin, int64_t n, float* out)>;
+  absl::Status ImportMasterWith(const MasterFill& fill);
   // With the state on NVMe: starts reading the first pieces of the next
   // update (before the boundary backward, which then hides the reads).
   absl::Status Prefetch();

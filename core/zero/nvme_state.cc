@@ -172,7 +172,7 @@ absl::Status NvmeState::Read(int t, int64_t begin, int64_t n, float* out) {
 }
 
 absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
-                             const std::function<void(char*)>& fill) {
+                             const std::function<absl::Status(char*)>& fill) {
   Window& w = windows_[p % windows()];
   ZR_RETURN_IF_ERROR(WaitWrite(w));
   // A read in flight into the window is finished first (its bytes are
@@ -185,8 +185,7 @@ absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
   task.writes = {WindowSlice(p)};
   task.memory_bytes = 3 * TensorBytes(p);
   task.run = [&]() -> absl::Status {
-    fill(static_cast<char*>(WindowSlice(p).data()));
-    return absl::OkStatus();
+    return fill(static_cast<char*>(WindowSlice(p).data()));
   };
   ZR_RETURN_IF_ERROR(rt_.RunHostTask(task));
   return Release(p, true);
@@ -204,6 +203,7 @@ absl::Status NvmeState::Write(const float* const values[3]) {
           std::memcpy(window + t * tb, values[t] + first, n * 4);
         }
       }
+      return absl::OkStatus();
     }));
   }
   return Flush();
@@ -217,6 +217,20 @@ absl::Status NvmeState::WriteMaster(const runtime::Buffer& full_master) {
     ZR_RETURN_IF_ERROR(Fill(p, {from}, [&](char* window) {
       std::memset(window, 0, 3 * tb);
       std::memcpy(window, from.data(), n * 4);
+      return absl::OkStatus();
+    }));
+  }
+  return Flush();
+}
+
+absl::Status NvmeState::WriteMasterWith(
+    const std::function<absl::Status(int64_t, int64_t, float*)>& fill) {
+  for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
+    const int64_t tb = TensorBytes(p);
+    ZR_RETURN_IF_ERROR(Fill(p, {}, [&](char* window) {
+      std::memset(window, 0, 3 * tb);
+      return fill(pieces_[p].offset, pieces_[p].elements,
+                  reinterpret_cast<float*>(window));
     }));
   }
   return Flush();

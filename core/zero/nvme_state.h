@@ -25,6 +25,7 @@
 #define ZERO3_CORE_ZERO_NVME_STATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -56,8 +57,10 @@ class NvmeState {
   // Pieces read ahead of the one being stepped: windows() - 2 (one window
   // steps, one is written back).
   int ahead() const { return windows() - 2; }
-  // The swap file's path ("" without values).
+  // The swap file's path ("" without values), and whether its transfers
+  // bypass the page cache (DriveFile::direct).
   std::string path() const;
+  bool direct() const { return file_->direct(); }
   // Bytes on the drive.
   int64_t file_bytes() const { return file_bytes_; }
 
@@ -79,6 +82,10 @@ class NvmeState {
   absl::Status Read(int t, int64_t begin, int64_t n, float* out);
   absl::Status Write(const float* const values[3]);
   absl::Status WriteMaster(const runtime::Buffer& full_master);
+  // The master from `fill(begin, n, out)` (flat offsets), piece by piece,
+  // moments zero.
+  absl::Status WriteMasterWith(
+      const std::function<absl::Status(int64_t, int64_t, float*)>& fill);
 
  private:
   struct Window {
@@ -102,7 +109,7 @@ class NvmeState {
   // Fills piece `p`'s window with `fill` (a host task writing it, reading
   // `reads`) and writes it back.
   absl::Status Fill(int p, std::vector<runtime::BufferSlice> reads,
-                    const std::function<void(char* window)>& fill);
+                    const std::function<absl::Status(char* window)>& fill);
 
   runtime::Runtime& rt_;
   const ZeroOptions& options_;

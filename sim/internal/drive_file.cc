@@ -30,6 +30,7 @@ class SimDriveFile final : public runtime::DriveFile {
   std::string path() const override {
     return file_ != nullptr ? file_->path() : std::string();
   }
+  bool direct() const override { return file_ == nullptr || file_->direct(); }
   absl::StatusOr<int64_t> Read(int64_t offset, const runtime::BufferSlice& into,
                                absl::string_view label) override {
     return Start(false, offset, into, label);

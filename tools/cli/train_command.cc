@@ -849,6 +849,12 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
         << "device memory "
         << FormatBytes(rt.device().memory_stats().bytes_in_use) << " in use\n";
     const zero::ZeroOptions& o = in.options;
+    if (!e->nvme_direct()) {
+      err << "notice: the file system of " << o.nvme_path
+          << " has no O_DIRECT (tmpfs?): the swap files go through the page "
+             "cache, which takes host memory and the drive's speed is not "
+             "reached; put nvme_path on the NVMe drive's file system\n";
+    }
     if (o.offload_optimizer && (o.offload_ratio < 1 || o.auto_offload_ratio)) {
       out << absl::StrFormat(
           "optimizer: %.1f%% of the state on the host, the rest on the "
