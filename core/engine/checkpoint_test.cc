@@ -407,6 +407,30 @@ TEST(CheckpointTest, DeviceStepStatesLoadWithAnyPlacement) {
   }
 }
 
+// Nor on whether the host share's state is on NVMe: saved by 2 ranks with
+// it there, loaded by 1 rank with it in host memory and by 4 with it on
+// NVMe, every parameter's master exactly the saving run's.
+TEST(CheckpointTest, NvmeStatesLoadWithAnyPlacement) {
+  zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  o.nvme_path = tmp != nullptr ? tmp : "/tmp";
+  o.nvme_buffers = 3;
+  o.host_step_piece = 999;
+  auto data = CorpusBatches(o.seq);
+  SaveOptions save;
+  save.dir = FreshTestDir("reshard_nvme");
+  const Outcome saved = Train(o, *data, 2, 2, "", &save);
+  ASSERT_THAT(saved.status, IsOk());
+  for (const int world : {1, 4}) {
+    zero::ZeroOptions to = o;  // the same global batch
+    to.micro_batch = 2 * o.micro_batch / world;
+    if (world == 1) to.nvme_path.clear();
+    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
+    ASSERT_THAT(loaded.status, IsOk()) << world;
+    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, ReshardTest,
                          ::testing::Values(Reshard{2, 2, true, 4, 1, false},
                                            Reshard{2, 2, false, 1, 4, true},
