@@ -998,6 +998,17 @@ std::vector<Case> Cases() {
                    }),
                    "tiny", true});
   cases.push_back({"nvme_f16_overflow_skips", 1, nvme(f16_overflow)});
+  cases.push_back({"nvme_bf16_states", 2, nvme([](zero::ZeroOptions& o) {
+                     o.dtype = runtime::DType::kBF16;
+                     o.host_master_dtype = runtime::DType::kBF16;
+                     o.host_moments_dtype = runtime::DType::kBF16;
+                   })});
+  cases.push_back(
+      {"nvme_bf16_master_accumulation2", 2, nvme([](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.host_master_dtype = runtime::DType::kBF16;
+         o.accumulation = 2;
+       })});
   cases.push_back({"nvme_twin_flow", 2,
                    nvme([](zero::ZeroOptions& o) { o.offload_ratio = 0.5; })});
   cases.push_back({"nvme_one_piece", 1, nvme([](zero::ZeroOptions& o) {

@@ -121,7 +121,7 @@ void CheckDevice(const std::string& device, const std::string& path,
                    Quote(device), DidYouMean(device, {"none", "cpu", "nvme"})));
 }
 
-// The optimizer state on NVMe: a directory to swap to, and fp32 states.
+// The optimizer state on NVMe: a directory to swap to.
 void CheckNvme(const Config& config, Diagnostics* diag) {
   const OffloadOptimizer& o = config.zero_optimization().offload_optimizer();
   if (o.device() != "nvme") return;
@@ -130,11 +130,6 @@ void CheckNvme(const Config& config, Diagnostics* diag) {
               "needed with device \"nvme\": the directory on the drive to "
               "swap the optimizer state to (DeepSpeed's docs use "
               "/local_nvme)");
-  diag->Check(!config.bf16().bf16_master_weights_and_grads(),
-              "bf16.bf16_master_weights_and_grads",
-              "with offload_optimizer.device \"nvme\" is not implemented: "
-              "the state on NVMe is fp32; use device \"cpu\" for bf16 "
-              "states");
 }
 
 // A host share below 1 keeps part of the optimizer on the device, which

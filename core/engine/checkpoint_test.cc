@@ -271,6 +271,7 @@ std::vector<Case> Cases() {
   cases.push_back({1, runtime::DType::kF32, true, 1, false, false, 0, true});
   cases.push_back({2, runtime::DType::kBF16, true, 2, false, false, 0, true});
   cases.push_back({2, runtime::DType::kF16, true, 1, false, false, 0, true});
+  cases.push_back({2, runtime::DType::kBF16, true, 1, false, true, 0, true});
   return cases;
 }
 

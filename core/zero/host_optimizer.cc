@@ -8,6 +8,7 @@
 #include "core/zero/host_optimizer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -68,13 +69,15 @@ absl::Status HostOptimizer::Allocate() {
   // device in fp32 (DeepSpeed's path).
   const bool fp32_back = Fp32Back(options_);
   if (!options_.nvme_path.empty()) {
-    if (fp32_back || options_.host_master_dtype != DType::kF32) {
+    if (fp32_back) {
       return absl::InvalidArgumentError(
-          "the optimizer state on NVMe needs fp32 states and "
-          "zero3.grad_offload_copy \"bucketed\"");
+          "the optimizer state on NVMe needs zero3.grad_offload_copy "
+          "\"bucketed\"");
     }
     ZR_ASSIGN_OR_RETURN(
         nvme_, NvmeState::Create(rt_, options_, pieces_, ctx_.host_begin));
+    state_ = HostState::DtypesOnly(options_.host_master_dtype,
+                                   options_.host_moments_dtype);
   } else {
     ZR_ASSIGN_OR_RETURN(
         state_, HostState::Allocate(
@@ -147,9 +150,15 @@ absl::Status HostOptimizer::StageFromNvme(const Buffer& target) {
     cast.memory_bytes = piece.elements * (4 + esize);
     cast.threads = HostTaskThreads(options_);
     cast.run = [&]() -> absl::Status {
-      HostCastFromFloat(static_cast<const float*>(set.master.data()), dtype,
-                        cast.writes[0].data(), piece.elements,
-                        OptimizerThreads(options_.optimizer_threads));
+      if (state_.master_dtype() == DType::kF32) {
+        HostCastFromFloat(static_cast<const float*>(set.master.data()), dtype,
+                          cast.writes[0].data(), piece.elements,
+                          OptimizerThreads(options_.optimizer_threads));
+      } else {
+        // A bf16 master is its working copy (the model is bf16).
+        std::memcpy(cast.writes[0].data(), set.master.data(),
+                    piece.elements * esize);
+      }
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));

@@ -37,6 +37,15 @@ class HostState {
       runtime::HostMemoryKind master_kind, bool second,
       runtime::DType master_dtype = runtime::DType::kF32,
       runtime::DType moments_dtype = runtime::DType::kF32);
+  // No buffers, the dtypes only: where the state lives elsewhere (on NVMe,
+  // NvmeState) and only its element types are asked for.
+  static HostState DtypesOnly(runtime::DType master_dtype,
+                              runtime::DType moments_dtype) {
+    HostState s;
+    s.dtypes_[0] = master_dtype;
+    s.dtypes_[1] = moments_dtype;
+    return s;
+  }
   HostState() = default;
   HostState(HostState&&) = default;
   HostState& operator=(HostState&&) = default;

@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/kernels/dtype.h"
 #include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
 
 namespace zero3 {
 namespace zero {
@@ -23,15 +25,27 @@ int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 NvmeState::NvmeState(runtime::Runtime& rt, const ZeroOptions& options,
                      const std::vector<HostPiece>& pieces, int64_t host_begin)
-    : rt_(rt), options_(options), pieces_(pieces), host_begin_(host_begin) {}
+    : rt_(rt),
+      options_(options),
+      pieces_(pieces),
+      host_begin_(host_begin),
+      master_dtype_(options.host_master_dtype),
+      moments_dtype_(options.host_moments_dtype) {}
 
 NvmeState::~NvmeState() {
   if (file_ != nullptr) (void)file_->WaitAll();
 }
 
-int64_t NvmeState::TensorBytes(int p) const {
-  return RoundUp(pieces_[p].elements * 4);
+int64_t NvmeState::TensorBytes(int p, int t) const {
+  return RoundUp(pieces_[p].elements *
+                 kernels::DTypeSize(t == 0 ? master_dtype_ : moments_dtype_));
 }
+
+int64_t NvmeState::TensorOffset(int p, int t) const {
+  return t == 0 ? 0 : TensorBytes(p, 0) + (t - 1) * TensorBytes(p, 1);
+}
+
+int64_t NvmeState::PieceBytes(int p) const { return TensorOffset(p, 3); }
 
 std::string NvmeState::path() const {
   return file_ != nullptr ? file_->path() : std::string();
@@ -41,11 +55,19 @@ absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
     runtime::Runtime& rt, const ZeroOptions& options,
     const std::vector<HostPiece>& pieces, int64_t host_begin) {
   std::unique_ptr<NvmeState> s(new NvmeState(rt, options, pieces, host_begin));
-  int64_t window = 0;
+  int64_t window = 0, largest = 0;
   for (int p = 0; p < static_cast<int>(pieces.size()); ++p) {
     s->file_offset_.push_back(s->file_bytes_);
-    s->file_bytes_ += 3 * s->TensorBytes(p);
-    window = std::max(window, 3 * s->TensorBytes(p));
+    s->file_bytes_ += s->PieceBytes(p);
+    window = std::max(window, s->PieceBytes(p));
+    largest = std::max(largest, pieces[p].elements);
+  }
+  if (s->master_dtype_ != runtime::DType::kF32) {
+    // The initial master in fp32 before it is rounded into a window.
+    ZR_ASSIGN_OR_RETURN(s->scratch_, runtime::AllocateHost(
+                                         rt, std::max<int64_t>(1, largest) * 4,
+                                         runtime::HostMemoryKind::kPageable,
+                                         "NVMe initial master scratch"));
   }
   const int count = std::max(3, options.nvme_buffers);
   for (int k = 0; k < count; ++k) {
@@ -77,18 +99,18 @@ absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
 
 BufferSlice NvmeState::WindowSlice(int p) const {
   const Window& w = windows_[p % windows()];
-  return w.buffer.Slice(w.base, 3 * TensorBytes(p));
+  return w.buffer.Slice(w.base, PieceBytes(p));
 }
 
 HostState::Set NvmeState::SetOf(int p) const {
   const Window& w = windows_[p % windows()];
-  const int64_t tb = TensorBytes(p);
-  const int64_t n = pieces_[p].elements * 4;
-  HostState::Set set;
-  set.master = w.buffer.Slice(w.base, n);
-  set.exp_avg = w.buffer.Slice(w.base + tb, n);
-  set.exp_avg_sq = w.buffer.Slice(w.base + 2 * tb, n);
-  return set;
+  const int64_t n = pieces_[p].elements;
+  auto tensor = [&](int t) {
+    return w.buffer.Slice(
+        w.base + TensorOffset(p, t),
+        n * kernels::DTypeSize(t == 0 ? master_dtype_ : moments_dtype_));
+  };
+  return {tensor(0), tensor(1), tensor(2)};
 }
 
 absl::Status NvmeState::WaitWrite(Window& w) {
@@ -159,10 +181,11 @@ absl::Status NvmeState::Read(int t, int64_t begin, int64_t n, float* out) {
     HostTask copy;
     copy.label = "read NVMe state";
     copy.reads = {tensor};
+    const runtime::DType dtype = t == 0 ? master_dtype_ : moments_dtype_;
     copy.run = [&]() -> absl::Status {
-      std::memcpy(out + (from - begin),
-                  static_cast<const float*>(tensor.data()) + (from - first),
-                  (to - from) * 4);
+      HostWidenToFloat(static_cast<const char*>(tensor.data()) +
+                           (from - first) * kernels::DTypeSize(dtype),
+                       dtype, out + (from - begin), to - from, 1);
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(copy));
@@ -172,6 +195,7 @@ absl::Status NvmeState::Read(int t, int64_t begin, int64_t n, float* out) {
 }
 
 absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
+                             std::vector<BufferSlice> scratch,
                              const std::function<absl::Status(char*)>& fill) {
   Window& w = windows_[p % windows()];
   ZR_RETURN_IF_ERROR(WaitWrite(w));
@@ -183,7 +207,8 @@ absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
   task.label = absl::StrCat("fill NVMe state ", pieces_[p].name);
   task.reads = std::move(reads);
   task.writes = {WindowSlice(p)};
-  task.memory_bytes = 3 * TensorBytes(p);
+  for (const BufferSlice& b : scratch) task.writes.push_back(b);
+  task.memory_bytes = PieceBytes(p);
   task.run = [&]() -> absl::Status {
     return fill(static_cast<char*>(WindowSlice(p).data()));
   };
@@ -191,16 +216,24 @@ absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
   return Release(p, true);
 }
 
+void NvmeState::Store(int t, const float* values, int64_t n, char* into) const {
+  const runtime::DType dtype = t == 0 ? master_dtype_ : moments_dtype_;
+  if (dtype == runtime::DType::kF32) {
+    std::memcpy(into, values, n * 4);
+  } else {
+    HostCastFromFloat(values, dtype, into, n, 1);
+  }
+}
+
 absl::Status NvmeState::Write(const float* const values[3]) {
   for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
     const int64_t first = pieces_[p].offset - host_begin_;
     const int64_t n = pieces_[p].elements;
-    const int64_t tb = TensorBytes(p);
-    ZR_RETURN_IF_ERROR(Fill(p, {}, [&](char* window) {
-      std::memset(window, 0, 3 * tb);
+    ZR_RETURN_IF_ERROR(Fill(p, {}, {}, [&](char* window) {
+      std::memset(window, 0, PieceBytes(p));
       for (int t = 0; t < 3; ++t) {
         if (values[t] != nullptr) {
-          std::memcpy(window + t * tb, values[t] + first, n * 4);
+          Store(t, values[t] + first, n, window + TensorOffset(p, t));
         }
       }
       return absl::OkStatus();
@@ -212,11 +245,10 @@ absl::Status NvmeState::Write(const float* const values[3]) {
 absl::Status NvmeState::WriteMaster(const runtime::Buffer& full_master) {
   for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
     const int64_t n = pieces_[p].elements;
-    const int64_t tb = TensorBytes(p);
     const BufferSlice from = full_master.Slice(pieces_[p].offset * 4, n * 4);
-    ZR_RETURN_IF_ERROR(Fill(p, {from}, [&](char* window) {
-      std::memset(window, 0, 3 * tb);
-      std::memcpy(window, from.data(), n * 4);
+    ZR_RETURN_IF_ERROR(Fill(p, {from}, {}, [&](char* window) {
+      std::memset(window, 0, PieceBytes(p));
+      Store(0, from.As<float>(), n, window);
       return absl::OkStatus();
     }));
   }
@@ -225,12 +257,20 @@ absl::Status NvmeState::WriteMaster(const runtime::Buffer& full_master) {
 
 absl::Status NvmeState::WriteMasterWith(
     const std::function<absl::Status(int64_t, int64_t, float*)>& fill) {
+  const bool fp32 = master_dtype_ == runtime::DType::kF32;
   for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
-    const int64_t tb = TensorBytes(p);
-    ZR_RETURN_IF_ERROR(Fill(p, {}, [&](char* window) {
-      std::memset(window, 0, 3 * tb);
-      return fill(pieces_[p].offset, pieces_[p].elements,
-                  reinterpret_cast<float*>(window));
+    const int64_t n = pieces_[p].elements;
+    std::vector<BufferSlice> scratch;
+    if (!fp32) scratch = {scratch_.Slice(0, n * 4)};
+    ZR_RETURN_IF_ERROR(Fill(p, {}, scratch, [&](char* window) {
+      std::memset(window, 0, PieceBytes(p));
+      if (fp32) {
+        return fill(pieces_[p].offset, n, reinterpret_cast<float*>(window));
+      }
+      float* values = scratch[0].As<float>();
+      ZR_RETURN_IF_ERROR(fill(pieces_[p].offset, n, values));
+      Store(0, values, n, window);
+      return absl::OkStatus();
     }));
   }
   return Flush();

@@ -1,13 +1,14 @@
 // Copyright 2026 The zero3 Authors.
 //
-// nvme_state.h: the host share's fp32 master and Adam moments on NVMe
+// nvme_state.h: the host share's master and Adam moments on NVMe
 // (offload_optimizer.device "nvme", DeepSpeed's ZeRO-Infinity): in one swap
 // file per rank under nvme_path (core/runtime/swap_file.h), brought into host
 // memory piece by piece through a few windows (offload_optimizer.
 // buffer_count of them) for the host AdamW and written back after it.
 //
-// A piece's master, exp_avg and exp_avg_sq sit side by side in the file,
-// each padded to the swap file's alignment, so one transfer moves a piece
+// A piece's master, exp_avg and exp_avg_sq (fp32, or bf16 with bf16
+// master weights and optimizer states) sit side by side in the file, each
+// padded to the swap file's alignment, so one transfer moves a piece
 // each way. A window holds one piece; piece p uses window p % windows().
 // The host step reads pieces ahead (Prefetch) while it steps one (Acquire)
 // and writes back the ones before (Release): the drive's reads, its writes
@@ -98,8 +99,14 @@ class NvmeState {
 
   NvmeState(runtime::Runtime& rt, const ZeroOptions& options,
             const std::vector<HostPiece>& pieces, int64_t host_begin);
-  // Bytes of one of a piece's tensors in the file and in a window.
-  int64_t TensorBytes(int p) const;
+  // Bytes of piece `p`'s tensor `t` (0 master, 1 exp_avg, 2 exp_avg_sq) in
+  // the file and in a window, where it starts in the piece's region, and
+  // the region's size.
+  int64_t TensorBytes(int p, int t) const;
+  int64_t TensorOffset(int p, int t) const;
+  int64_t PieceBytes(int p) const;
+  // `n` fp32 values stored as tensor `t`'s dtype at `into`.
+  void Store(int t, const float* values, int64_t n, char* into) const;
   runtime::BufferSlice WindowSlice(int p) const;
   HostState::Set SetOf(int p) const;
   // The host waits for the window's write-back (nvme-write-before-reuse),
@@ -109,12 +116,17 @@ class NvmeState {
   // Fills piece `p`'s window with `fill` (a host task writing it, reading
   // `reads`) and writes it back.
   absl::Status Fill(int p, std::vector<runtime::BufferSlice> reads,
+                    std::vector<runtime::BufferSlice> scratch,
                     const std::function<absl::Status(char* window)>& fill);
 
   runtime::Runtime& rt_;
   const ZeroOptions& options_;
   const std::vector<HostPiece> pieces_;
   const int64_t host_begin_;
+  // The state's element types (options.host_master_dtype, moments).
+  const runtime::DType master_dtype_, moments_dtype_;
+  // With a bf16 master: the initial master in fp32 before it is rounded.
+  runtime::OwnedBuffer scratch_;
   std::vector<int64_t> file_offset_;  // by piece
   int64_t file_bytes_ = 0;
   std::vector<Window> windows_;
