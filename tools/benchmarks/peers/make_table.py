@@ -50,6 +50,9 @@ def describe(rec):
             what += f", `host_step_overlap: {overlap.group(1)}`"
             if overlap.group(1) == "delayed":
                 what += " (one-step delayed update: changes the training)"
+        placement = re.search(r"zero3\.offloaded_step=(\S+)", variant)
+        if placement:
+            what += f", `zero3.offloaded_step: {placement.group(1)}`"
         bucket = re.search(r"reduce_bucket_size=(\S+)", variant)
         if bucket:
             what += f", `reduce_bucket_size: {bucket.group(1)}`"

@@ -58,6 +58,8 @@ fsdp2-default|fsdp2|1|--offload 1 --pin 1 --adamw default
 ds-head-superoffload|ds|1|--tree ds_head --pin true --offload-extra {"super_offload":true}
 ds-head-bf16states|ds|0|--tree ds_head --pin true --bf16-extra {"bf16_master_weights_and_grads":true,"bf16_optimizer_states":true}
 zero3-superoffload|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true
+zero3-offloaded-step-auto|zero3|0|--set zero3.offloaded_step=auto --set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7
+zero3-offloaded-step-device|zero3|0|--set zero3.offloaded_step=device --set zero_optimization.offload_optimizer.super_offload=true --set zero_optimization.reduce_bucket_size=5e7
 fsdp2-nooffload|fsdp2|1|--offload 0 --adamw fused
 zero3-pageable|zero3|0|--set zero_optimization.offload_optimizer.pin_memory=false --set zero3.grad_offload=blocking
 '
