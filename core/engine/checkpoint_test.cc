@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -363,73 +364,61 @@ TEST_P(ReshardTest, ContinuesWithinFp32Tolerance) {
   }
 }
 
-// bf16 master weights and moments saved by 2 ranks and loaded by 1 and 4:
-// every parameter's master exactly the saving run's (each rank reads its
-// partitions of the BF16 tensors, widened exactly).
+// A checkpoint of two steps saved by 2 ranks of `o`, loaded by 1 and by 4
+// ranks (the same global batch) of `o` as `at(world, options)` adjusts it:
+// every parameter's master exactly the saving run's.
+void ExpectReshardsExactly(
+    const zero::ZeroOptions& o, const std::string& dir_name,
+    const std::function<void(int, zero::ZeroOptions&)>& at = {}) {
+  auto data = CorpusBatches(o.seq);
+  SaveOptions save;
+  save.dir = FreshTestDir(dir_name);
+  const Outcome saved = Train(o, *data, 2, 2, "", &save);
+  ASSERT_THAT(saved.status, IsOk());
+  for (const int world : {1, 4}) {
+    zero::ZeroOptions to = o;
+    to.micro_batch = 2 * o.micro_batch / world;
+    if (at) at(world, to);
+    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
+    ASSERT_THAT(loaded.status, IsOk()) << world;
+    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
+  }
+}
+
+// bf16 master weights and moments (each rank reads its partitions of the
+// BF16 tensors, widened exactly).
 TEST(CheckpointTest, Bf16StatesReshardExactly) {
   zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
   o.host_master_dtype = runtime::DType::kBF16;
   o.host_moments_dtype = runtime::DType::kBF16;
-  auto data = CorpusBatches(o.seq);
-  SaveOptions save;
-  save.dir = FreshTestDir("reshard_bf16_states");
-  const Outcome saved = Train(o, *data, 2, 2, "", &save);
-  ASSERT_THAT(saved.status, IsOk());
-  for (int world : {1, 4}) {
-    zero::ZeroOptions to = o;  // the same global batch
-    to.micro_batch = 2 * o.micro_batch / world;
-    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
-    ASSERT_THAT(loaded.status, IsOk()) << world;
-    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
-  }
+  ExpectReshardsExactly(o, "reshard_bf16_states");
 }
 
-// The checkpoint does not depend on where the offloaded step ran: saved by 2
-// ranks stepping it on the device, loaded by 1 rank stepping it on the host
-// and by 4 ranks half and half, every parameter's master exactly the saving
-// run's.
+// The checkpoint does not depend on where the offloaded step ran: saved
+// stepping it on the device, loaded by 1 rank stepping it on the host and
+// by 4 ranks half and half.
 TEST(CheckpointTest, DeviceStepStatesLoadWithAnyPlacement) {
   zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
   o.device_step_share = 1;
   o.host_step_piece = 999;
-  auto data = CorpusBatches(o.seq);
-  SaveOptions save;
-  save.dir = FreshTestDir("reshard_device_step");
-  const Outcome saved = Train(o, *data, 2, 2, "", &save);
-  ASSERT_THAT(saved.status, IsOk());
-  for (const auto& [world, share] :
-       {std::pair<int, double>{1, 0.0}, std::pair<int, double>{4, 0.5}}) {
-    zero::ZeroOptions to = o;  // the same global batch
-    to.micro_batch = 2 * o.micro_batch / world;
-    to.device_step_share = share;
-    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
-    ASSERT_THAT(loaded.status, IsOk()) << world;
-    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
-  }
+  ExpectReshardsExactly(o, "reshard_device_step",
+                        [](int world, zero::ZeroOptions& to) {
+                          to.device_step_share = world == 1 ? 0.0 : 0.5;
+                        });
 }
 
-// Nor on whether the host share's state is on NVMe: saved by 2 ranks with
-// it there, loaded by 1 rank with it in host memory and by 4 with it on
-// NVMe, every parameter's master exactly the saving run's.
+// Nor on whether the host share's state is on NVMe: saved with it there,
+// loaded by 1 rank with it in host memory and by 4 with it on NVMe.
 TEST(CheckpointTest, NvmeStatesLoadWithAnyPlacement) {
   zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
   const char* tmp = std::getenv("TEST_TMPDIR");
   o.nvme_path = tmp != nullptr ? tmp : "/tmp";
   o.nvme_buffers = 3;
   o.host_step_piece = 999;
-  auto data = CorpusBatches(o.seq);
-  SaveOptions save;
-  save.dir = FreshTestDir("reshard_nvme");
-  const Outcome saved = Train(o, *data, 2, 2, "", &save);
-  ASSERT_THAT(saved.status, IsOk());
-  for (const int world : {1, 4}) {
-    zero::ZeroOptions to = o;  // the same global batch
-    to.micro_batch = 2 * o.micro_batch / world;
-    if (world == 1) to.nvme_path.clear();
-    const Outcome loaded = Train(to, *data, world, 2, save.dir, nullptr);
-    ASSERT_THAT(loaded.status, IsOk()) << world;
-    EXPECT_EQ(loaded.full, saved.full) << world << " ranks";
-  }
+  ExpectReshardsExactly(o, "reshard_nvme",
+                        [](int world, zero::ZeroOptions& to) {
+                          if (world == 1) to.nvme_path.clear();
+                        });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ReshardTest,

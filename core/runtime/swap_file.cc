@@ -29,8 +29,6 @@ struct SwapFile::Ring {
 
 namespace {
 
-int64_t RoundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
-
 std::string Reason(int error) {
   return absl::StrCat(std::strerror(error), " (errno ", error, ")");
 }
@@ -77,7 +75,7 @@ absl::StatusOr<std::unique_ptr<SwapFile>> SwapFile::Create(
   std::unique_ptr<SwapFile> f(new SwapFile());
   f->options_ = options;
   f->path_ = absl::StrCat(dir, "/", name);
-  f->size_ = RoundUp(bytes, kAlignment);
+  f->size_ = AlignUp(bytes);
   // A file of this name: a running process's (locked), or a killed run's.
   const int old = open(f->path_.c_str(), O_RDWR | O_CLOEXEC);
   if (old >= 0) {

@@ -58,6 +58,17 @@ class SwapFile {
  public:
   // Offsets, sizes and buffers of O_DIRECT transfers are multiples of this.
   static constexpr int64_t kAlignment = 4096;
+  // `n` rounded up to a multiple of kAlignment.
+  static int64_t AlignUp(int64_t n) {
+    return (n + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  // Bytes from `p` to the next multiple of kAlignment (0 for null): where
+  // an aligned transfer buffer starts inside a buffer allocated that much
+  // larger.
+  static int64_t AlignmentGap(const void* p) {
+    const int64_t at = static_cast<int64_t>(reinterpret_cast<uintptr_t>(p));
+    return at == 0 ? 0 : AlignUp(at) - at;
+  }
 
   // `dir`/`name`, `bytes` long (rounded up to kAlignment), created as the
   // file comment says. InvalidArgument for a `dir` that is not a directory

@@ -222,7 +222,11 @@ absl::Status HostOptimizer::Import(const float* master, const float* exp_avg,
 
 absl::Status HostOptimizer::ImportMaster(const Buffer& full_master) {
   if (elements() == 0) return absl::OkStatus();
-  if (nvme_ != nullptr) return nvme_->WriteMaster(full_master);
+  if (nvme_ != nullptr) {
+    return absl::FailedPreconditionError(
+        "the host share's state is on NVMe: its initial master goes there "
+        "piece by piece (ImportMasterWith)");
+  }
   const int64_t n = elements();
   HostTask copy;
   copy.label = "host share of the initial master";

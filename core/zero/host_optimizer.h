@@ -108,9 +108,9 @@ class HostOptimizer {
   // tasks of its own; from the drive on NVMe). Between steps, after
   // FinishHostStep.
   absl::Status ReadState(int t, int64_t begin, int64_t n, float* out);
-  // The initial state: the host share's elements of `full_master` (fp32,
-  // host memory indexed by flat offset) as master, moments zero. Then
-  // StageWorkingCopy.
+  // The initial state in host memory: the host share's elements of
+  // `full_master` (fp32, host memory indexed by flat offset) as master,
+  // moments zero. Then StageWorkingCopy. (On NVMe: ImportMasterWith.)
   absl::Status ImportMaster(const runtime::Buffer& full_master);
   // With the state on NVMe: the initial master produced piece by piece by
   // `fill(begin, n, out)` (flat offsets; out[0] is element `begin`; run in

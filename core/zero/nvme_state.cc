@@ -19,8 +19,7 @@ using runtime::BufferSlice;
 using runtime::HostTask;
 
 namespace {
-constexpr int64_t kAlign = runtime::SwapFile::kAlignment;
-int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+using runtime::SwapFile;
 }  // namespace
 
 NvmeState::NvmeState(runtime::Runtime& rt, const ZeroOptions& options,
@@ -37,8 +36,9 @@ NvmeState::~NvmeState() {
 }
 
 int64_t NvmeState::TensorBytes(int p, int t) const {
-  return RoundUp(pieces_[p].elements *
-                 kernels::DTypeSize(t == 0 ? master_dtype_ : moments_dtype_));
+  return SwapFile::AlignUp(
+      pieces_[p].elements *
+      kernels::DTypeSize(t == 0 ? master_dtype_ : moments_dtype_));
 }
 
 int64_t NvmeState::TensorOffset(int p, int t) const {
@@ -73,12 +73,12 @@ absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
   for (int k = 0; k < count; ++k) {
     Window w;
     // Pageable: only the drive and the host touch it. Aligned inside.
-    ZR_ASSIGN_OR_RETURN(w.buffer, runtime::AllocateHost(
-                                      rt, std::max<int64_t>(1, window + kAlign),
-                                      runtime::HostMemoryKind::kPageable,
-                                      absl::StrCat("NVMe swap window ", k)));
-    const uintptr_t at = reinterpret_cast<uintptr_t>(w.buffer.data());
-    w.base = at == 0 ? 0 : static_cast<int64_t>(RoundUp(at) - at);
+    ZR_ASSIGN_OR_RETURN(
+        w.buffer, runtime::AllocateHost(
+                      rt, std::max<int64_t>(1, window + SwapFile::kAlignment),
+                      runtime::HostMemoryKind::kPageable,
+                      absl::StrCat("NVMe swap window ", k)));
+    w.base = SwapFile::AlignmentGap(w.buffer.data());
     s->windows_.push_back(std::move(w));
   }
   runtime::DriveFileOptions file;
@@ -93,7 +93,7 @@ absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
                           options.nvme_fault.error);
   }
   // Reserved space reads as zeros until the engine writes the initial
-  // master (WriteMaster).
+  // master (WriteMasterWith).
   return s;
 }
 
@@ -194,8 +194,7 @@ absl::Status NvmeState::Read(int t, int64_t begin, int64_t n, float* out) {
   return absl::OkStatus();
 }
 
-absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
-                             std::vector<BufferSlice> scratch,
+absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> scratch,
                              const std::function<absl::Status(char*)>& fill) {
   Window& w = windows_[p % windows()];
   ZR_RETURN_IF_ERROR(WaitWrite(w));
@@ -205,7 +204,6 @@ absl::Status NvmeState::Fill(int p, std::vector<BufferSlice> reads,
   w.piece = p;
   HostTask task;
   task.label = absl::StrCat("fill NVMe state ", pieces_[p].name);
-  task.reads = std::move(reads);
   task.writes = {WindowSlice(p)};
   for (const BufferSlice& b : scratch) task.writes.push_back(b);
   task.memory_bytes = PieceBytes(p);
@@ -229,26 +227,13 @@ absl::Status NvmeState::Write(const float* const values[3]) {
   for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
     const int64_t first = pieces_[p].offset - host_begin_;
     const int64_t n = pieces_[p].elements;
-    ZR_RETURN_IF_ERROR(Fill(p, {}, {}, [&](char* window) {
+    ZR_RETURN_IF_ERROR(Fill(p, {}, [&](char* window) {
       std::memset(window, 0, PieceBytes(p));
       for (int t = 0; t < 3; ++t) {
         if (values[t] != nullptr) {
           Store(t, values[t] + first, n, window + TensorOffset(p, t));
         }
       }
-      return absl::OkStatus();
-    }));
-  }
-  return Flush();
-}
-
-absl::Status NvmeState::WriteMaster(const runtime::Buffer& full_master) {
-  for (int p = 0; p < static_cast<int>(pieces_.size()); ++p) {
-    const int64_t n = pieces_[p].elements;
-    const BufferSlice from = full_master.Slice(pieces_[p].offset * 4, n * 4);
-    ZR_RETURN_IF_ERROR(Fill(p, {from}, {}, [&](char* window) {
-      std::memset(window, 0, PieceBytes(p));
-      Store(0, from.As<float>(), n, window);
       return absl::OkStatus();
     }));
   }
@@ -262,7 +247,7 @@ absl::Status NvmeState::WriteMasterWith(
     const int64_t n = pieces_[p].elements;
     std::vector<BufferSlice> scratch;
     if (!fp32) scratch = {scratch_.Slice(0, n * 4)};
-    ZR_RETURN_IF_ERROR(Fill(p, {}, scratch, [&](char* window) {
+    ZR_RETURN_IF_ERROR(Fill(p, scratch, [&](char* window) {
       std::memset(window, 0, PieceBytes(p));
       if (fp32) {
         return fill(pieces_[p].offset, n, reinterpret_cast<float*>(window));

@@ -77,12 +77,9 @@ class NvmeState {
 
   // Whole state: `n` elements of tensor `t` (0 master, 1 exp_avg, 2
   // exp_avg_sq) from host-share offset `begin` into `out`; or all of them
-  // replaced, from `values[t]` (fp32, elements() each; a null one: zeros),
-  // or the master from `full_master` (fp32, indexed by flat offset, read
-  // in a host task that declares it) with zero moments.
+  // replaced, from `values[t]` (fp32, elements() each; a null one: zeros).
   absl::Status Read(int t, int64_t begin, int64_t n, float* out);
   absl::Status Write(const float* const values[3]);
-  absl::Status WriteMaster(const runtime::Buffer& full_master);
   // The master from `fill(begin, n, out)` (flat offsets), piece by piece,
   // moments zero.
   absl::Status WriteMasterWith(
@@ -113,10 +110,9 @@ class NvmeState {
   // or its read (nvme-read-before-step); nothing when none is in flight.
   absl::Status WaitWrite(Window& w);
   absl::Status WaitRead(Window& w);
-  // Fills piece `p`'s window with `fill` (a host task writing it, reading
-  // `reads`) and writes it back.
-  absl::Status Fill(int p, std::vector<runtime::BufferSlice> reads,
-                    std::vector<runtime::BufferSlice> scratch,
+  // Fills piece `p`'s window with `fill` (a host task writing it and
+  // `scratch`) and writes it back.
+  absl::Status Fill(int p, std::vector<runtime::BufferSlice> scratch,
                     const std::function<absl::Status(char* window)>& fill);
 
   runtime::Runtime& rt_;

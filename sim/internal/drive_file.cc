@@ -145,8 +145,7 @@ absl::StatusOr<std::unique_ptr<runtime::DriveFile>> OpenSimDriveFile(
   }
   return std::unique_ptr<runtime::DriveFile>(std::make_unique<SimDriveFile>(
       rank, options.name, std::move(file),
-      (options.bytes + runtime::SwapFile::kAlignment - 1) /
-          runtime::SwapFile::kAlignment * runtime::SwapFile::kAlignment));
+      runtime::SwapFile::AlignUp(options.bytes)));
 }
 
 }  // namespace internal

@@ -766,9 +766,7 @@ absl::Status Calibration::MeasureDrive() {
   ZR_ASSIGN_OR_RETURN(
       Buffer host,
       rt_.AllocateHost(2 * kPiece + align, HostMemoryKind::kPageable, "drive"));
-  const uintptr_t at = reinterpret_cast<uintptr_t>(host.data());
-  const int64_t base =
-      at == 0 ? 0 : static_cast<int64_t>((at + align - 1) / align * align - at);
+  const int64_t base = runtime::SwapFile::AlignmentGap(host.data());
   double gbps[2] = {0, 0};  // read, write
   for (const bool write : {true, false}) {
     const int64_t t0 = rt_.NowNanos();
