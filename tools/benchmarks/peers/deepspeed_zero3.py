@@ -46,6 +46,8 @@ def parse_args():
     ap.add_argument("--bf16-extra", default="{}",
                     help='JSON merged into the bf16 section, e.g. '
                          '\'{"bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}\'')
+    ap.add_argument("--aio", default="{}",
+                    help='JSON for the top-level aio section (NVMe offload), e.g. \'{"block_size": 1048576}\'')
     ap.add_argument("--overlap-comm", default="true", choices=["true", "false"])
     ap.add_argument("--reduce-bucket-size", type=float, default=5e8)
     ap.add_argument("--gradient-clipping", type=float, default=1.0, help="gradient_clipping; 0 turns it off")
@@ -60,6 +62,7 @@ def parse_args():
     a.src = os.path.abspath(a.src)
     a.offload_extra = json.loads(a.offload_extra)
     a.bf16_extra = json.loads(a.bf16_extra)
+    a.aio = json.loads(a.aio)
     return a
 
 
@@ -188,6 +191,8 @@ def ds_config(a):
               "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zero_optimization": zero,
               "steps_per_print": 1000000, "wall_clock_breakdown": False}
     config["bf16"].update(a.bf16_extra)
+    if a.aio:
+        config["aio"] = a.aio
     if a.checkpointing == "ds":
         config["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
                                               "contiguous_memory_optimization": False,

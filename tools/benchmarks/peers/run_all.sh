@@ -5,14 +5,18 @@
 #
 #   bash tools/benchmarks/peers/run_all.sh [--models 1.5b,3b] [--only V,...] [--skip V,...]
 #        [--mbs N] [--seq N] [--budget SECONDS] [--checkpointing none|hf|ds]
-#        [--clip X] [--zero3 FILE] [--peer-dir DIR] [--list]
+#        [--clip X] [--zero3 FILE] [--peer-dir DIR] [--nvme-dir DIR] [--list]
 #
 # --models: 0.5b, 1.5b, 3b, 7b (Qwen2.5), qwen3-4b, llama-3.2-3b.
 # Needs: a zero3 binary (--zero3 FILE, plain or .xz, which is unpacked to
 # /tmp; default ./zero3, else bazel-bin/tools/zero3), and in --peer-dir (default
 # .peer): whl/*.whl (Python packages DeepSpeed needs that the machine lacks),
 # whl_opt/*.whl (installed only where the machine's own are missing or too
-# old), ds_pr8207.tar.xz and ds_head.tar.xz (export_deepspeed.sh).
+# old), ds_pr8207.tar.xz and ds_head.tar.xz (export_deepspeed.sh); for the
+# NVMe variants, libaio/root (Debian's libaio1 and libaio-dev unpacked with
+# dpkg -x) where the machine has no libaio for DeepSpeed's async_io op.
+# --nvme-dir (default /tmp/peers_nvme) is where the NVMe variants put their
+# swap files; it is emptied after each run.
 # Writes into $OUT (default /tmp/peers_out): peers.jsonl (one JSON line per
 # run, failures too), table.md, machine.json, run.log, logs.tgz (each run's
 # full output and zero3's metrics files).
@@ -33,6 +37,7 @@ SKIP=""
 BUDGET=540
 CKPT=none
 PEER_DIR=.peer
+NVME_DIR=/tmp/peers_nvme
 ZERO3=""
 MBS=${MBS:-4}
 SEQ=${SEQ:-2048}
@@ -62,6 +67,8 @@ zero3-offloaded-step-auto|zero3|0|--set zero3.offloaded_step=auto --set zero_opt
 zero3-offloaded-step-device|zero3|0|--set zero3.offloaded_step=device --set zero_optimization.offload_optimizer.super_offload=true --set zero_optimization.reduce_bucket_size=5e7
 fsdp2-nooffload|fsdp2|1|--offload 0 --adamw fused
 zero3-pageable|zero3|0|--set zero_optimization.offload_optimizer.pin_memory=false --set zero3.grad_offload=blocking
+zero3-nvme|zero3|0|--set zero_optimization.offload_optimizer.device=nvme --set zero_optimization.offload_optimizer.nvme_path=@NVME@
+ds-head-nvme|ds|0|--tree ds_head --pin true --offload-extra {"device":"nvme","nvme_path":"@NVME@","buffer_count":4} --aio {"block_size":1048576,"queue_depth":8,"intra_op_parallelism":1,"single_submit":false,"overlap_events":true}
 '
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -84,6 +91,7 @@ while [ $# -gt 0 ]; do
     --seq) SEQ=$2; shift 2 ;;
     --zero3) ZERO3=$2; shift 2 ;;
     --peer-dir) PEER_DIR=$2; shift 2 ;;
+    --nvme-dir) NVME_DIR=$2; shift 2 ;;
     --list) list_variants; exit 0 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1' (--help lists them)" >&2; exit 2 ;;
@@ -158,6 +166,14 @@ sys.exit(V(m.version('typing_extensions')) < V('4.14.1'))" > /dev/null 2>&1 || o
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/peer_site \
       "${opt[@]}" >> "$LOG" 2>&1 || note "installing ${opt[*]} failed"
   fi
+fi
+
+# ---- libaio for DeepSpeed's async_io op (NVMe), where the machine lacks it
+if [ -d "$PEER_DIR/libaio/root/usr/include" ]; then
+  aio=$(cd "$PEER_DIR/libaio/root/usr" && pwd)
+  export CPATH=$aio/include${CPATH:+:$CPATH}
+  export LIBRARY_PATH=$aio/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$aio/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
 # ---- DeepSpeed trees, unpacked to /tmp, and their CPUAdam built (in parallel) before anything is timed
@@ -257,10 +273,14 @@ for m in ${MODELS//,/ }; do
   for v in "${RUNS[@]}"; do
     kind=$(variant_field "$v" 2)
     args=$(variant_field "$v" 4)
+    nvme=0
+    case $args in *@NVME@*) nvme=1; mkdir -p "$NVME_DIR/$v"; args=${args//@NVME@/$NVME_DIR/$v} ;; esac
     label=$v-$m
     peer=$kind
     [ "$kind" = ds ] && peer=deepspeed-zero3
     need=$(scale "$(min_s "$kind")" "$m")
+    # NVMe runs move the optimizer state through the drive every step
+    [ "$nvme" = 1 ] && need=$((need * 2))
     l=$(left)
     if [ "$l" -lt "$need" ]; then
       note "skip $label: ${l}s of the budget left, it needs ${need}s"
@@ -268,6 +288,7 @@ for m in ${MODELS//,/ }; do
       continue
     fi
     to=$(longer "$(scale "$(max_s "$kind")" "$m")")
+    [ "$nvme" = 1 ] && to=$((to * 3))
     [ "$to" -gt $((l - 5)) ] && to=$((l - 5))
     before=$(wc -l < "$JL")
     port=$((port + 1))
@@ -308,12 +329,15 @@ for m in ${MODELS//,/ }; do
         case $args in *--offload-extra*) extra=$(echo "$args" | sed -E 's/.*--offload-extra ([^ ]+).*/\1/') ;; esac
         bf16='{}'
         case $args in *--bf16-extra*) bf16=$(echo "$args" | sed -E 's/.*--bf16-extra ([^ ]+).*/\1/') ;; esac
+        aio='{}'
+        case $args in *--aio*) aio=$(echo "$args" | sed -E 's/.*--aio ([^ ]+).*/\1/') ;; esac
         run_one "$label" "$to" python3 "$HERE/deepspeed_zero3.py" --src "/tmp/peer_ds/$tree" --model "$m" \
           --mbs "$MBS" --seq "$SEQ" --steps "$PEER_STEPS" --warmup "$WARMUP" --pin "$pin" \
-          --offload-extra "$extra" --bf16-extra "$bf16" --checkpointing "$CKPT" --gradient-clipping "$CLIP" --label "$label" \
+          --offload-extra "$extra" --bf16-extra "$bf16" --aio "$aio" --checkpointing "$CKPT" --gradient-clipping "$CLIP" --label "$label" \
           --port "$port" --json-out "$JL"
         ;;
     esac
+    [ "$nvme" = 1 ] && rm -rf "${NVME_DIR:?}/$v"
     if [ "$(wc -l < "$JL")" -eq "$before" ]; then
       st="exit"
       [ "$RUN_RC" -eq 124 ] && st=timeout
