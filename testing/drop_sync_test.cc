@@ -70,6 +70,9 @@ struct Case {
   bool device_step = false;
   // Puts the host share's state on NVMe (offload_optimizer.device "nvme").
   bool nvme = false;
+  // Puts the parameters on NVMe (offload_param.device "nvme"; with
+  // offload_param only).
+  bool param_nvme = false;
 };
 
 // What one report must contain in `offload` mode: without offload, the
@@ -115,6 +118,14 @@ zero::ZeroOptions Options(Offload offload, const Case& c) {
     const char* tmp = std::getenv("TEST_TMPDIR");
     o.nvme_path = tmp != nullptr ? tmp : "/tmp";
     o.nvme_buffers = 3;
+    o.host_step_piece = 777;
+  }
+  // With offload_param, each rank's parameter file under the test's
+  // temporary directory, read through two windows, written in pieces.
+  if (c.param_nvme && offload == Offload::kOptimizerAndParam) {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    o.param_nvme_path = tmp != nullptr ? tmp : "/tmp";
+    o.param_nvme_buffers = 2;
     o.host_step_piece = 777;
   }
   if (c.in_forward || c.delayed) {
@@ -167,6 +178,15 @@ std::vector<std::string> RacesWithout(
   o.syncs.Drop(c.sync);
   if (adjust) adjust(o);
   return Races(o);
+}
+
+// A case run with the parameters on NVMe.
+Case ParamNvmeCase(zero::Sync sync, std::vector<std::string> expected) {
+  Case c;
+  c.sync = sync;
+  c.expected = std::move(expected);
+  c.param_nvme = true;
+  return c;
 }
 
 const std::vector<Case>& Cases() {
@@ -308,7 +328,19 @@ const std::vector<Case>& Cases() {
            false,
            false,
            false,
-           true}};
+           true},
+      ParamNvmeCase(zero::Sync::kNvmeParamReadBeforeCopy,
+                    {"race on 'NVMe parameter window", "NVMe parameter read",
+                     "shard H2D"}),
+      ParamNvmeCase(zero::Sync::kNvmeParamCopyBeforeReuse,
+                    {"race on 'NVMe parameter window", "NVMe parameter read",
+                     "shard H2D"}),
+      ParamNvmeCase(zero::Sync::kNvmeParamWriteBeforeRead,
+                    {"race on 'drive file zero3_params_rank",
+                     "NVMe parameter write", "NVMe parameter read"}),
+      ParamNvmeCase(
+          zero::Sync::kNvmeParamWriteBeforeReuse,
+          {"race on 'NVMe parameter write window", "NVMe parameter write"})};
   return *cases;
 }
 
@@ -358,6 +390,7 @@ INSTANTIATE_TEST_SUITE_P(
         name += "_speculative";
       }
       if (std::get<1>(info.param).nvme) name += "_nvme";
+      if (std::get<1>(info.param).param_nvme) name += "_param_nvme";
       return OffloadName(std::get<0>(info.param)) + "_" + name;
     });
 
@@ -398,7 +431,14 @@ TEST(DropSyncTest, OnlyParamOffloadMakesASyncMoot) {
       const bool nvme_moot = (c.sync == zero::Sync::kNvmeReadBeforeStep ||
                               c.sync == zero::Sync::kNvmeWriteBeforeReuse) &&
                              offload == Offload::kNone;
-      EXPECT_EQ(moot, speculation_moot || nvme_moot ||
+      // Parameters on NVMe need offload_param.
+      const bool param_nvme_moot =
+          (c.sync == zero::Sync::kNvmeParamReadBeforeCopy ||
+           c.sync == zero::Sync::kNvmeParamCopyBeforeReuse ||
+           c.sync == zero::Sync::kNvmeParamWriteBeforeRead ||
+           c.sync == zero::Sync::kNvmeParamWriteBeforeReuse) &&
+          offload != Offload::kOptimizerAndParam;
+      EXPECT_EQ(moot, speculation_moot || nvme_moot || param_nvme_moot ||
                           (offload == Offload::kOptimizerAndParam &&
                            c.sync == zero::Sync::kParamsUpdatedBeforeGather))
           << OffloadName(offload) << " " << zero::SyncName(c.sync);

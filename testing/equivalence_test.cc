@@ -254,10 +254,13 @@ void Check(const Case& c) {
       EXPECT_NE(zero.losses[1], plain.losses[1]) << c.name;
     }
   }
-  if (!options.nvme_path.empty()) {
-    // The state on NVMe trains bitwise as in host memory.
+  // The optimizer state on NVMe, and the working shard on NVMe, each train
+  // bitwise as in host memory.
+  for (std::string zero::ZeroOptions::*path :
+       {&zero::ZeroOptions::nvme_path, &zero::ZeroOptions::param_nvme_path}) {
+    if ((options.*path).empty()) continue;
     zero::ZeroOptions in_memory = options;
-    in_memory.nvme_path.clear();
+    (in_memory.*path).clear();
     ASSERT_OK_AND_ASSIGN(RunResult plain,
                          RunZero(spec, in_memory, c.world, kSteps, *data, sim));
     EXPECT_EQ(zero.losses, plain.losses) << c.name;
@@ -1016,6 +1019,51 @@ std::vector<Case> Cases() {
                      o.host_step_piece = int64_t{1} << 25;
                      o.nvme_buffers = 4;
                    })});
+  // The parameters on NVMe (offload_param.device "nvme"): pieces of 777
+  // elements, so partitions span pieces and pieces span partitions, read
+  // through two or three windows; bitwise the run with the shard in host
+  // memory (Check), the optimizer state in memory or on NVMe too.
+  auto param_nvme = [=](std::function<void(zero::ZeroOptions&)> more) {
+    return nvme([=](zero::ZeroOptions& o) {
+      // The drive moves from the optimizer state to the parameters.
+      std::swap(o.nvme_path, o.param_nvme_path);
+      o.offload_param = true;
+      o.param_nvme_buffers = 3;
+      if (more) more(o);
+    });
+  };
+  for (int world : {1, 2, 3}) {
+    cases.push_back(
+        {absl::StrCat("param_nvme_w", world), world, param_nvme(nullptr)});
+  }
+  cases.push_back(
+      {"param_nvme_bf16_accumulation2", 2, param_nvme([](zero::ZeroOptions& o) {
+         o.dtype = runtime::DType::kBF16;
+         o.accumulation = 2;
+       })});
+  cases.push_back(
+      {"param_nvme_clipping", 2,
+       param_nvme([](zero::ZeroOptions& o) { o.gradient_clipping = 0.05; }),
+       "tiny", true});
+  cases.push_back(
+      {"param_nvme_f16_overflow_skips", 1, param_nvme(f16_overflow)});
+  cases.push_back({"param_nvme_two_windows_persistent", 2,
+                   param_nvme([](zero::ZeroOptions& o) {
+                     o.param_nvme_buffers = 2;
+                     o.param_persistence_threshold = 100;
+                     o.param_pin_memory = false;
+                   })});
+  cases.push_back(
+      {"param_nvme_one_piece", 2, param_nvme([](zero::ZeroOptions& o) {
+         o.sub_group_size = 1000000000;
+         o.host_step_piece = int64_t{1} << 25;
+       })});
+  cases.push_back(
+      {"param_and_optimizer_nvme", 2, param_nvme([](zero::ZeroOptions& o) {
+         const char* tmp = std::getenv("TEST_TMPDIR");
+         o.nvme_path = tmp != nullptr ? tmp : "/tmp";
+         o.nvme_buffers = 3;
+       })});
   return cases;
 }
 

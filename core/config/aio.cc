@@ -14,10 +14,12 @@ void CheckAio(Config* config, Diagnostics* diag) {
   Aio& a = *config->mutable_aio();
   const std::string s = "aio";
   const std::string k = s + ".";
-  if (config->zero_optimization().offload_optimizer().device() != "nvme") {
+  const ZeroOptimization& z = config->zero_optimization();
+  if (z.offload_optimizer().device() != "nvme" &&
+      z.offload_param().device() != "nvme") {
     diag->Notice(s,
-                 "used by NVMe offload only (offload_optimizer.device "
-                 "\"nvme\"); ignored");
+                 "used by NVMe offload only (offload_optimizer.device or "
+                 "offload_param.device \"nvme\"); ignored");
   }
   if (a.has_thread_count()) {
     if (a.has_intra_op_parallelism() &&

@@ -530,24 +530,34 @@ TEST(ConfigLoaderTest, ValidConfigs) {
        {"gradient_clipping: -1 turns clipping off",
         "optimizer.params.weight_decay: -0.01 means no weight decay",
         "scheduler.params.warmup_num_steps: 0 acts as 2"}},
-      {"the optimizer state on nvme, parameters fall back to cpu",
+      {"the optimizer state and the parameters on nvme",
        R"({"zero_optimization": {"offload_optimizer": {"device": "nvme",
            "nvme_path": "/local_nvme", "buffer_count": 8,
            "pipeline_read": true},
-           "offload_param": {"device": "nvme", "buffer_size": 1e8}}})",
+           "offload_param": {"device": "nvme", "nvme_path": "/local_nvme",
+           "buffer_size": 1e8, "max_in_cpu": 1e9}}})",
        1,
        [](const Config& c) {
          EXPECT_EQ(c.zero_optimization().offload_optimizer().device(), "nvme");
          EXPECT_EQ(c.zero_optimization().offload_optimizer().nvme_path(),
                    "/local_nvme");
-         EXPECT_EQ(c.zero_optimization().offload_param().device(), "cpu");
+         EXPECT_EQ(c.zero_optimization().offload_param().device(), "nvme");
          EXPECT_EQ(ModesOf(c).offload_optimizer, OffloadDevice::kNvme);
+         EXPECT_EQ(ModesOf(c).offload_param, OffloadDevice::kNvme);
          EXPECT_NE(PlanHostStep(HostStepAskOf(ModesOf(c))).cannot_move,
                    nullptr);
        },
        {"zero_optimization.offload_optimizer.pipeline_read: changes nothing",
-        "zero_optimization.offload_param.buffer_size: used by parameters on "
-        "NVMe"}},
+        "zero_optimization.offload_param.max_in_cpu: changes nothing"}},
+      {"parameter nvme keys without nvme",
+       R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
+           "offload_param": {"device": "cpu", "buffer_size": 1e8}}})",
+       1,
+       [](const Config& c) {
+         EXPECT_EQ(c.zero_optimization().offload_param().device(), "cpu");
+       },
+       {"zero_optimization.offload_param.buffer_size: used by parameters on "
+        "NVMe (device \"nvme\") only"}},
       {"nvme keys without nvme",
        R"({"zero_optimization": {"offload_optimizer": {"device": "cpu",
            "nvme_path": "/local_nvme", "buffer_count": 8}}})",

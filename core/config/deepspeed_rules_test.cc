@@ -22,6 +22,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 using ::zero3::testing::StatusIs;
 
@@ -269,20 +270,31 @@ TEST(DeepSpeedRulesTest, KeysThatChangeNothingSaySo) {
   }
 }
 
-// The optimizer state on NVMe stays there (with a directory to swap to);
-// parameters on NVMe fall back to host memory with a warning.
-TEST(DeepSpeedRulesTest, NvmeOptimizerStaysAndParametersFallBack) {
+// The optimizer state and the parameters on NVMe stay there, each with a
+// directory to swap to.
+TEST(DeepSpeedRulesTest, NvmeOptimizerAndParametersStay) {
   ASSERT_OK_AND_ASSIGN(
       LoadedConfig c,
       Load(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme",
                "nvme_path": "/local_nvme"},
-               "offload_param": {"device": "nvme"}}})"));
+               "offload_param": {"device": "nvme",
+               "nvme_path": "/local_nvme"}}})"));
   EXPECT_EQ(c.config.zero_optimization().offload_optimizer().device(), "nvme");
-  EXPECT_EQ(c.config.zero_optimization().offload_param().device(), "cpu");
-  EXPECT_THAT(c.warnings,
-              Contains(HasSubstr("zero_optimization.offload_param.device: "
-                                 "\"nvme\": parameters on NVMe are not "
-                                 "implemented")));
+  EXPECT_EQ(c.config.zero_optimization().offload_param().device(), "nvme");
+  EXPECT_THAT(c.warnings, IsEmpty());
+  EXPECT_THAT(
+      Load(R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
+               "offload_param": {"device": "nvme"}}})")
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("zero_optimization.offload_param.nvme_path")));
+  EXPECT_THAT(
+      Load(R"({"zero_optimization": {"offload_optimizer": {"device": "cpu"},
+               "offload_param": {"device": "nvme", "nvme_path": "/x",
+               "buffer_count": 1}}})")
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("zero_optimization.offload_param.buffer_count")));
   EXPECT_THAT(
       Load(
           R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})")

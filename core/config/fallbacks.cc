@@ -48,12 +48,21 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
     }
     if (opt.has_fast_init()) diag->Notice(o + "fast_init", nvme_only);
   }
-  const std::string param_nvme =
-      "used by parameters on NVMe, which zero3 does not implement; ignored";
-  if (param.has_nvme_path()) diag->Notice(p + "nvme_path", param_nvme);
-  if (param.has_buffer_count()) diag->Notice(p + "buffer_count", param_nvme);
-  if (param.has_buffer_size()) diag->Notice(p + "buffer_size", param_nvme);
-  if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", param_nvme);
+  if (param.device() == "nvme") {
+    if (param.has_max_in_cpu()) {
+      diag->Notice(p + "max_in_cpu",
+                   "changes nothing in zero3: parameters on NVMe stay there, "
+                   "only the partitions about to be gathered are in host "
+                   "memory (offload_param.buffer_count windows); ignored");
+    }
+  } else {
+    const std::string param_nvme =
+        "used by parameters on NVMe (device \"nvme\") only; ignored";
+    if (param.has_nvme_path()) diag->Notice(p + "nvme_path", param_nvme);
+    if (param.has_buffer_count()) diag->Notice(p + "buffer_count", param_nvme);
+    if (param.has_buffer_size()) diag->Notice(p + "buffer_size", param_nvme);
+    if (param.has_max_in_cpu()) diag->Notice(p + "max_in_cpu", param_nvme);
+  }
   const std::string z = "zero_optimization.";
   if (zero.has_contiguous_gradients()) {
     diag->Notice(z + "contiguous_gradients",
@@ -97,16 +106,8 @@ void NoticeExplicitSettings(Config* config, Diagnostics* diag) {
 }
 
 void ApplyFallbacks(Config* config, Diagnostics* diag) {
-  ZeroOptimization* zero = config->mutable_zero_optimization();
+  const ZeroOptimization* zero = &config->zero_optimization();
   const Modes modes = ModesOf(*config);
-  if (modes.offload_param == OffloadDevice::kNvme) {
-    diag->Warning("zero_optimization.offload_param.device",
-                  "\"nvme\": parameters on NVMe are not implemented; they "
-                  "are offloaded to host memory (\"cpu\") instead (the "
-                  "optimizer state can be on NVMe: offload_optimizer.device "
-                  "\"nvme\")");
-    zero->mutable_offload_param()->set_device("cpu");
-  }
   if (modes.offload_optimizer != OffloadDevice::kNone &&
       !zero->offload_optimizer().pin_memory() &&
       modes.grad_offload == GradOffload::kAsync) {

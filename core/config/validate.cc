@@ -121,15 +121,29 @@ void CheckDevice(const std::string& device, const std::string& path,
                    Quote(device), DidYouMean(device, {"none", "cpu", "nvme"})));
 }
 
-// The optimizer state on NVMe: a directory to swap to.
+// The optimizer state or the parameters on NVMe: a directory to swap to.
 void CheckNvme(const Config& config, Diagnostics* diag) {
   const OffloadOptimizer& o = config.zero_optimization().offload_optimizer();
-  if (o.device() != "nvme") return;
-  diag->Check(!o.nvme_path().empty(),
-              "zero_optimization.offload_optimizer.nvme_path",
-              "needed with device \"nvme\": the directory on the drive to "
-              "swap the optimizer state to (DeepSpeed's docs use "
-              "/local_nvme)");
+  if (o.device() == "nvme") {
+    diag->Check(!o.nvme_path().empty(),
+                "zero_optimization.offload_optimizer.nvme_path",
+                "needed with device \"nvme\": the directory on the drive to "
+                "swap the optimizer state to (DeepSpeed's docs use "
+                "/local_nvme)");
+  }
+  const OffloadParam& p = config.zero_optimization().offload_param();
+  if (p.device() == "nvme") {
+    diag->Check(!p.nvme_path().empty(),
+                "zero_optimization.offload_param.nvme_path",
+                "needed with device \"nvme\": the directory on the drive to "
+                "swap the parameters to (DeepSpeed's docs use /local_nvme)");
+    diag->Check(p.buffer_count() >= 2,
+                "zero_optimization.offload_param.buffer_count",
+                absl::StrCat("must be at least 2 with device \"nvme\" (one "
+                             "partition read ahead while another goes to the "
+                             "device), found ",
+                             p.buffer_count()));
+  }
 }
 
 // A host share below 1 keeps part of the optimizer on the device, which

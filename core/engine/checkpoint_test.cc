@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -155,6 +156,8 @@ struct Case {
   double device_step = 0;
   // The host share's master and moments on NVMe (a swap file per rank).
   bool nvme = false;
+  // The parameters on NVMe (offload_param.device "nvme").
+  bool param_nvme = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
@@ -162,7 +165,17 @@ void PrintTo(const Case& c, std::ostream* os) {
       << (c.offload ? ", offload" : ", device") << ", accumulation "
       << c.accumulation << (c.speculative ? ", speculative" : "")
       << (c.bf16_states ? ", bf16 states" : "") << ", device step "
-      << c.device_step << (c.nvme ? ", on NVMe" : "");
+      << c.device_step << (c.nvme ? ", on NVMe" : "")
+      << (c.param_nvme ? ", parameters on NVMe" : "");
+}
+
+// Parameters on NVMe (with offload_param) under the test's directory.
+void ParamsOnNvme(zero::ZeroOptions& o) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  o.offload_param = true;
+  o.param_nvme_path = tmp != nullptr ? tmp : "/tmp";
+  o.param_nvme_buffers = 3;
+  o.host_step_piece = 999;
 }
 
 std::string DeviceStepSuffix(double share) {
@@ -186,6 +199,7 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
     o.nvme_path = tmp != nullptr ? tmp : "/tmp";
     o.nvme_buffers = 3;
   }
+  if (c.param_nvme) ParamsOnNvme(o);
   auto data = CorpusBatches(o.seq);
   constexpr int kSteps = 6, kSaveAt = 3;
   const Outcome straight = Train(o, *data, c.world, kSteps, "", nullptr);
@@ -195,7 +209,8 @@ TEST_P(ResumeTest, ContinuesBitwiseAsTheStraightRun) {
       "resume_", c.world, "_", kernels::DTypeName(c.dtype), "_",
       c.offload ? "offload" : "device", "_", c.accumulation,
       c.speculative ? "_speculative" : "", c.bf16_states ? "_bf16states" : "",
-      DeviceStepSuffix(c.device_step), c.nvme ? "_nvme" : ""));
+      DeviceStepSuffix(c.device_step), c.nvme ? "_nvme" : "",
+      c.param_nvme ? "_paramnvme" : ""));
   const Outcome first = Train(o, *data, c.world, kSaveAt, "", &save);
   ASSERT_THAT(first.status, IsOk());
   EXPECT_EQ(ReadAll(save.dir + "/latest"), "step_3\n");
@@ -273,6 +288,11 @@ std::vector<Case> Cases() {
   cases.push_back({2, runtime::DType::kBF16, true, 2, false, false, 0, true});
   cases.push_back({2, runtime::DType::kF16, true, 1, false, false, 0, true});
   cases.push_back({2, runtime::DType::kBF16, true, 1, false, true, 0, true});
+  // The parameters on NVMe, the optimizer state in memory or on NVMe.
+  cases.push_back(
+      {2, runtime::DType::kBF16, true, 2, false, false, 0, false, true});
+  cases.push_back(
+      {1, runtime::DType::kF32, true, 1, false, false, 0, true, true});
   return cases;
 }
 
@@ -286,7 +306,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ResumeTest, ::testing::ValuesIn(Cases()),
                                c.speculative ? "_speculative" : "",
                                c.bf16_states ? "_bf16states" : "",
                                DeviceStepSuffix(c.device_step),
-                               c.nvme ? "_nvme" : "");
+                               c.nvme ? "_nvme" : "",
+                               c.param_nvme ? "_paramnvme" : "");
                          });
 
 // A two-rank checkpoint of step 2 in a fresh directory.
@@ -419,6 +440,36 @@ TEST(CheckpointTest, NvmeStatesLoadWithAnyPlacement) {
                         [](int world, zero::ZeroOptions& to) {
                           if (world == 1) to.nvme_path.clear();
                         });
+}
+
+// Nor on where the parameters are: saved with them on NVMe, loaded by 1
+// rank with them in host memory and by 4 with them on NVMe.
+TEST(CheckpointTest, ParamsOnNvmeLoadWithAnyPlacement) {
+  zero::ZeroOptions o = Options(runtime::DType::kBF16, true, 1);
+  ParamsOnNvme(o);
+  ExpectReshardsExactly(o, "reshard_param_nvme",
+                        [](int world, zero::ZeroOptions& to) {
+                          if (world == 1) to.param_nvme_path.clear();
+                        });
+}
+
+// A failed read or write of the parameters' swap file stops the run with an
+// error naming the file: a read when a gather needs the partition, a write
+// when its window is next needed.
+TEST(CheckpointTest, ParamsOnNvmeAFailedTransferStopsTheRun) {
+  for (const bool write : {true, false}) {
+    zero::ZeroOptions o = Options(runtime::DType::kF32, true, 1);
+    ParamsOnNvme(o);
+    // Past start-up's writes of the initial working copy (a piece each).
+    o.param_nvme_fault = {write, write ? 50 : 3, EIO};
+    auto data = CorpusBatches(o.seq);
+    const Outcome run = Train(o, *data, 1, 3, "", nullptr);
+    EXPECT_EQ(run.status.code(), absl::StatusCode::kDataLoss)
+        << write << ": " << run.status;
+    EXPECT_NE(run.status.message().find("zero3_params_rank0.swap"),
+              std::string::npos)
+        << run.status;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ReshardTest,

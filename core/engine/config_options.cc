@@ -108,7 +108,6 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   o.max_live_parameters = z.stage3_max_live_parameters();
   o.max_reuse_distance = z.stage3_max_reuse_distance();
   o.sub_group_size = z.sub_group_size();
-  // The loader has already turned nvme into cpu, with a notice.
   o.offload_optimizer = modes.offload_optimizer != config::OffloadDevice::kNone;
   o.optimizer_pin_memory = z.offload_optimizer().pin_memory();
   o.offload_ratio = z.offload_optimizer().ratio();
@@ -117,10 +116,18 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
   if (modes.offload_optimizer == config::OffloadDevice::kNvme) {
     o.nvme_path = z.offload_optimizer().nvme_path();
     o.nvme_buffers = std::max(3, z.offload_optimizer().buffer_count());
+  }
+  o.param_pin_memory = z.offload_param().pin_memory();
+  if (modes.offload_param == config::OffloadDevice::kNvme) {
+    o.param_nvme_path = z.offload_param().nvme_path();
+    o.param_nvme_buffers = std::max(2, z.offload_param().buffer_count());
+    o.param_nvme_buffer_size = z.offload_param().buffer_size();
+  }
+  if (modes.offload_optimizer == config::OffloadDevice::kNvme ||
+      modes.offload_param == config::OffloadDevice::kNvme) {
     o.aio_block_size = c.aio().block_size();
     o.aio_queue_depth = c.aio().queue_depth();
   }
-  o.param_pin_memory = z.offload_param().pin_memory();
   if (o.offload_param && !o.offload_optimizer) {
     return absl::InvalidArgumentError(
         "zero_optimization.offload_param needs "

@@ -85,10 +85,11 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   scaler_ = zero::LossScaler::ForOptions(options_);
   ZR_RETURN_IF_ERROR(AllocateStepBuffers());
 
-  ZR_ASSIGN_OR_RETURN(coordinator_, zero::ParamCoordinator::Create(
-                                        ctx_, model_->modules(),
-                                        TensorRef::Of(shard_, options_.dtype, 0,
-                                                      layout_->total())));
+  ZR_ASSIGN_OR_RETURN(coordinator_,
+                      zero::ParamCoordinator::Create(
+                          ctx_, model_->modules(),
+                          TensorRef::Of(shard_, options_.dtype, 0,
+                                        ShardOnNvme() ? 0 : layout_->total())));
   ctx_.streamed_begin = HostShareBegin();
   ZR_ASSIGN_OR_RETURN(ctx_.host_begin, DeviceStepEnd(ctx_.streamed_begin));
   PlanSubGroups();
@@ -98,6 +99,9 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   ZR_ASSIGN_OR_RETURN(
       host_, zero::HostOptimizer::Create(ctx_, *reducer_, shard_, sub_groups_,
                                          decay_runs_));
+  if (host_->nvme_params() != nullptr) {
+    coordinator_->ReadFrom(host_->nvme_params());
+  }
   ZR_ASSIGN_OR_RETURN(streamed_,
                       zero::StreamedStep::Create(ctx_, *reducer_, shard_,
                                                  sub_groups_, decay_runs_));
@@ -170,7 +174,13 @@ absl::Status Engine::AllocateStepBuffers() {
   runtime::Device& dev = rt_.device();
   const int64_t total = std::max<int64_t>(1, layout_->total());
   const int64_t esize = kernels::DTypeSize(options_.dtype);
-  if (options_.offload_param) {
+  if (ShardOnNvme()) {
+    // The shard is the NVMe parameters' file (zero::NvmeParams, the host
+    // optimizer's): this buffer only stands in for it.
+    ZR_ASSIGN_OR_RETURN(shard_,
+                        AllocateHost(rt_, esize, HostMemoryKind::kPageable,
+                                     "parameter shard (on NVMe)"));
+  } else if (options_.offload_param) {
     ZR_ASSIGN_OR_RETURN(
         shard_,
         AllocateHost(rt_, total * esize, PinnedIf(options_.param_pin_memory),

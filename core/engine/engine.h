@@ -124,12 +124,20 @@ class Engine : private model::ParamProvider {
   int64_t nvme_bytes() const {
     return host_->nvme() != nullptr ? host_->nvme()->file_bytes() : 0;
   }
-  // That swap file's path, and whether it has O_DIRECT ("", true without).
+  // Bytes of this rank's swap file with the parameters on NVMe
+  // (offload_param.device "nvme"); 0 without.
+  int64_t param_nvme_bytes() const {
+    return host_->nvme_params() != nullptr ? host_->nvme_params()->file_bytes()
+                                           : 0;
+  }
+  // The optimizer state's swap file's path ("" without).
   std::string nvme_path() const {
     return host_->nvme() != nullptr ? host_->nvme()->path() : std::string();
   }
+  // Whether the swap files have O_DIRECT (true without).
   bool nvme_direct() const {
-    return host_->nvme() == nullptr || host_->nvme()->direct();
+    return (host_->nvme() == nullptr || host_->nvme()->direct()) &&
+           (host_->nvme_params() == nullptr || host_->nvme_params()->direct());
   }
 
  private:
@@ -246,7 +254,12 @@ class Engine : private model::ParamProvider {
   // Each sub-group's ranges of equal weight decay (weight_decay.h).
   std::vector<std::vector<zero::DecayRun>> decay_runs_;
 
-  // Working shard (model dtype): device, or host with offload_param.
+  // Whether the working shard is on NVMe (offload_param.device "nvme").
+  bool ShardOnNvme() const {
+    return options_.offload_param && !options_.param_nvme_path.empty();
+  }
+  // Working shard (model dtype): device, or host with offload_param (a
+  // stand-in with the shard on NVMe).
   runtime::OwnedBuffer shard_;
   // fp32 master and Adam moments of the device share, elements
   // [0, ctx_.streamed_begin) of the flat layout (the streamed ones':

@@ -36,7 +36,7 @@ absl::StatusOr<StepStats> Engine::Step() {
       model::MicroBatchLossDivisor(*data_, shape, stats.predicted_tokens);
   const int64_t step_start = rt_.NowNanos();
   double loss_sum = 0;
-  coordinator_->StartStep();
+  ZR_RETURN_IF_ERROR(coordinator_->StartStep());
   host_->BeginStep();
   for (int micro = 0; micro < a; ++micro) {
     ZR_RETURN_IF_ERROR(

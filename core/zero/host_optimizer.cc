@@ -94,6 +94,10 @@ absl::Status HostOptimizer::Allocate() {
         runtime::AllocateDevice(rt_.device(), std::max<int64_t>(1, piece) * 4,
                                 "fp32 parameter write-back"));
   }
+  if (options_.offload_param && !options_.param_nvme_path.empty()) {
+    ZR_ASSIGN_OR_RETURN(
+        nvme_params_, NvmeParams::Create(rt_, options_, *ctx_.layout, pieces_));
+  }
   if (!options_.offload_param) {
     ZR_ASSIGN_OR_RETURN(
         staging_,
@@ -123,8 +127,8 @@ absl::Status HostOptimizer::StageWorkingCopy() {
   const int64_t esize = kernels::DTypeSize(dtype);
   const int64_t n = elements();
   const Buffer& target = options_.offload_param ? shard_ : staging_.get();
-  if (nvme_ != nullptr) {
-    ZR_RETURN_IF_ERROR(StageFromNvme(target));
+  if (nvme_ != nullptr || nvme_params_ != nullptr) {
+    ZR_RETURN_IF_ERROR(StageByPiece(target));
   } else {
     ZR_RETURN_IF_ERROR(StageFromMemory(target));
   }
@@ -135,18 +139,29 @@ absl::Status HostOptimizer::StageWorkingCopy() {
   return ctx_.compute->Synchronize();
 }
 
-absl::Status HostOptimizer::StageFromNvme(const Buffer& target) {
+absl::Status HostOptimizer::StageByPiece(const Buffer& target) {
   const DType dtype = options_.dtype;
   const int64_t esize = kernels::DTypeSize(dtype);
   for (int i = 0; i < static_cast<int>(pieces_.size()); ++i) {
     const HostPiece& piece = pieces_[i];
     const int64_t at = piece.offset - ctx_.host_begin;
-    ZR_RETURN_IF_ERROR(nvme_->Prefetch(i + 1));
-    ZR_ASSIGN_OR_RETURN(const HostState::Set set, nvme_->Acquire(i));
+    HostState::Set set;
+    if (nvme_ != nullptr) {
+      ZR_RETURN_IF_ERROR(nvme_->Prefetch(i + 1));
+      ZR_ASSIGN_OR_RETURN(set, nvme_->Acquire(i));
+    } else {
+      set = state_.First(at, piece.elements);
+    }
+    BufferSlice out;
+    if (nvme_params_ != nullptr) {
+      ZR_ASSIGN_OR_RETURN(out, nvme_params_->WriteWindow(i));
+    } else {
+      out = target.Slice(at * esize, piece.elements * esize);
+    }
     HostTask cast;
     cast.label = absl::StrCat("initial working shard, ", piece.name);
     cast.reads = {set.master};
-    cast.writes = {target.Slice(at * esize, piece.elements * esize)};
+    cast.writes = {out};
     cast.memory_bytes = piece.elements * (4 + esize);
     cast.threads = HostTaskThreads(options_);
     cast.run = [&]() -> absl::Status {
@@ -162,7 +177,8 @@ absl::Status HostOptimizer::StageFromNvme(const Buffer& target) {
       return absl::OkStatus();
     };
     ZR_RETURN_IF_ERROR(rt_.RunHostTask(cast));
-    ZR_RETURN_IF_ERROR(nvme_->Release(i, false));
+    if (nvme_ != nullptr) ZR_RETURN_IF_ERROR(nvme_->Release(i, false));
+    if (nvme_params_ != nullptr) ZR_RETURN_IF_ERROR(nvme_params_->Write(i));
   }
   return absl::OkStatus();
 }
@@ -363,7 +379,12 @@ absl::Status HostOptimizer::AdamPiece(int index, const kernels::AdamWArgs& args,
   const BufferSlice m1 = current.exp_avg;
   const BufferSlice m2 = current.exp_avg_sq;
   const BufferSlice gs = grads.slice.Sub(at_host * gsize, n * gsize);
-  const BufferSlice out = lp.Slice(at_host * esize, n * esize);
+  BufferSlice out;
+  if (nvme_params_ != nullptr) {
+    ZR_ASSIGN_OR_RETURN(out, nvme_params_->WriteWindow(index));
+  } else {
+    out = lp.Slice(at_host * esize, n * esize);
+  }
   // One pass: the update and the new working copy, which the H2D (or the
   // next gather, with offload_param) reads.
   HostTask adam;
@@ -432,7 +453,10 @@ absl::Status HostOptimizer::WriteBackPiece(int index) {
     return WriteBackFp32(state_.First(at_host, n).master, piece.offset, n,
                          piece.name);
   }
-  if (options_.offload_param) return absl::OkStatus();
+  if (options_.offload_param) {
+    return nvme_params_ != nullptr ? nvme_params_->Write(index)
+                                   : absl::OkStatus();
+  }
   if (write_back_ == nullptr) return CopyPieceToDevice(*ctx_.compute, index);
   // Issued by IssueWriteBack, at the start of the next step.
   write_pending_[index] = true;

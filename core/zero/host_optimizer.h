@@ -46,6 +46,7 @@
 #include "core/zero/grad_reducer.h"
 #include "core/zero/host_pieces.h"
 #include "core/zero/host_state.h"
+#include "core/zero/nvme_params.h"
 #include "core/zero/nvme_state.h"
 #include "core/zero/param_coordinator.h"
 
@@ -100,6 +101,10 @@ class HostOptimizer {
   const HostState& state() const { return state_; }
   // With the state on NVMe (options.nvme_path): its swap file; else null.
   const NvmeState* nvme() const { return nvme_.get(); }
+  // With the working shard on NVMe (options.param_nvme_path, with
+  // offload_param): its swap file, which the update writes each piece's
+  // working copy to and the coordinator reads partitions from; else null.
+  NvmeParams* nvme_params() const { return nvme_params_.get(); }
   // The fp32 master in host memory that the initial parameters may be
   // written into directly, or null (bf16, on NVMe, no host share).
   const runtime::Buffer* WritableMaster() const;
@@ -204,10 +209,10 @@ class HostOptimizer {
   HostOptimizer(const ZeroContext& ctx, GradReducer& reducer,
                 const runtime::Buffer& shard);
   absl::Status Allocate();
-  // StageWorkingCopy's cast into `target`: from the master in memory, or
-  // piece by piece from the drive.
+  // StageWorkingCopy's cast into `target`: from the master in memory at
+  // once, or piece by piece (the master or the working copy on the drive).
   absl::Status StageFromMemory(const runtime::Buffer& target);
-  absl::Status StageFromNvme(const runtime::Buffer& target);
+  absl::Status StageByPiece(const runtime::Buffer& target);
   // One piece's AdamW, in place, or (speculative) from its current master
   // and moments into the other ones; both write the new working copy into
   // the staging (or the host shard with offload_param).
@@ -261,6 +266,8 @@ class HostOptimizer {
   HostState state_;
   // The state on NVMe instead (options.nvme_path).
   std::unique_ptr<NvmeState> nvme_;
+  // The working shard on NVMe (options.param_nvme_path).
+  std::unique_ptr<NvmeParams> nvme_params_;
   // The pinned staging of the new working copy, for the H2D write-back.
   runtime::OwnedBuffer staging_;
   // per_param_fp32_grads: the device piece the fp32 master comes back into.

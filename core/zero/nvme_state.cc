@@ -22,6 +22,22 @@ namespace {
 using runtime::SwapFile;
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<runtime::DriveFile>> OpenRankSwapFile(
+    runtime::Runtime& rt, const ZeroOptions& options, const std::string& dir,
+    absl::string_view stem, int64_t bytes,
+    const ZeroOptions::NvmeFault& fault) {
+  runtime::DriveFileOptions file;
+  file.dir = dir;
+  file.name = absl::StrCat(stem, "_rank", rt.rank(), ".swap");
+  file.bytes = bytes;
+  file.swap.block_size = options.aio_block_size;
+  file.swap.queue_depth = options.aio_queue_depth;
+  ZR_ASSIGN_OR_RETURN(std::unique_ptr<runtime::DriveFile> f,
+                      rt.OpenDriveFile(file));
+  if (fault.nth >= 0) f->InjectFault(fault.write, fault.nth, fault.error);
+  return f;
+}
+
 NvmeState::NvmeState(runtime::Runtime& rt, const ZeroOptions& options,
                      const std::vector<HostPiece>& pieces, int64_t host_begin)
     : rt_(rt),
@@ -81,17 +97,10 @@ absl::StatusOr<std::unique_ptr<NvmeState>> NvmeState::Create(
     w.base = SwapFile::AlignmentGap(w.buffer.data());
     s->windows_.push_back(std::move(w));
   }
-  runtime::DriveFileOptions file;
-  file.dir = options.nvme_path;
-  file.name = absl::StrCat("zero3_optimizer_rank", rt.rank(), ".swap");
-  file.bytes = s->file_bytes_;
-  file.swap.block_size = options.aio_block_size;
-  file.swap.queue_depth = options.aio_queue_depth;
-  ZR_ASSIGN_OR_RETURN(s->file_, rt.OpenDriveFile(file));
-  if (options.nvme_fault.nth >= 0) {
-    s->file_->InjectFault(options.nvme_fault.write, options.nvme_fault.nth,
-                          options.nvme_fault.error);
-  }
+  ZR_ASSIGN_OR_RETURN(
+      s->file_,
+      OpenRankSwapFile(rt, options, options.nvme_path, "zero3_optimizer",
+                       s->file_bytes_, options.nvme_fault));
   // Reserved space reads as zeros until the engine writes the initial
   // master (WriteMasterWith).
   return s;

@@ -28,10 +28,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/runtime/drive_file.h"
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
@@ -41,6 +43,13 @@
 
 namespace zero3 {
 namespace zero {
+
+// This rank's swap file `stem`_rank<R>.swap of `bytes` under `dir`, with
+// aio's block size and queue depth (options) and a test's `fault`; the
+// errors name the path and the fix (DriveFile).
+absl::StatusOr<std::unique_ptr<runtime::DriveFile>> OpenRankSwapFile(
+    runtime::Runtime& rt, const ZeroOptions& options, const std::string& dir,
+    absl::string_view stem, int64_t bytes, const ZeroOptions::NvmeFault& fault);
 
 class NvmeState {
  public:

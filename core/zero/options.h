@@ -174,6 +174,15 @@ struct ZeroOptions {
     int error = 0;
   };
   NvmeFault nvme_fault;
+  // offload_param.device "nvme" (with offload_param): the working shard in
+  // a swap file per rank under this directory (NvmeParams), each partition
+  // read into one of param_nvme_buffers host windows ahead of its gather,
+  // each updated piece written back; empty: the shard in host memory.
+  std::string param_nvme_path;
+  int param_nvme_buffers = 5;
+  // offload_param.buffer_size: at least the largest partition (elements).
+  int64_t param_nvme_buffer_size = 100000000;
+  NvmeFault param_nvme_fault;
   // Host threads for the optimizer step; 0 means all of the rank's cores.
   int optimizer_threads = 0;
   // Elements per host optimizer task: the H2D of one piece's working copy

@@ -129,6 +129,25 @@ absl::StatusOr<runtime::AllGatherPart> ParamCoordinator::PrepareGather(int p) {
     pending_update_ = nullptr;
   }
   ZR_RETURN_IF_ERROR(WaitForWrites(shard.offset, shard.partition));
+  if (nvme_ != nullptr) {
+    // From the drive through a read window, on the gather stream: the
+    // window is reused only after these copies.
+    const TensorRef staged =
+        TensorRef::Of(staging_, ctx_.dtype, 0, shard.partition);
+    const int64_t esize = kernels::DTypeSize(ctx_.dtype);
+    ZR_ASSIGN_OR_RETURN(const std::vector<NvmeParams::Segment> segments,
+                        nvme_->Acquire(p));
+    for (const NvmeParams::Segment& seg : segments) {
+      ZR_RETURN_IF_ERROR(
+          g.Copy(staged.slice.Sub(seg.at * esize, seg.bytes.bytes()), seg.bytes,
+                 absl::StrCat("param ", p, " shard H2D")));
+    }
+    ZR_RETURN_IF_ERROR(nvme_->Release(p, g));
+    block->used = true;
+    s.block = block;
+    return runtime::AllGatherPart{
+        staged, TensorRef::Of(block->buffer, ctx_.dtype, 0, shard.padded)};
+  }
   TensorRef send = shard_.Elements(shard.offset, shard.partition);
   if (ctx_.options->offload_param) {
     // The partition lives in host memory: bring it over on the same stream
@@ -168,9 +187,22 @@ absl::Status ParamCoordinator::Release(int p) {
   return absl::OkStatus();
 }
 
-void ParamCoordinator::StartStep() {
+absl::Status ParamCoordinator::StartStep() {
   if (!trace_.empty() && !trace_complete_) trace_complete_ = true;
   position_ = 0;
+  return trace_complete_ ? ReadAhead(0) : absl::OkStatus();
+}
+
+absl::Status ParamCoordinator::ReadAhead(size_t from) {
+  if (nvme_ == nullptr) return absl::OkStatus();
+  for (size_t i = from; i < trace_.size(); ++i) {
+    for (int p : modules_[trace_[i].module].params) {
+      if (params_[p].state != State::kReleased) continue;
+      ZR_ASSIGN_OR_RETURN(const bool started, nvme_->Prefetch(p));
+      if (!started) return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
@@ -192,7 +224,10 @@ absl::Status ParamCoordinator::BeginModule(int module, model::Pass pass) {
   }
   ZR_RETURN_IF_ERROR(Gather(modules_[module].params));
   ZR_RETURN_IF_ERROR(MakeAvailable(module));
-  if (trace_complete_) ZR_RETURN_IF_ERROR(Prefetch());
+  if (trace_complete_) {
+    ZR_RETURN_IF_ERROR(Prefetch());
+    ZR_RETURN_IF_ERROR(ReadAhead(position_ + 1));
+  }
   return absl::OkStatus();
 }
 

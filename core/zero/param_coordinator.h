@@ -20,6 +20,11 @@
 // prefetch_bucket_size elements in flight and max_live_parameters gathered. A
 // step that departs from the recorded order re-records.
 //
+// With parameters on NVMe (ReadFrom), a partition comes from the drive
+// through a read window (nvme_params.h) instead of the host shard; from the
+// second step on, the partitions of the modules that follow are read ahead
+// into the free windows after each module's gathers are issued.
+//
 // Buffers: gathered buffers come from a pool keyed by size and are never
 // freed during training. Releasing one records an event on the compute
 // stream; the next all-gather into it waits for that event
@@ -44,6 +49,7 @@
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
 #include "core/zero/context.h"
+#include "core/zero/nvme_params.h"
 
 namespace zero3 {
 namespace zero {
@@ -60,8 +66,9 @@ class ParamCoordinator {
   runtime::TensorRef Param(int param) const;
   absl::Status EndModule(int module, model::Pass pass);
 
-  // At the start of each optimizer step's first forward.
-  void StartStep();
+  // At the start of each optimizer step's first forward (with parameters on
+  // NVMe, the first partitions start reading).
+  absl::Status StartStep();
   // Between steps, forward passes that evaluate (no backward follows): their
   // visits are neither recorded nor prefetched for, and each module's
   // parameters but persistent ones are released after it; the recorded
@@ -86,6 +93,10 @@ class ParamCoordinator {
   // first (the engine's deferred host update, which records those writes).
   using BeforeGather = std::function<absl::Status(int64_t, int64_t)>;
   void SetBeforeGather(BeforeGather f) { before_gather_ = std::move(f); }
+
+  // With offload_param on NVMe: the partitions come from `params` (which
+  // outlives this), not from the shard.
+  void ReadFrom(NvmeParams* params) { nvme_ = params; }
 
   // Largest number of parameter elements gathered at once.
   int64_t peak_gathered_elements() const { return peak_gathered_; }
@@ -129,6 +140,10 @@ class ParamCoordinator {
   absl::StatusOr<Block*> TakeBlock(int64_t elements);
   bool ReusedSoon(int p) const;
   absl::Status Prefetch();
+  // With parameters on NVMe: starts reading the partitions of the recorded
+  // visits after the current one that are not gathered, into the windows
+  // free without waiting.
+  absl::Status ReadAhead(size_t from);
 
   ZeroContext ctx_;
   std::vector<model::ModuleInfo> modules_;
@@ -137,6 +152,7 @@ class ParamCoordinator {
   std::map<int64_t, std::vector<Block*>> free_blocks_;
   std::vector<std::unique_ptr<Block>> blocks_;
   runtime::OwnedBuffer staging_;  // device copy of host shards (offload_param)
+  NvmeParams* nvme_ = nullptr;
   runtime::Event* pending_update_ = nullptr;
   std::vector<PendingWrite> pending_writes_;  // not yet waited on
   BeforeGather before_gather_;

@@ -93,6 +93,19 @@ constexpr Entry kEntries[] = {
     {Sync::kNvmeWriteBeforeReuse, "nvme-write-before-reuse",
      "host waits for a window's write-back to the drive before reading "
      "another piece into it (offload_optimizer.device nvme)"},
+    {Sync::kNvmeParamReadBeforeCopy, "nvme-param-read-before-copy",
+     "host waits for a partition's read from the drive before issuing its "
+     "copy to the device (offload_param.device nvme)"},
+    {Sync::kNvmeParamCopyBeforeReuse, "nvme-param-copy-before-reuse",
+     "host waits for a window's copy to the device before reading another "
+     "partition into it (offload_param.device nvme)"},
+    {Sync::kNvmeParamWriteBeforeRead, "nvme-param-write-before-read",
+     "host waits for an updated piece's write to the drive before reading a "
+     "partition it overlaps (offload_param.device nvme)"},
+    {Sync::kNvmeParamWriteBeforeReuse, "nvme-param-write-before-reuse",
+     "host waits for a write window's last write to the drive before the "
+     "next piece's working copy is cast into it (offload_param.device "
+     "nvme)"},
 };
 
 const Entry& EntryOf(Sync sync) {

@@ -114,6 +114,19 @@ enum class Sync {
   // The host waits for a window's write-back to the drive before reading
   // another piece into it, or filling it.
   kNvmeWriteBeforeReuse,
+  // With parameters on NVMe (nvme_params.h): the host waits for a
+  // partition's read into its window before the gather stream's copy of it
+  // to the device is issued.
+  kNvmeParamReadBeforeCopy,
+  // The host waits for the copy of a window's partition to the device
+  // before reading another partition into it.
+  kNvmeParamCopyBeforeReuse,
+  // The host waits for the write of an updated piece's working copy to the
+  // drive before reading a partition it overlaps.
+  kNvmeParamWriteBeforeRead,
+  // The host waits for a write window's last write to the drive before the
+  // next piece's working copy is cast into it.
+  kNvmeParamWriteBeforeReuse,
 };
 // Not listed because it needs no synchronization of its own: with
 // offload_param, the optimizer overwrites the host parameter shards after

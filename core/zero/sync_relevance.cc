@@ -69,6 +69,14 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
     return "only the optimizer state on NVMe (offload_optimizer.device "
            "\"nvme\") is read from and written to a drive";
   }
+  if ((sync == Sync::kNvmeParamReadBeforeCopy ||
+       sync == Sync::kNvmeParamCopyBeforeReuse ||
+       sync == Sync::kNvmeParamWriteBeforeRead ||
+       sync == Sync::kNvmeParamWriteBeforeReuse) &&
+      (!options.offload_param || options.param_nvme_path.empty())) {
+    return "only parameters on NVMe (offload_param.device \"nvme\") are "
+           "read from and written to a drive";
+  }
   const bool host_checkpoint = sync == Sync::kCheckpointOffloadAfterWrite ||
                                sync == Sync::kCheckpointSlotReuse ||
                                sync == Sync::kCheckpointRestoreSlotFree ||

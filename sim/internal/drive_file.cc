@@ -22,10 +22,31 @@ class SimDriveFile final : public runtime::DriveFile {
         name_(std::move(name)),
         file_(std::move(file)),
         size_(size) {
-    agent_ = rank_->races().AddAgent(absl::StrCat("drive '", name_, "'"));
+    // Reads and writes run side by side (each direction at its own rate):
+    // one agent each. The file's bytes are a buffer of their own to the
+    // detector, so a read of a range whose write the host has not waited
+    // for is a race too.
+    reader_ =
+        rank_->races().AddAgent(absl::StrCat("drive '", name_, "' reads"));
+    writer_ =
+        rank_->races().AddAgent(absl::StrCat("drive '", name_, "' writes"));
     track_ = rank_->NewStreamTrack(absl::StrCat("NVMe ", name_));
+    if (rank_->detect()) {
+      contents_ = runtime::Buffer(rank_->NextBufferId(), size_,
+                                  runtime::MemorySpace::kPageableHost, nullptr);
+      rank_->races().OnAllocate(contents_.id(),
+                                absl::StrCat("drive file ", name_), size_,
+                                /*initialized=*/true);
+    }
   }
-  ~SimDriveFile() override { (void)WaitAll(); }
+  ~SimDriveFile() override {
+    (void)WaitAll();
+    if (contents_.valid()) {
+      rank_->races().OnFree(
+          contents_.id(), 0,
+          OpInfo{"remove drive file", 0, rank_->now(), rank_->now()});
+    }
+  }
 
   std::string path() const override {
     return file_ != nullptr ? file_->path() : std::string();
@@ -84,7 +105,7 @@ class SimDriveFile final : public runtime::DriveFile {
     }
     r->CountOp();
     r->HostCost(r->cost().copy_call_nanos());
-    int64_t& tail = write ? write_tail_ns_ : read_tail_ns_;
+    int64_t& tail = r->drive_tail_ns(write);
     const int64_t start = std::max(r->now(), tail);
     const int64_t end = start + r->Jitter(r->cost().DriveNanos(bytes, write));
     tail = end;
@@ -97,8 +118,11 @@ class SimDriveFile final : public runtime::DriveFile {
     t.end_ns = end;
     t.label = std::string(label);
     if (r->detect()) {
-      r->StreamAccesses(agent_, {{buffer, !write}}, label, start, end);
-      t.clock = r->races().clock(agent_);
+      const int agent = write ? writer_ : reader_;
+      r->StreamAccesses(
+          agent, {{buffer, !write}, {contents_.Slice(offset, bytes), write}},
+          label, start, end);
+      t.clock = r->races().clock(agent);
     }
     if (file_ != nullptr) {
       ZR_ASSIGN_OR_RETURN(t.real,
@@ -114,9 +138,9 @@ class SimDriveFile final : public runtime::DriveFile {
   std::string name_;
   std::unique_ptr<runtime::SwapFile> file_;
   int64_t size_ = 0;
-  int agent_ = 0;
+  int reader_ = 0, writer_ = 0;
+  runtime::Buffer contents_;  // the file's bytes, to the race detector
   int track_ = 0;
-  int64_t read_tail_ns_ = 0, write_tail_ns_ = 0;
   int64_t next_ticket_ = 1;
   std::map<int64_t, Transfer> transfers_;
 };

@@ -180,6 +180,12 @@ class RankState {
   void RetireStream(SimStream* stream, int64_t tail_ns, int agent);
   const std::vector<SimStream*>& streams() const { return streams_; }
   int64_t retired_tail_ns() const { return retired_tail_ns_; }
+  // When the rank's share of the node's drives is free again, per
+  // direction: its drive files (the optimizer state's, the parameters')
+  // queue behind each other.
+  int64_t& drive_tail_ns(bool write) {
+    return write ? drive_write_tail_ns_ : drive_read_tail_ns_;
+  }
   const std::vector<int>& retired_agents() const { return retired_agents_; }
 
  private:
@@ -206,6 +212,7 @@ class RankState {
   Calendar compute_, d2h_, h2d_, fabric_;
   std::vector<SimStream*> streams_;
   int64_t retired_tail_ns_ = 0;
+  int64_t drive_read_tail_ns_ = 0, drive_write_tail_ns_ = 0;
   std::vector<int> retired_agents_;
   int next_track_ = 1;
   std::vector<ActivityInterval> activity_;

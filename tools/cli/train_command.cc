@@ -775,6 +775,10 @@ void TrainCommand::PrintHeader(const runtime::Launcher& launcher,
                       ? std::string()
                       : absl::StrCat("; master and moments on NVMe under ",
                                      o.nvme_path),
+                  o.param_nvme_path.empty()
+                      ? std::string()
+                      : absl::StrCat("; parameters on NVMe under ",
+                                     o.param_nvme_path),
                   o.device_step_share > 0
                       ? absl::StrFormat("; AdamW of %g%% of it on the device, "
                                         "states streamed",
@@ -850,7 +854,8 @@ absl::Status TrainCommand::RunRank(runtime::Launcher& launcher,
         << FormatBytes(rt.device().memory_stats().bytes_in_use) << " in use\n";
     const zero::ZeroOptions& o = in.options;
     if (!e->nvme_direct()) {
-      err << "notice: the file system of " << o.nvme_path
+      err << "notice: the file system of "
+          << (o.nvme_path.empty() ? o.param_nvme_path : o.nvme_path)
           << " has no O_DIRECT (tmpfs?): the swap files go through the page "
              "cache, which takes host memory and the drive's speed is not "
              "reached; put nvme_path on the NVMe drive's file system\n";

@@ -122,22 +122,44 @@ absl::Status CheckHost(const MemoryEstimate& e, const Available& a,
 
 absl::Status CheckNvme(const MemoryEstimate& e, const Available& a,
                        const RunShape& run) {
-  if (run.nvme_path.empty() || !run.allocates) return absl::OkStatus();
-  if (a.nvme_free_bytes < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "zero_optimization.offload_optimizer.nvme_path '", run.nvme_path,
-        "' is not a directory: create it on the drive to swap the optimizer "
-        "state to, or set nvme_path to one"));
+  if (!run.allocates) return absl::OkStatus();
+  struct Use {
+    const char* what;
+    const char* key;
+    const std::string& path;
+    int64_t bytes, free;
+  };
+  const Use uses[] = {
+      {"the optimizer state", "zero_optimization.offload_optimizer.nvme_path",
+       run.nvme_path, e.nvme_bytes, a.nvme_free_bytes},
+      {"the parameters", "zero_optimization.offload_param.nvme_path",
+       run.param_nvme_path, e.param_nvme_bytes, a.param_nvme_free_bytes}};
+  const bool both = !run.nvme_path.empty() && !run.param_nvme_path.empty();
+  for (const Use& u : uses) {
+    if (u.path.empty()) continue;
+    if (u.free < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(u.key, " '", u.path,
+                       "' is not a directory: create it on the drive "
+                       "to swap ",
+                       u.what, " to, or set ", u.key, " to one"));
+    }
+    // Both swap files on one file system: each path's check counts both.
+    const int64_t per_rank = both && a.nvme_paths_share_drive
+                                 ? e.nvme_bytes + e.param_nvme_bytes
+                                 : u.bytes;
+    const int64_t need = per_rank * e.local_ranks;
+    if (need <= u.free) continue;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        per_rank == u.bytes ? u.what : "the optimizer state and the parameters",
+        " on NVMe need ", FormatBytes(need), " under '", u.path, "' (",
+        e.local_ranks, " rank", e.local_ranks == 1 ? "" : "s", " x ",
+        FormatBytes(per_rank), "), which has ", FormatBytes(u.free),
+        " free: free space there, set ", u.key,
+        " to a larger drive, or add nodes (each rank's share shrinks with the "
+        "data-parallel size)"));
   }
-  const int64_t need = e.nvme_bytes * e.local_ranks;
-  if (need <= a.nvme_free_bytes) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "the optimizer state on NVMe needs ", FormatBytes(need), " under '",
-      run.nvme_path, "' (", e.local_ranks, " rank",
-      e.local_ranks == 1 ? "" : "s", " x ", FormatBytes(e.nvme_bytes),
-      "), which has ", FormatBytes(a.nvme_free_bytes),
-      " free: free space there, set nvme_path to a larger drive, or add "
-      "nodes (each rank's share shrinks with the data-parallel size)"));
+  return absl::OkStatus();
 }
 
 absl::Status CheckMemory(const MemoryEstimate& e, const Available& a,
@@ -188,12 +210,16 @@ std::string FormatEstimate(const MemoryEstimate& e, const Available& a,
   row("host total", e.HostBytesPerRank(), e.HostBytesPerNode(),
       run.allocates ? a.host.Describe()
                     : "not allocated (timing mode: the profile's host)");
-  if (!run.nvme_path.empty()) {
-    row("NVMe (swap files)", e.nvme_bytes, e.nvme_bytes * e.local_ranks,
-        a.nvme_free_bytes < 0 ? absl::StrCat(run.nvme_path, ": not a directory")
-                              : absl::StrCat(FormatBytes(a.nvme_free_bytes),
-                                             " free under ", run.nvme_path));
-  }
+  auto nvme_row = [&](const std::string& name, int64_t bytes,
+                      const std::string& path, int64_t free) {
+    if (path.empty()) return;
+    row(name, bytes, bytes * e.local_ranks,
+        free < 0 ? absl::StrCat(path, ": not a directory")
+                 : absl::StrCat(FormatBytes(free), " free under ", path));
+  };
+  nvme_row("NVMe (optimizer)", e.nvme_bytes, run.nvme_path, a.nvme_free_bytes);
+  nvme_row("NVMe (parameters)", e.param_nvme_bytes, run.param_nvme_path,
+           a.param_nvme_free_bytes);
   const std::string memlock = MemlockNote(e, a);
   if (!memlock.empty()) absl::StrAppend(&out, "note: ", memlock, "\n");
   return out;

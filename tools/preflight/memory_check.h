@@ -38,6 +38,10 @@ struct Available {
   // With the optimizer state on NVMe: the free space of the file system
   // holding nvme_path (-1: not a directory, or not read).
   int64_t nvme_free_bytes = -1;
+  // With the parameters on NVMe: likewise for offload_param.nvme_path, and
+  // whether both paths are on one file system (their files share it).
+  int64_t param_nvme_free_bytes = -1;
+  bool nvme_paths_share_drive = false;
 };
 
 // What the run is, for the fixes a message suggests.
@@ -58,6 +62,8 @@ struct RunShape {
   bool bf16_states_possible = false;
   // offload_optimizer.nvme_path with the state on NVMe; empty without.
   std::string nvme_path;
+  // offload_param.nvme_path with the parameters on NVMe; empty without.
+  std::string param_nvme_path;
 };
 
 absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,
@@ -65,8 +71,9 @@ absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,
 absl::Status CheckPinned(const MemoryEstimate& e, const Available& a);
 absl::Status CheckHost(const MemoryEstimate& e, const Available& a,
                        const RunShape& run);
-// With the state on NVMe: nvme_path is a directory (InvalidArgument
-// otherwise) whose file system has room for the node's ranks' swap files
+// With the optimizer state or the parameters on NVMe: each nvme_path is a
+// directory (InvalidArgument otherwise) whose file system has room for the
+// node's ranks' swap files, both kinds where the two share it
 // (ResourceExhausted naming the need, the free space and the fixes).
 absl::Status CheckNvme(const MemoryEstimate& e, const Available& a,
                        const RunShape& run);

@@ -57,6 +57,7 @@ absl::StatusOr<MemoryEstimate> EstimateMemory(const EstimateInput& input) {
         ZR_RETURN_IF_ERROR(engine->Step().status());
       }
       e.nvme_bytes = engine->nvme_bytes();
+      e.param_nvme_bytes = engine->param_nvme_bytes();
     }
     e.device_bytes = rt.device().memory_stats().peak_bytes_in_use;
     const runtime::PinnedMemoryStats pinned = rt.pinned_memory().stats();

@@ -58,8 +58,10 @@ struct MemoryEstimate {
   // Of the pinned memory asked for, how much falls back to pageable (in
   // pageable_bytes); 0 without the fallback.
   int64_t fallback_bytes = 0;
-  // With the optimizer state on NVMe: one rank's swap file.
+  // With the optimizer state on NVMe: one rank's swap file; with the
+  // parameters on NVMe, its other one.
   int64_t nvme_bytes = 0;
+  int64_t param_nvme_bytes = 0;
   int64_t local_ranks = 1;
   bool device_in_host_memory = false;
 

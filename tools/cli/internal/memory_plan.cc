@@ -110,14 +110,21 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
     a.device_source = absl::StrCat(in.profile.name(), ", simulated");
   }
   plan.shape.nvme_path = in.options.nvme_path;
-  if (!in.options.nvme_path.empty()) {
+  plan.shape.param_nvme_path = in.options.param_nvme_path;
+  dev_t devices[2] = {0, 1};
+  auto free_under = [&](const std::string& path, int which) -> int64_t {
     struct statvfs vfs;
     struct stat st;
-    if (stat(in.options.nvme_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-        statvfs(in.options.nvme_path.c_str(), &vfs) == 0) {
-      a.nvme_free_bytes = static_cast<int64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (path.empty() || stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        statvfs(path.c_str(), &vfs) != 0) {
+      return -1;
     }
-  }
+    devices[which] = st.st_dev;
+    return static_cast<int64_t>(vfs.f_bavail) * vfs.f_frsize;
+  };
+  a.nvme_free_bytes = free_under(in.options.nvme_path, 0);
+  a.param_nvme_free_bytes = free_under(in.options.param_nvme_path, 1);
+  a.nvme_paths_share_drive = devices[0] == devices[1];
   plan.max_pinned_bytes = a.pinned_budget_bytes;
   plan.pinned_fallback = a.pinned_fallback;
   plan.shape.allocates = in.gpu || in.data_mode;
