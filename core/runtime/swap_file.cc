@@ -126,13 +126,30 @@ absl::StatusOr<std::unique_ptr<SwapFile>> SwapFile::Create(
   if (options.use_uring) {
     auto ring = std::make_unique<Ring>();
     ring->ready = io_uring_queue_init(options.queue_depth, &ring->ring, 0) == 0;
-    if (ring->ready) f->uring_ = std::move(ring);
+    if (ring->ready) {
+      f->uring_ = std::move(ring);
+      SwapFile* self = f.get();
+      f->reaper_ = std::thread([self] { self->Reap(); });
+    }
   }
   return f;
 }
 
 SwapFile::~SwapFile() {
   (void)WaitAll();
+  if (reaper_.joinable()) {
+    {
+      // A no-op without a request: the completion thread's sign to end.
+      std::lock_guard<std::mutex> lock(mu_);
+      io_uring_sqe* sqe = io_uring_get_sqe(&uring_->ring);
+      if (sqe != nullptr) {
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data(sqe, nullptr);
+        io_uring_submit(&uring_->ring);
+      }
+    }
+    reaper_.join();
+  }
   uring_.reset();
   if (fd_ >= 0) {
     unlink(path_.c_str());
@@ -172,6 +189,7 @@ absl::StatusOr<int64_t> SwapFile::Write(int64_t offset, const void* buffer,
 absl::StatusOr<int64_t> SwapFile::Start(bool write, int64_t offset,
                                         char* buffer, int64_t bytes) {
   if (absl::Status s = Check(offset, buffer, bytes); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu_);
   const int64_t ticket = next_ticket_++;
   Transfer& t = transfers_[ticket];
   t.write = write;
@@ -280,54 +298,71 @@ absl::Status SwapFile::ErrorOf(const Transfer& t, int error) const {
 }
 
 absl::Status SwapFile::Wait(int64_t ticket) {
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = transfers_.find(ticket);
   if (it == transfers_.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat("no transfer ", ticket, " on '", path_, "'"));
   }
-  while (it->second.requests_left > 0) {
-    Submit();
-    if (in_flight_ == 0) {
-      if (it->second.requests_left > 0 && queued_.empty()) {
-        return absl::InternalError(
-            absl::StrCat("a transfer on '", path_,
-                         "' has requests neither queued nor "
-                         "in flight"));
-      }
-      continue;
-    }
-    io_uring_cqe* cqe = nullptr;
-    const int error = io_uring_wait_cqe(&uring_->ring, &cqe);
-    if (error == -EINTR) continue;
-    if (error < 0) {
-      return absl::InternalError(absl::StrCat("waiting for the swap file '",
-                                              path_, "': ", Reason(-error)));
-    }
-    // This completion and any others already there, before refilling.
-    do {
-      std::unique_ptr<Request> r(
-          static_cast<Request*>(io_uring_cqe_get_data(cqe)));
-      const int64_t result = cqe->res;
-      io_uring_cqe_seen(&uring_->ring, cqe);
-      --in_flight_;
-      Finish(*r, result);
-    } while (io_uring_peek_cqe(&uring_->ring, &cqe) == 0);
-  }
-  absl::Status status = std::move(it->second.status);
+  // Without a ring every request ran when it was started.
+  finished_.wait(
+      lock, [&] { return it->second.requests_left == 0 || !ring_error_.ok(); });
+  absl::Status status = it->second.requests_left == 0
+                            ? std::move(it->second.status)
+                            : ring_error_;
   transfers_.erase(it);
   return status;
 }
 
 absl::Status SwapFile::WaitAll() {
   absl::Status first;
-  while (!transfers_.empty()) {
-    const absl::Status s = Wait(transfers_.begin()->first);
+  for (;;) {
+    int64_t ticket = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (transfers_.empty()) break;
+      ticket = transfers_.begin()->first;
+    }
+    const absl::Status s = Wait(ticket);
     if (first.ok()) first = s;
   }
   return first;
 }
 
+void SwapFile::Reap() {
+  for (;;) {
+    io_uring_cqe* cqe = nullptr;
+    const int error = io_uring_wait_cqe(&uring_->ring, &cqe);
+    if (error == -EINTR) continue;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error < 0) {
+      ring_error_ = absl::InternalError(absl::StrCat(
+          "waiting for the swap file '", path_, "': ", Reason(-error)));
+      finished_.notify_all();
+      return;
+    }
+    bool stop = false;
+    // This completion and any others already there, before refilling.
+    do {
+      std::unique_ptr<Request> r(
+          static_cast<Request*>(io_uring_cqe_get_data(cqe)));
+      const int64_t result = cqe->res;
+      io_uring_cqe_seen(&uring_->ring, cqe);
+      if (r == nullptr) {
+        stop = true;  // the destructor's no-op
+        continue;
+      }
+      --in_flight_;
+      Finish(*r, result);
+    } while (io_uring_peek_cqe(&uring_->ring, &cqe) == 0);
+    Submit();
+    finished_.notify_all();
+    if (stop) return;
+  }
+}
+
 void SwapFile::InjectFault(bool write, int nth, int error) {
+  std::lock_guard<std::mutex> lock(mu_);
   fault_after_[write ? 1 : 0] = nth;
   fault_error_[write ? 1 : 0] = error;
 }

@@ -13,9 +13,12 @@
 //
 // Each transfer is cut into requests of block_size bytes, at most
 // queue_depth of them in flight (DeepSpeed's aio.block_size and
-// aio.queue_depth). The file is opened with O_DIRECT, so transfers bypass
-// the page cache and run at the drive's speed; offsets, sizes and buffer
-// addresses are then multiples of kAlignment. A file system without
+// aio.queue_depth). A thread of the file's own reaps completions and
+// submits the queued requests as others finish, so a transfer keeps going
+// at the drive's pace while the caller computes (DeepSpeed's aio keeps
+// its own threads for the same reason). The file is opened with O_DIRECT, so
+// transfers bypass the page cache and run at the drive's speed; offsets, sizes
+// and buffer addresses are then multiples of kAlignment. A file system without
 // O_DIRECT (tmpfs) gets buffered I/O (direct() false: the caller says so).
 // Where io_uring is not available (a kernel without it, a sandbox that
 // forbids it) each transfer runs synchronously when it is started
@@ -28,16 +31,20 @@
 // left by a run that was killed (so unlocked) is removed first; one still
 // locked by a running process is an error naming it. Errors of a transfer
 // (EIO, ENOSPC) name the path, the operation, the offset and the system's
-// reason. Not thread-safe.
+// reason. Not thread-safe: one thread calls it (its completion thread is
+// its own business).
 
 #ifndef ZERO3_CORE_RUNTIME_SWAP_FILE_H_
 #define ZERO3_CORE_RUNTIME_SWAP_FILE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -124,8 +131,11 @@ class SwapFile {
   absl::StatusOr<int64_t> Start(bool write, int64_t offset, char* buffer,
                                 int64_t bytes);
   absl::Status Check(int64_t offset, const void* buffer, int64_t bytes) const;
-  // Submits queued requests up to the queue depth.
+  // Submits queued requests up to the queue depth. Holding mu_.
   void Submit();
+  // The completion thread: reaps each finished request, submits the next
+  // queued ones, wakes Wait; ends at the no-op the destructor submits.
+  void Reap();
   // Runs one request synchronously (no ring).
   void RunNow(const Request& r);
   // A request finished with `result` (bytes, or -errno).
@@ -141,13 +151,19 @@ class SwapFile {
   bool removed_stale_ = false;
   SwapOptions options_;
   std::unique_ptr<Ring> uring_;
+  // Guards what follows, which the completion thread (reaper_) shares.
+  std::mutex mu_;
+  std::condition_variable finished_;  // a request finished
   int64_t next_ticket_ = 1;
   std::map<int64_t, Transfer> transfers_;
   std::deque<Request> queued_;
   int in_flight_ = 0;
+  // The ring failed (the completion thread ended): every wait says so.
+  absl::Status ring_error_;
   // Injected faults: requests to let pass before one fails, and its errno.
   int fault_after_[2] = {-1, -1};
   int fault_error_[2] = {0, 0};
+  std::thread reaper_;
 };
 
 }  // namespace runtime
