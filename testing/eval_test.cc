@@ -9,6 +9,7 @@
 // training without evaluation (bit for bit: evaluation changes nothing).
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "core/engine/engine.h"
@@ -167,6 +168,39 @@ TEST_P(EvalTest, PackedExamplesScoreAsTheyDoAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Offload, EvalTest, ::testing::Bool());
+
+// With the parameters on NVMe an evaluation reads them as the steps do (no
+// read ahead: it records no module order): training is bit for bit that
+// without evaluation, and the evaluations those with the parameters in
+// host memory.
+TEST(EvalTest, ParamsOnNvme) {
+  ASSERT_OK_AND_ASSIGN(auto data, MaskedExamples("nvme_train", 50, 259, 8, 5));
+  ASSERT_OK_AND_ASSIGN(auto held_out,
+                       MaskedExamples("nvme_held", 20, 259, 8, 6));
+  zero::ZeroOptions in_memory = Options(2, 2, true);
+  in_memory.offload_param = true;
+  zero::ZeroOptions on_nvme = in_memory;
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  on_nvme.param_nvme_path = tmp != nullptr ? tmp : "/tmp";
+  on_nvme.param_nvme_buffers = 2;
+  on_nvme.host_step_piece = 777;
+  const std::vector<bool> evaluate = {false, true, false, true};
+  ASSERT_OK_AND_ASSIGN(
+      TrainedRun plain,
+      Train(on_nvme, 2, 4, *data, *held_out, {false, false, false, false}, 2));
+  ASSERT_OK_AND_ASSIGN(TrainedRun evaluated,
+                       Train(on_nvme, 2, 4, *data, *held_out, evaluate, 2));
+  ASSERT_OK_AND_ASSIGN(TrainedRun memory,
+                       Train(in_memory, 2, 4, *data, *held_out, evaluate, 2));
+  EXPECT_THAT(evaluated.races, ::testing::IsEmpty());
+  EXPECT_EQ(evaluated.losses, plain.losses);
+  EXPECT_EQ(evaluated.params, plain.params);
+  ASSERT_EQ(evaluated.evals.size(), 2u);
+  ASSERT_EQ(memory.evals.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(evaluated.evals[i].loss, memory.evals[i].loss) << i;
+  }
+}
 
 }  // namespace
 }  // namespace testing
