@@ -3,7 +3,8 @@
 // The NVMe swapper (swap_file.h) against the drive behind a directory: the
 // rate of writing, reading, and the optimizer's pattern (reading piece k + 1
 // while writing piece k - 1 back, in pieces of 64 MiB, two buffers each
-// way; then again with the host busy 20 ms a piece, as with its AdamW,
+// way (PIECE_MIB each); then again with the host busy 20 ms a piece, as
+// with its AdamW,
 // which the transfers should hide), with the swapper's block size and queue
 // depth. Compare with
 // the drive's own rate at the same block size and queue depth, e.g.
@@ -15,6 +16,7 @@
 //
 //   bazel run -c opt //core/runtime:swap_benchmark -- DIR [GIB] [BLOCK] [DEPTH]
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: swap_benchmark DIR [GIB=4] [BLOCK=1048576] "
-                 "[DEPTH=8]\n");
+                 "[DEPTH=8] [PIECE_MIB=64]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -59,24 +61,26 @@ int main(int argc, char** argv) {
   SwapOptions options;
   if (argc > 3) options.block_size = std::atoll(argv[3]);
   if (argc > 4) options.queue_depth = std::atoi(argv[4]);
-  constexpr int64_t kPiece = int64_t{64} << 20;
+  const int64_t piece_bytes =
+      (argc > 5 ? std::max<int64_t>(1, std::atoll(argv[5])) : 64) << 20;
   const int64_t pieces =
-      std::max<int64_t>(4, static_cast<int64_t>(gib * (1 << 30)) / kPiece);
-  const int64_t bytes = pieces * kPiece;
+      std::max<int64_t>(4, static_cast<int64_t>(gib * (1 << 30)) / piece_bytes);
+  const int64_t bytes = pieces * piece_bytes;
   auto file =
       SwapFile::Create(dir, "zero3_swap_benchmark.swap", bytes, options);
   if (!file.ok()) return Fail(file.status());
   SwapFile& f = **file;
   std::vector<std::unique_ptr<char[], Free>> buffers;
   for (int i = 0; i < 4; ++i) {
-    buffers.emplace_back(
-        static_cast<char*>(std::aligned_alloc(SwapFile::kAlignment, kPiece)));
-    std::memset(buffers.back().get(), i + 1, kPiece);
+    buffers.emplace_back(static_cast<char*>(
+        std::aligned_alloc(SwapFile::kAlignment, piece_bytes)));
+    std::memset(buffers.back().get(), i + 1, piece_bytes);
   }
   std::printf(
-      "%s: %.1f GiB in %lld pieces of 64 MiB, block %lld, depth %d, "
+      "%s: %.1f GiB in %lld pieces of %lld MiB, block %lld, depth %d, "
       "%s, %s\n",
       f.path().c_str(), bytes / double(1 << 30), static_cast<long long>(pieces),
+      static_cast<long long>(piece_bytes >> 20),
       static_cast<long long>(options.block_size), options.queue_depth,
       f.direct() ? "O_DIRECT" : "buffered",
       f.uring() ? "io_uring" : "synchronous");
@@ -86,8 +90,8 @@ int main(int argc, char** argv) {
     int64_t last = 0;
     for (int64_t k = 0; k < pieces; ++k) {
       char* b = buffers[k % 2].get();
-      auto t = write ? f.Write(k * kPiece, b, kPiece)
-                     : f.Read(k * kPiece, b, kPiece);
+      auto t = write ? f.Write(k * piece_bytes, b, piece_bytes)
+                     : f.Read(k * piece_bytes, b, piece_bytes);
       if (!t.ok()) return Fail(t.status());
       if (last != 0) {
         if (absl::Status s = f.Wait(last); !s.ok()) return Fail(s);
@@ -104,13 +108,14 @@ int main(int argc, char** argv) {
   for (const int busy_ms : {0, 20}) {
     const auto t0 = std::chrono::steady_clock::now();
     int64_t read_next = 0, write_last = 0;
-    auto first = f.Read(0, buffers[0].get(), kPiece);
+    auto first = f.Read(0, buffers[0].get(), piece_bytes);
     if (!first.ok()) return Fail(first.status());
     read_next = *first;
     for (int64_t k = 0; k < pieces; ++k) {
       if (absl::Status s = f.Wait(read_next); !s.ok()) return Fail(s);
       if (k + 1 < pieces) {
-        auto r = f.Read((k + 1) * kPiece, buffers[(k + 1) % 2].get(), kPiece);
+        auto r = f.Read((k + 1) * piece_bytes, buffers[(k + 1) % 2].get(),
+                        piece_bytes);
         if (!r.ok()) return Fail(r.status());
         read_next = *r;
       }
@@ -119,10 +124,10 @@ int main(int argc, char** argv) {
       }
       const auto busy =
           std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_ms);
-      std::memcpy(buffers[2 + k % 2].get(), buffers[k % 2].get(), kPiece);
+      std::memcpy(buffers[2 + k % 2].get(), buffers[k % 2].get(), piece_bytes);
       while (std::chrono::steady_clock::now() < busy) {
       }
-      auto w = f.Write(k * kPiece, buffers[2 + k % 2].get(), kPiece);
+      auto w = f.Write(k * piece_bytes, buffers[2 + k % 2].get(), piece_bytes);
       if (!w.ok()) return Fail(w.status());
       write_last = *w;
     }
