@@ -109,29 +109,39 @@ HostStepPlan PlanHostStep(const HostStepAsk& ask) {
   return plan;
 }
 
-const char* OffloadedStepStaysOnHost(const Config& config) {
-  const Modes modes = ModesOf(config);
-  if (modes.offloaded_step == OffloadedStep::kHost) return nullptr;
-  if (modes.offload_optimizer == OffloadDevice::kNone) {
+const char* OffloadedStepCannotLeaveHost(const OffloadedStepAsk& ask) {
+  if (!ask.offload_optimizer) {
     return "the optimizer is not offloaded (offload_optimizer.device "
            "\"none\")";
   }
-  if (modes.offload_param != OffloadDevice::kNone) {
+  if (ask.offload_param) {
     return "offload_param keeps the working shards on the host";
   }
-  if (modes.offload_optimizer == OffloadDevice::kNvme) {
+  if (ask.nvme) {
     return "the optimizer state on NVMe is stepped by the host as the drive "
            "delivers it";
   }
-  if (config.bf16().bf16_master_weights_and_grads()) {
+  if (ask.bf16_states) {
     return "bf16 master weights and optimizer states are stepped by the "
            "host's AdamW (the device AdamW is fp32)";
   }
-  if (config.zero3().auto_offload_ratio()) {
+  if (ask.auto_offload_ratio) {
     return "zero3.auto_offload_ratio sizes the device share at start-up; "
            "set offload_optimizer.ratio instead";
   }
   return nullptr;
+}
+
+const char* OffloadedStepStaysOnHost(const Config& config) {
+  const Modes modes = ModesOf(config);
+  if (modes.offloaded_step == OffloadedStep::kHost) return nullptr;
+  OffloadedStepAsk ask;
+  ask.offload_optimizer = modes.offload_optimizer != OffloadDevice::kNone;
+  ask.offload_param = modes.offload_param != OffloadDevice::kNone;
+  ask.nvme = modes.offload_optimizer == OffloadDevice::kNvme;
+  ask.bf16_states = config.bf16().bf16_master_weights_and_grads();
+  ask.auto_offload_ratio = config.zero3().auto_offload_ratio();
+  return OffloadedStepCannotLeaveHost(ask);
 }
 
 }  // namespace config

@@ -99,6 +99,20 @@ struct HostStepPlan {
 
 HostStepPlan PlanHostStep(const HostStepAsk& ask);
 
+// What the offloaded step on the device needs of the rest of a run.
+struct OffloadedStepAsk {
+  bool offload_optimizer = false;
+  bool offload_param = false;
+  bool nvme = false;  // the optimizer state on NVMe
+  bool bf16_states = false;
+  bool auto_offload_ratio = false;
+};
+
+// Why the offloaded optimizer's AdamW cannot leave the host for `ask`, or
+// nullptr where it may: the one rule the loader's notice and the engine's
+// check both use.
+const char* OffloadedStepCannotLeaveHost(const OffloadedStepAsk& ask);
+
 // Why the offloaded optimizer's AdamW stays on the host in `config` although
 // zero3.offloaded_step asks for "device" or "auto" (the loader's notice;
 // the engine's options then say "host"), or nullptr where it may leave, and

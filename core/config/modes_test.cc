@@ -8,6 +8,7 @@
 #include "core/config/modes.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -124,6 +125,29 @@ TEST(ModesTest, StringsMapToTheirModes) {
   EXPECT_EQ(defaults.grad_offload, GradOffload::kAsync);
   EXPECT_EQ(defaults.checkpoint_write, CheckpointWrite::kAsync);
   EXPECT_EQ(defaults.pinned_fallback, PinnedFallback::kError);
+}
+
+// The offloaded step leaves the host only with the optimizer offloaded in
+// host memory in fp32, the working shards on the device and a fixed ratio;
+// each exception names itself.
+TEST(ModesTest, OffloadedStepLeavesTheHostOnlyWhereItMay) {
+  OffloadedStepAsk ok;
+  ok.offload_optimizer = true;
+  EXPECT_EQ(OffloadedStepCannotLeaveHost(ok), nullptr);
+  const std::vector<std::pair<bool OffloadedStepAsk::*, const char*>> stops = {
+      {&OffloadedStepAsk::offload_param, "offload_param"},
+      {&OffloadedStepAsk::nvme, "NVMe"},
+      {&OffloadedStepAsk::bf16_states, "bf16"},
+      {&OffloadedStepAsk::auto_offload_ratio, "auto_offload_ratio"}};
+  for (const auto& [field, name] : stops) {
+    OffloadedStepAsk ask = ok;
+    ask.*field = true;
+    const char* why = OffloadedStepCannotLeaveHost(ask);
+    ASSERT_NE(why, nullptr) << name;
+    EXPECT_THAT(why, HasSubstr(name));
+  }
+  EXPECT_THAT(OffloadedStepCannotLeaveHost(OffloadedStepAsk()),
+              HasSubstr("not offloaded"));
 }
 
 }  // namespace

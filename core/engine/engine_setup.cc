@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/config/modes.h"
 #include "core/engine/engine.h"
 #include "core/kernels/dtype.h"
 #include "core/kernels/reference.h"
@@ -62,13 +63,21 @@ absl::StatusOr<int64_t> Engine::DeviceStepEnd(int64_t offload_begin) const {
   }
   const int64_t total = layout_->total();
   if (share == 0 || !options_.offload_optimizer) return offload_begin;
-  if (share > 1 || options_.offload_param || options_.auto_offload_ratio ||
-      options_.host_master_dtype != DType::kF32 ||
-      !options_.nvme_path.empty()) {
+  config::OffloadedStepAsk ask;
+  ask.offload_optimizer = true;
+  ask.offload_param = options_.offload_param;
+  ask.nvme = !options_.nvme_path.empty();
+  ask.bf16_states = options_.host_master_dtype != DType::kF32;
+  ask.auto_offload_ratio = options_.auto_offload_ratio;
+  if (const char* why = config::OffloadedStepCannotLeaveHost(ask)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an offloaded step on the device (share ", share,
+                     ") cannot run: ", why));
+  }
+  if (share > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "an offloaded step on the device (share ", share,
-        ") needs a share of at most 1, fp32 optimizer states in host memory "
-        "(not on NVMe), offload_param off and a fixed offload ratio"));
+        "an offloaded step on the device takes a share of at most 1, not ",
+        share));
   }
   const int64_t want =
       offload_begin + std::llround(share * (total - offload_begin));
