@@ -190,9 +190,12 @@ OpCost AllFiniteCost(const ReduceArgs& args, DType dtype) {
   return Elementwise(args.n, 1, 1, 0, dtype);
 }
 
-OpCost AdamWCost(const AdamWArgs& args) {
+OpCost AdamWCost(const AdamWArgs& args, DType params_dtype,
+                 DType moments_dtype) {
   const int64_t per_element = args.weight_decay > 0.0f ? 15 : 13;
-  return Elementwise(args.n, per_element, 4, 3, DType::kF32);
+  // Each state read and written, the gradients read.
+  const int64_t state = DTypeSize(params_dtype) + 2 * DTypeSize(moments_dtype);
+  return Cost(per_element * args.n, (state + 4) * args.n, state * args.n);
 }
 
 }  // namespace kernels

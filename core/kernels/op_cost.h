@@ -142,7 +142,9 @@ OpCost AllFiniteCost(const ReduceArgs& args, DType dtype);
 // AdamW over n fp32 elements: flops 13n, 15n with weight decay (see
 // AdamWStep's formula); read 16n (params, grads, exp_avg, exp_avg_sq);
 // written 12n (params, exp_avg, exp_avg_sq).
-OpCost AdamWCost(const AdamWArgs& args);
+// fp32 gradients; params of `params_dtype`, moments of `moments_dtype`.
+OpCost AdamWCost(const AdamWArgs& args, DType params_dtype = DType::kF32,
+                 DType moments_dtype = DType::kF32);
 
 }  // namespace kernels
 }  // namespace zero3

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "absl/types/span.h"
+#include "core/kernels/dtype.h"
 #include "core/util/check.h"
 
 namespace zero3 {
@@ -764,6 +766,35 @@ void AdamWStep(const AdamWArgs& args, float* params, const float* grads,
                             args.weight_decay, step_size, w_decay,
                             bias_correction2);
   }
+}
+
+void AdamWStep(const AdamWArgs& args, DType params_dtype, void* params,
+               const float* grads, DType moments_dtype, void* exp_avg,
+               void* exp_avg_sq) {
+  CheckNonNegative(args.n, "n");
+  const int64_t n = args.n;
+  // fp32 copies of what is bf16, stepped, then rounded back.
+  auto widen = [n](DType dtype, void* data, std::vector<float>& copy) {
+    if (dtype == DType::kF32) return static_cast<float*>(data);
+    ZR_CHECK(dtype == DType::kBF16) << "AdamW keeps fp32 or bf16 state";
+    copy.resize(n);
+    BF16ToFloat(absl::MakeConstSpan(static_cast<const uint16_t*>(data), n),
+                absl::MakeSpan(copy));
+    return copy.data();
+  };
+  std::vector<float> p, m, v;
+  float* pf = widen(params_dtype, params, p);
+  float* mf = widen(moments_dtype, exp_avg, m);
+  float* vf = widen(moments_dtype, exp_avg_sq, v);
+  AdamWStep(args, pf, grads, mf, vf);
+  auto narrow = [n](DType dtype, const std::vector<float>& copy, void* data) {
+    if (dtype == DType::kF32) return;
+    FloatToBF16(absl::MakeConstSpan(copy),
+                absl::MakeSpan(static_cast<uint16_t*>(data), n));
+  };
+  narrow(params_dtype, p, params);
+  narrow(moments_dtype, m, exp_avg);
+  narrow(moments_dtype, v, exp_avg_sq);
 }
 
 // ---------------------------------------------------------------------------

@@ -282,6 +282,13 @@ bool AllFinite(const ReduceArgs& args, DType dtype, const void* x);
 // to float. The four arrays must not overlap.
 void AdamWStep(const AdamWArgs& args, float* params, const float* grads,
                float* exp_avg, float* exp_avg_sq);
+// The same step with params of `params_dtype` and moments of
+// `moments_dtype` (each kF32 or kBF16): each value widened to fp32, the
+// step above, each result rounded to nearest even as it is stored, so a
+// bf16 master and moments get the bits of the host's AdamW over them.
+void AdamWStep(const AdamWArgs& args, DType params_dtype, void* params,
+               const float* grads, DType moments_dtype, void* exp_avg,
+               void* exp_avg_sq);
 
 }  // namespace kernels
 }  // namespace zero3

@@ -355,7 +355,11 @@ struct SumSquares {
     list.W(out);
   }
 };
-struct AdamW {  // all fp32; params and moments updated in place
+// Updated in place: fp32 gradients; params (the master) and the two
+// moments (of one dtype) fp32 or bf16, computed in fp32 and rounded to
+// nearest even as they are stored (bf16 master weights and optimizer
+// states).
+struct AdamW {
   kernels::AdamWArgs args;
   TensorRef params, grads, exp_avg, exp_avg_sq;
   static constexpr absl::string_view kName = "adamw";

@@ -309,10 +309,15 @@ absl::Status CheckKernelCall(const KernelCall& call, bool need_data) {
         } else if constexpr (std::is_same_v<T, ops::AdamW>) {
           c.NonNegative(a.n, "n");
           if (a.step < 1) c.Fail("AdamW steps count from 1");
-          c.NeedF32(o.params, "params");
           c.NeedF32(o.grads, "grads");
-          c.NeedF32(o.exp_avg, "exp_avg");
-          c.NeedF32(o.exp_avg_sq, "exp_avg_sq");
+          for (const TensorRef* t : {&o.params, &o.exp_avg, &o.exp_avg_sq}) {
+            if (t->dtype != k::DType::kF32 && t->dtype != k::DType::kBF16) {
+              c.Fail("AdamW keeps params and moments in fp32 or bf16");
+            }
+          }
+          if (o.exp_avg.dtype != o.exp_avg_sq.dtype) {
+            c.Fail("AdamW's two moments have one dtype");
+          }
           if (!c.ok()) return;
           c.Need(o.params, a.n, "params");
           c.Need(o.grads, a.n, "grads");

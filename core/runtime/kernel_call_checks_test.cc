@@ -72,6 +72,20 @@ TEST(KernelCallChecksTest, TheOpsOwnRules) {
   EXPECT_THAT(CheckKernelCall(KernelCall(adam, "step"), true),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("AdamW steps count from 1")));
+  // bf16 state is allowed (the moments of one dtype); fp16 is not.
+  adam.args.step = 1;
+  adam.params = TensorRef(buffer.All(), DType::kBF16);
+  adam.exp_avg = TensorRef(buffer.All(), DType::kBF16);
+  adam.exp_avg_sq = TensorRef(buffer.All(), DType::kBF16);
+  EXPECT_THAT(CheckKernelCall(KernelCall(adam, "step"), true), IsOk());
+  adam.exp_avg_sq = TensorRef(buffer.All(), DType::kF32);
+  EXPECT_THAT(CheckKernelCall(KernelCall(adam, "step"), true),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("two moments have one dtype")));
+  adam.params = TensorRef(buffer.All(), DType::kF16);
+  EXPECT_THAT(CheckKernelCall(KernelCall(adam, "step"), true),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("fp32 or bf16")));
 
   ops::AttentionForward attention;
   attention.args.batch = 1;

@@ -208,10 +208,9 @@ absl::Status ExecuteReference(const KernelCall& call) {
           out[0] = static_cast<float>(total);
           out[1] = static_cast<float>(total - static_cast<double>(out[0]));
         } else if constexpr (std::is_same_v<T, ops::AdamW>) {
-          k::AdamWStep(a, o.params.slice.template As<float>(),
-                       o.grads.slice.template As<float>(),
-                       o.exp_avg.slice.template As<float>(),
-                       o.exp_avg_sq.slice.template As<float>());
+          k::AdamWStep(a, o.params.dtype, o.params.slice.data(),
+                       o.grads.slice.template As<float>(), o.exp_avg.dtype,
+                       o.exp_avg.slice.data(), o.exp_avg_sq.slice.data());
         } else {
           static_assert(kAlwaysFalse<T>, "unhandled op");
         }

@@ -82,7 +82,8 @@ KernelWork WorkOf(const runtime::KernelCall& call) {
         else if constexpr (std::is_same_v<T, ops::SumSquares>)
           return Streaming(k::SumSquaresCost(a, o.x.dtype));
         else if constexpr (std::is_same_v<T, ops::AdamW>)
-          return Streaming(k::AdamWCost(a), ComputeClass::kOptimizer);
+          return Streaming(k::AdamWCost(a, o.params.dtype, o.exp_avg.dtype),
+                           ComputeClass::kOptimizer);
         else
           static_assert(kAlwaysFalse<T>, "unhandled op");
       },

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "core/kernels/dtype.h"
 #include "core/kernels/op_args.h"
 #include "core/kernels/reference.h"
 #include "core/runtime/runtime.h"
@@ -889,6 +891,67 @@ absl::Status AdamWCase(KernelTest& t, DType dt) {
   return absl::OkStatus();
 }
 
+// AdamW over bf16 state: a bf16 master with bf16 or fp32 moments (bf16
+// master weights, and optimizer states), and fp32 master with bf16
+// moments; against the reference's widen, step, round.
+absl::Status AdamWBf16StatesCase(KernelTest& t, DType) {
+  const std::pair<DType, DType> kinds[] = {{DType::kBF16, DType::kBF16},
+                                           {DType::kBF16, DType::kF32},
+                                           {DType::kF32, DType::kBF16}};
+  for (const auto& [pdt, mdt] : kinds) {
+    k::AdamWArgs args;
+    args.n = 300;
+    args.step = 3;
+    args.lr = 1e-2f;
+    args.weight_decay = 0.1f;
+    const std::vector<float> params0 = t.Random(args.n, pdt);
+    const std::vector<float> grads = t.Random(args.n, DType::kF32, -0.1, 0.1);
+    const std::vector<float> m0 = t.Random(args.n, mdt, -0.01, 0.01);
+    const std::vector<float> v0 = t.Random(args.n, mdt, 0, 1e-4);
+    // The reference in the states' own dtypes.
+    auto stored = [&](const std::vector<float>& x, DType dt) {
+      std::vector<uint16_t> bits(x.size());
+      if (dt == DType::kBF16) {
+        k::FloatToBF16(absl::MakeConstSpan(x), absl::MakeSpan(bits));
+      }
+      return bits;
+    };
+    std::vector<float> p = params0, m = m0, v = v0;
+    std::vector<uint16_t> pb = stored(p, pdt), mb = stored(m, mdt),
+                          vb = stored(v, mdt);
+    auto data = [](DType dt, std::vector<float>& f,
+                   std::vector<uint16_t>& b) -> void* {
+      return dt == DType::kBF16 ? static_cast<void*>(b.data())
+                                : static_cast<void*>(f.data());
+    };
+    k::AdamWStep(args, pdt, data(pdt, p, pb), grads.data(), mdt,
+                 data(mdt, m, mb), data(mdt, v, vb));
+    auto widened = [](DType dt, std::vector<float> f,
+                      const std::vector<uint16_t>& b) {
+      if (dt == DType::kBF16) {
+        k::BF16ToFloat(absl::MakeConstSpan(b), absl::MakeSpan(f));
+      }
+      return f;
+    };
+    ops::AdamW op;
+    op.args = args;
+    ZR_ASSIGN_OR_RETURN(op.params, t.In(params0, pdt, "params"));
+    ZR_ASSIGN_OR_RETURN(op.grads, t.In(grads, DType::kF32, "grads"));
+    ZR_ASSIGN_OR_RETURN(op.exp_avg, t.In(m0, mdt, "exp_avg"));
+    ZR_ASSIGN_OR_RETURN(op.exp_avg_sq, t.In(v0, mdt, "exp_avg_sq"));
+    ZR_RETURN_IF_ERROR(t.Launch(op, "adamw bf16 states"));
+    const std::string kind = absl::StrCat(" (", k::DTypeName(pdt), " master, ",
+                                          k::DTypeName(mdt), " moments)");
+    ZR_RETURN_IF_ERROR(
+        t.Check("params" + kind, op.params, widened(pdt, p, pb)));
+    ZR_RETURN_IF_ERROR(
+        t.Check("exp_avg" + kind, op.exp_avg, widened(mdt, m, mb)));
+    ZR_RETURN_IF_ERROR(
+        t.Check("exp_avg_sq" + kind, op.exp_avg_sq, widened(mdt, v, vb)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<ConformanceCase> KernelCases() {
@@ -934,6 +997,7 @@ std::vector<ConformanceCase> KernelCases() {
       {"AttentionBackwardSoftcap", AttentionBackwardSoftcapCase, false},
       {"GegluForward", GegluForwardCase, false},
       {"GegluBackward", GegluBackwardCase, false},
+      {"AdamWBf16States", AdamWBf16StatesCase, true},
       {"CrossEntropyForwardSoftcap", CrossEntropyForwardSoftcapCase, false},
       {"CrossEntropyBackwardSoftcap", CrossEntropyBackwardSoftcapCase, false},
       {"CrossEntropyLossSoftcap", CrossEntropyChunkedSoftcapCase, false},

@@ -110,10 +110,11 @@ struct AdamWScalars {
   bool l2 = false;                // wd > 0 and !adamw_mode
   bool decoupled = false;         // wd > 0 and adamw_mode
 };
-// fp32 arrays, updated in place.
+// Updated in place: params and the two moments fp32 or bf16 (the moments
+// of one dtype), fp32 gradients.
 cudaError_t LaunchAdamW(const Env& env, int64_t n, const AdamWScalars& s,
-                        float* params, const float* grads, float* exp_avg,
-                        float* exp_avg_sq);
+                        Tensor params, const float* grads, Tensor exp_avg,
+                        Tensor exp_avg_sq);
 
 // ---------------------------------------------------------------------------
 // Reductions (reduce.cu)

@@ -251,10 +251,14 @@ struct BiasAddOp {
   }
 };
 
-// DeepSpeed cpu_adam's Step_1 loop body, operation for operation.
-template <bool kL2, bool kDecoupled>
+// DeepSpeed cpu_adam's Step_1 loop body, operation for operation, over
+// params of tag P and moments of tag M (F32 or BF16: widened as loaded,
+// rounded to nearest even as stored, as the host's AdamW does).
+template <bool kL2, bool kDecoupled, typename P = F32, typename M = F32>
 struct AdamWOp {
-  Typed<F32> params, grads, exp_avg, exp_avg_sq;
+  Typed<P> params;
+  Typed<F32> grads;
+  Typed<M> exp_avg, exp_avg_sq;
   AdamWScalars s;
   template <int N>
   __device__ __forceinline__ void Apply(int64_t i) const {
@@ -411,21 +415,32 @@ cudaError_t LaunchBiasAdd(const Env& env, int64_t rows, int64_t cols,
 }
 
 cudaError_t LaunchAdamW(const Env& env, int64_t n, const AdamWScalars& s,
-                        float* params, const float* grads, float* exp_avg,
-                        float* exp_avg_sq) {
-  auto run = [&](auto op) {
-    op.params = Typed<F32>(Tensor{params, DT::kF32});
-    op.grads = Typed<F32>(Tensor{const_cast<float*>(grads), DT::kF32});
-    op.exp_avg = Typed<F32>(Tensor{exp_avg, DT::kF32});
-    op.exp_avg_sq = Typed<F32>(Tensor{exp_avg_sq, DT::kF32});
-    op.s = s;
-    return Run(env, n, op,
-               CanVectorize(op.params, op.grads, op.exp_avg, op.exp_avg_sq));
+                        Tensor params, const float* grads, Tensor exp_avg,
+                        Tensor exp_avg_sq) {
+  auto typed = [&](auto p_tag, auto m_tag) {
+    using P = decltype(p_tag);
+    using M = decltype(m_tag);
+    auto run = [&](auto op) {
+      op.params = Typed<P>(params);
+      op.grads = Typed<F32>(Tensor{const_cast<float*>(grads), DT::kF32});
+      op.exp_avg = Typed<M>(exp_avg);
+      op.exp_avg_sq = Typed<M>(exp_avg_sq);
+      op.s = s;
+      return Run(env, n, op,
+                 CanVectorize(op.params, op.grads, op.exp_avg, op.exp_avg_sq));
+    };
+    const Typed<P> p(Tensor{});
+    const Typed<F32> g(Tensor{});
+    const Typed<M> m(Tensor{});
+    if (s.decoupled) return run(AdamWOp<false, true, P, M>{p, g, m, m, s});
+    if (s.l2) return run(AdamWOp<true, false, P, M>{p, g, m, m, s});
+    return run(AdamWOp<false, false, P, M>{p, g, m, m, s});
   };
-  const Typed<F32> none(Tensor{});
-  if (s.decoupled) return run(AdamWOp<false, true>{none, none, none, none, s});
-  if (s.l2) return run(AdamWOp<true, false>{none, none, none, none, s});
-  return run(AdamWOp<false, false>{none, none, none, none, s});
+  // The checks allow fp32 and bf16 states only.
+  return DispatchDType(params.dtype, [&](auto p_tag) {
+    return DispatchDType(exp_avg.dtype,
+                         [&](auto m_tag) { return typed(p_tag, m_tag); });
+  });
 }
 
 }  // namespace internal

@@ -356,11 +356,10 @@ absl::Status Enqueue(const KernelCall& call, const KernelContext& ctx,
                                            o.out.slice.template As<float>(),
                                            o.accumulate);
         } else if constexpr (std::is_same_v<T, ops::AdamW>) {
-          err = internal::LaunchAdamW(env, a.n, AdamWScalarsOf(a),
-                                      o.params.slice.template As<float>(),
-                                      o.grads.slice.template As<float>(),
-                                      o.exp_avg.slice.template As<float>(),
-                                      o.exp_avg_sq.slice.template As<float>());
+          err =
+              internal::LaunchAdamW(env, a.n, AdamWScalarsOf(a), Dev(o.params),
+                                    o.grads.slice.template As<float>(),
+                                    Dev(o.exp_avg), Dev(o.exp_avg_sq));
         } else {
           static_assert(kAlwaysFalse<T>, "unhandled op");
         }
