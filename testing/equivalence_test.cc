@@ -269,10 +269,14 @@ void Check(const Case& c) {
   }
   if (options.device_step_share > 0 && !options.host_step_delayed) {
     // The offloaded step on the device is the device AdamW's: the same bits
-    // as the run with no optimizer offloaded.
+    // as the run with no optimizer offloaded; with bf16 states (which only
+    // the offloaded optimizer keeps), as the run with them all stepped on
+    // the host, whose AdamW rounds the same way.
+    const bool bf16_states = options.host_master_dtype != runtime::DType::kF32;
     zero::ZeroOptions on_device = options;
-    on_device.offload_optimizer = false;
+    on_device.offload_optimizer = bf16_states;
     on_device.device_step_share = 0;
+    on_device.offloaded_step = config::OffloadedStep::kHost;
     on_device.speculative_step = zero::SpeculativeStep::kOff;
     on_device.host_step_in_forward = false;
     ASSERT_OK_AND_ASSIGN(RunResult plain,
@@ -971,6 +975,21 @@ std::vector<Case> Cases() {
                    "tiny", true});
   cases.push_back({"device_step_speculative_f16_overflow_skips", 1,
                    streamed(1, speculative(f16_overflow))});
+  // bf16 master weights and optimizer states streamed: the device AdamW
+  // over bf16 state, bitwise the host's over the same state.
+  const auto streamed_bf16 = [](bool moments) {
+    return [=](zero::ZeroOptions& o) {
+      o.dtype = runtime::DType::kBF16;
+      o.host_master_dtype = runtime::DType::kBF16;
+      if (moments) o.host_moments_dtype = runtime::DType::kBF16;
+    };
+  };
+  cases.push_back(
+      {"device_step_bf16_states", 2, streamed(1, streamed_bf16(true))});
+  cases.push_back(
+      {"device_step_half_bf16_master", 2, streamed(0.5, streamed_bf16(false))});
+  cases.push_back({"device_step_speculative_bf16_states", 2,
+                   streamed(0.5, speculative(streamed_bf16(true)))});
   for (const auto& [name, mode] : modes) {
     cases.push_back(
         {"device_step_" + name, 2, moved(mode, streamed(0.5, nullptr))});

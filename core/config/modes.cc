@@ -121,10 +121,6 @@ const char* OffloadedStepCannotLeaveHost(const OffloadedStepAsk& ask) {
     return "the optimizer state on NVMe is stepped by the host as the drive "
            "delivers it";
   }
-  if (ask.bf16_states) {
-    return "bf16 master weights and optimizer states are stepped by the "
-           "host's AdamW (the device AdamW is fp32)";
-  }
   if (ask.auto_offload_ratio) {
     return "zero3.auto_offload_ratio sizes the device share at start-up; "
            "set offload_optimizer.ratio instead";
@@ -139,7 +135,6 @@ const char* OffloadedStepStaysOnHost(const Config& config) {
   ask.offload_optimizer = modes.offload_optimizer != OffloadDevice::kNone;
   ask.offload_param = modes.offload_param != OffloadDevice::kNone;
   ask.nvme = modes.offload_optimizer == OffloadDevice::kNvme;
-  ask.bf16_states = config.bf16().bf16_master_weights_and_grads();
   ask.auto_offload_ratio = config.zero3().auto_offload_ratio();
   return OffloadedStepCannotLeaveHost(ask);
 }

@@ -104,7 +104,6 @@ struct OffloadedStepAsk {
   bool offload_optimizer = false;
   bool offload_param = false;
   bool nvme = false;  // the optimizer state on NVMe
-  bool bf16_states = false;
   bool auto_offload_ratio = false;
 };
 

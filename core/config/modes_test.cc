@@ -137,7 +137,6 @@ TEST(ModesTest, OffloadedStepLeavesTheHostOnlyWhereItMay) {
   const std::vector<std::pair<bool OffloadedStepAsk::*, const char*>> stops = {
       {&OffloadedStepAsk::offload_param, "offload_param"},
       {&OffloadedStepAsk::nvme, "NVMe"},
-      {&OffloadedStepAsk::bf16_states, "bf16"},
       {&OffloadedStepAsk::auto_offload_ratio, "auto_offload_ratio"}};
   for (const auto& [field, name] : stops) {
     OffloadedStepAsk ask = ok;

@@ -288,6 +288,9 @@ std::vector<Case> Cases() {
   cases.push_back({2, runtime::DType::kBF16, true, 2, false, false, 0, true});
   cases.push_back({2, runtime::DType::kF16, true, 1, false, false, 0, true});
   cases.push_back({2, runtime::DType::kBF16, true, 1, false, true, 0, true});
+  // bf16 states streamed through the device AdamW, whole and split.
+  cases.push_back({2, runtime::DType::kBF16, true, 1, false, true, 1.0});
+  cases.push_back({1, runtime::DType::kBF16, true, 2, true, true, 0.5});
   // The parameters on NVMe, the optimizer state in memory or on NVMe.
   cases.push_back(
       {2, runtime::DType::kBF16, true, 2, false, false, 0, false, true});

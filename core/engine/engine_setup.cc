@@ -67,7 +67,6 @@ absl::StatusOr<int64_t> Engine::DeviceStepEnd(int64_t offload_begin) const {
   ask.offload_optimizer = true;
   ask.offload_param = options_.offload_param;
   ask.nvme = !options_.nvme_path.empty();
-  ask.bf16_states = options_.host_master_dtype != DType::kF32;
   ask.auto_offload_ratio = options_.auto_offload_ratio;
   if (const char* why = config::OffloadedStepCannotLeaveHost(ask)) {
     return absl::InvalidArgumentError(

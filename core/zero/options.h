@@ -151,9 +151,10 @@ struct ZeroOptions {
   // 0 ("host"), 1 ("device"), or with kAuto a fraction the tool resolves
   // from the hardware's figures before the engine starts
   // (zero::DeviceStepShare); the engine refuses kAuto left unresolved (a
-  // negative share). Rounded up to a parameter boundary. Needs fp32 states,
-  // offload_optimizer without offload_param and a fixed ratio (core/config's
-  // rules set kHost otherwise).
+  // negative share). Rounded up to a parameter boundary. The states keep
+  // their dtypes (host_master_dtype, host_moments_dtype). Needs
+  // offload_optimizer in host memory without offload_param and a fixed
+  // ratio (config::OffloadedStepCannotLeaveHost; kHost otherwise).
   config::OffloadedStep offloaded_step = config::OffloadedStep::kHost;
   double device_step_share = 0;
   // offload_optimizer.device "nvme": the host share's master and moments in

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/kernels/dtype.h"
 #include "core/util/status_macros.h"
+#include "core/zero/host_adam.h"
 
 namespace zero3 {
 namespace zero {
@@ -32,7 +33,9 @@ StreamedStep::StreamedStep(const ZeroContext& ctx, const GradReducer& reducer,
       rt_(*ctx.rt),
       shard_(shard),
       begin_(ctx.streamed_begin),
-      elements_(ctx.host_begin - ctx.streamed_begin) {}
+      elements_(ctx.host_begin - ctx.streamed_begin),
+      dtypes_{ctx.options->host_master_dtype, ctx.options->host_moments_dtype,
+              ctx.options->host_moments_dtype} {}
 
 StreamedStep::~StreamedStep() = default;
 
@@ -69,7 +72,8 @@ absl::Status StreamedStep::Allocate() {
       ZR_ASSIGN_OR_RETURN(
           state_[set][i],
           runtime::AllocateHost(
-              rt_, elements_ * 4, runtime::HostMemoryKind::kPinned,
+              rt_, elements_ * ElementBytes(i),
+              runtime::HostMemoryKind::kPinned,
               absl::StrCat("streamed ", kStateNames[i], " (host",
                            set == 1 ? ", second copy)" : ")")));
     }
@@ -117,15 +121,17 @@ void StreamedStep::Read(int which, int64_t offset, int64_t n,
     const int64_t from = std::max(offset, piece.offset);
     const int64_t to = std::min(offset + n, piece.offset + piece.elements);
     if (from >= to) continue;
-    const float* src =
-        static_cast<const float*>(state_[current_[p]][which].data());
-    std::memcpy(out + (from - offset), src + (from - begin_), (to - from) * 4);
+    const char* src =
+        static_cast<const char*>(state_[current_[p]][which].data());
+    HostWidenToFloat(src + (from - begin_) * ElementBytes(which),
+                     dtypes_[which], out + (from - offset), to - from, 1);
   }
 }
 
 BufferSlice StreamedStep::HostSlice(int pos, int set, int which) const {
   const HostPiece& p = PieceAt(pos);
-  return state_[set][which].Slice((p.offset - begin_) * 4, p.elements * 4);
+  const int64_t e = ElementBytes(which);
+  return state_[set][which].Slice((p.offset - begin_) * e, p.elements * e);
 }
 
 absl::Status StreamedStep::Import(const float* master, const float* exp_avg,
@@ -153,16 +159,19 @@ absl::Status StreamedStep::Write(const float* const values[3],
   if (full_master != nullptr) {
     write.reads = {full_master->Slice(begin_ * 4, elements_ * 4)};
   }
-  write.memory_bytes = 2 * 3 * elements_ * 4;
+  write.memory_bytes = 3 * elements_ * 4 * 2;
   write.run = [&]() -> absl::Status {
     for (int i = 0; i < 3; ++i) {
-      const void* from = i == 0 && full_master != nullptr
-                             ? write.reads[0].data()
-                             : static_cast<const void*>(values[i]);
+      const float* from = i == 0 && full_master != nullptr
+                              ? write.reads[0].As<float>()
+                              : values[i];
       if (from == nullptr) {
-        std::memset(state_[0][i].data(), 0, elements_ * 4);
+        std::memset(state_[0][i].data(), 0, elements_ * ElementBytes(i));
       } else {
-        std::memcpy(state_[0][i].data(), from, elements_ * 4);
+        // bf16 states round to nearest even (exact for a bf16 run's own
+        // checkpoint, and for a master already rounded through the model's
+        // dtype).
+        HostCastFromFloat(from, dtypes_[i], state_[0][i].data(), elements_, 1);
       }
     }
     return absl::OkStatus();
@@ -176,8 +185,10 @@ absl::Status StreamedStep::Write(const float* const values[3],
 
 TensorRef StreamedStep::SlotTensor(int pos, int which, int64_t offset,
                                    int64_t n) {
-  return TensorRef::Of(SlotAt(pos).buffer, DType::kF32,
-                       which * slot_elements_ + offset, n);
+  // Region `which` starts at byte which * slot_elements_ * 4.
+  const int64_t per_region = slot_elements_ * 4 / ElementBytes(which);
+  return TensorRef::Of(SlotAt(pos).buffer, dtypes_[which],
+                       which * per_region + offset, n);
 }
 
 absl::Status StreamedStep::CopyInThrough(int pos) {
@@ -190,10 +201,10 @@ absl::Status StreamedStep::CopyInThrough(int pos) {
     const int set = current_[order_[at]];
     const int64_t n = PieceAt(at).elements;
     for (int i = 0; i < 3; ++i) {
-      ZR_RETURN_IF_ERROR(
-          in_->Copy(slot.buffer.Slice(i * slot_elements_ * 4, n * 4),
-                    HostSlice(at, set, i),
-                    absl::StrCat("streamed ", kStateNames[i], " H2D")));
+      ZR_RETURN_IF_ERROR(in_->Copy(
+          slot.buffer.Slice(i * slot_elements_ * 4, n * ElementBytes(i)),
+          HostSlice(at, set, i),
+          absl::StrCat("streamed ", kStateNames[i], " H2D")));
     }
     ZR_RETURN_IF_ERROR(in_->Record(*slot.in));
   }
@@ -247,10 +258,10 @@ absl::Status StreamedStep::StepAt(int pos, runtime::Stream& s,
     ZR_RETURN_IF_ERROR(out_->Wait(*slot.stepped));
   }
   for (int i = 0; i < 3; ++i) {
-    ZR_RETURN_IF_ERROR(
-        out_->Copy(HostSlice(pos, set, i),
-                   slot.buffer.Slice(i * slot_elements_ * 4, p.elements * 4),
-                   absl::StrCat("streamed ", kStateNames[i], " D2H")));
+    ZR_RETURN_IF_ERROR(out_->Copy(
+        HostSlice(pos, set, i),
+        slot.buffer.Slice(i * slot_elements_ * 4, p.elements * ElementBytes(i)),
+        absl::StrCat("streamed ", kStateNames[i], " D2H")));
   }
   ZR_RETURN_IF_ERROR(out_->Record(*slot.out));
   slot.out_recorded = true;

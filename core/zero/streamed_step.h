@@ -2,8 +2,10 @@
 //
 // streamed_step.h: the offloaded optimizer state whose AdamW runs on the
 // device (zero3.offloaded_step "device" or "auto"): the flat-layout elements
-// [ctx.streamed_begin, ctx.host_begin), their fp32 master and Adam moments
-// in pinned host memory, stepped piece by piece through two device slots.
+// [ctx.streamed_begin, ctx.host_begin), their master and Adam moments in
+// pinned host memory (fp32, or bf16 with bf16 master weights and optimizer
+// states, which halve the link's bytes: options.host_master_dtype and
+// host_moments_dtype), stepped piece by piece through two device slots.
 //
 // Pieces go in the order their gradients are final (the reducer's buckets
 // run from the end of the layout). For each: its master and moments are
@@ -50,6 +52,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/kernels/dtype.h"
 #include "core/kernels/op_args.h"
 #include "core/runtime/owned_buffer.h"
 #include "core/runtime/runtime.h"
@@ -136,7 +139,8 @@ class StreamedStep {
  private:
   static constexpr int kSlots = 2;
   // A slot: master, exp_avg and exp_avg_sq of one piece, each
-  // slot_elements_ long; the events of its piece's copy-in, step and
+  // slot_elements_ long (in a region of slot_elements_ * 4 bytes, whatever
+  // its dtype); the events of its piece's copy-in, step and
   // copy-out, and whether the copy-out has been recorded yet.
   struct Slot {
     runtime::OwnedBuffer buffer;
@@ -174,11 +178,18 @@ class StreamedStep {
   // become current.
   absl::Status EndSpeculation(bool commit);
 
+  // Bytes of an element of state tensor `which`.
+  int64_t ElementBytes(int which) const {
+    return kernels::DTypeSize(dtypes_[which]);
+  }
+
   const ZeroContext& ctx_;
   const GradReducer& reducer_;
   runtime::Runtime& rt_;
   const runtime::Buffer shard_;
   int64_t begin_ = 0, elements_ = 0;
+  // Master, exp_avg, exp_avg_sq.
+  const std::array<kernels::DType, 3> dtypes_;
   bool speculative_ = false;
   std::vector<HostPiece> pieces_;
   std::vector<int> order_;  // pieces in the order their gradients complete
