@@ -259,12 +259,16 @@ absl::StatusOr<int> NvmeParams::FreeWindow(bool wait) {
     if (best < 0 || w.age < reads_[best].age) best = i;
   }
   if (best >= 0 || !wait) return best;
-  // Waiting: the oldest window still copying, else the oldest read nobody
-  // has used yet.
+  // Waiting: the oldest window still copying (its copy ends first), else
+  // the newest read nobody has used yet (reads go out in the order of the
+  // gathers, so the newest is needed last).
   for (State state : {State::kCopying, State::kLoaded}) {
     for (int i = 0; i < read_windows(); ++i) {
       if (reads_[i].state != state) continue;
-      if (best < 0 || reads_[i].age < reads_[best].age) best = i;
+      const bool better = state == State::kCopying
+                              ? reads_[i].age < reads_[best < 0 ? i : best].age
+                              : reads_[i].age > reads_[best < 0 ? i : best].age;
+      if (best < 0 || better) best = i;
     }
     if (best < 0) continue;
     ReadWindow& w = reads_[best];

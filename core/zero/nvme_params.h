@@ -124,8 +124,9 @@ class NvmeParams {
   // The pieces overlapping `p`'s partition.
   std::vector<int> PiecesOf(int p) const;
   // A window for a new read: empty, or done copying (oldest first); with
-  // `wait`, also one still copying (waited for) or holding a read nobody
-  // used yet (dropped). -1 when none without waiting.
+  // `wait`, also one still copying (the oldest, waited for) or holding a
+  // read nobody used yet (the newest, dropped). -1 when none without
+  // waiting.
   absl::StatusOr<int> FreeWindow(bool wait);
   absl::Status Read(int p, int w);
   absl::Status WaitReads(ReadWindow& w);
