@@ -21,6 +21,7 @@
 #include "core/util/status_macros.h"
 #include "core/zero/host_adam.h"
 #include "google/protobuf/text_format.h"
+#include "tools/calibrate/host_adam_rate.h"
 #include "tools/calibrate/queue_units.h"
 
 namespace zero3 {
@@ -898,11 +899,8 @@ absl::Status Calibration::MeasureHostAdam() {
     (threads == 1 ? one : all) = gbps;
   }
   ZR_RETURN_IF_ERROR(rt_.FreeHost(state));
-  p_.mutable_host()->set_memory_bandwidth_gbps_per_thread(one);
-  p_.mutable_host()->set_memory_bandwidth_gbps_per_rank(all);
-  p_.mutable_host()->set_cores_per_rank(max_threads);
   // A base profile's curve by threads was measured on its own machine.
-  p_.mutable_host()->clear_memory_bandwidth_by_threads();
+  SetHostAdamRate(one, all, max_threads, &p_);
   Note(
       absl::StrFormat("host AdamW: %.1f GB/s on 1 thread (%.2f Gparam/s), "
                       "%.1f GB/s on %d threads (%.2f Gparam/s)",

@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -38,6 +39,7 @@
 #include "sim/profiles.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
+#include "tools/calibrate/host_adam_rate.h"
 #include "tools/cli/flag_limits.h"
 #include "tools/cli/internal/auto_flags.h"
 #include "tools/cli/internal/checkpoint_flags.h"
@@ -260,7 +262,9 @@ class TrainCommand : public Command {
                       const Results& results, std::ostream& out);
   // The profile this run is predicted and bounded on: --hardware's, for
   // GPU runs with this process's host (its affinity, its share under
-  // `zero3 launch`, or --predict-host-cores).
+  // `zero3 launch`, or --predict-host-cores) and, where --hardware names a
+  // shipped profile rather than one calibrated here, this process's host
+  // AdamW rate (measured once, a fraction of a second).
   absl::StatusOr<sim::HardwareProfile> ProfileOfThisRun(const Inputs& in) const;
   // A step's lower bound on ProfileOfThisRun (internal/step_bound.h).
   absl::StatusOr<whatif::StepBound> EstimateBound(const Inputs& in) const;
@@ -378,6 +382,9 @@ class TrainCommand : public Command {
   // The leader's estimate of a step's lower bound (EstimateBound).
   absl::StatusOr<whatif::StepBound> bound_ =
       absl::UnavailableError("not estimated");
+  // ProfileOfThisRun's measurement of the host AdamW: GB/s on one thread
+  // and on the rank's cores.
+  mutable std::optional<std::pair<double, double>> host_adam_gbps_;
   int world_size_ = 1;
   int64_t samples_per_step_ = 0;
   bool speculative_ = false;  // metrics carry "speculation"
@@ -542,6 +549,13 @@ absl::StatusOr<TrainCommand::Inputs> TrainCommand::LoadInputs(
     in.options.device_step_share = choice.share;
     in.offloaded_step =
         whatif::DescribeOffloadedStep(choice, step.profile.name());
+    if (host_adam_gbps_.has_value()) {
+      absl::StrAppendFormat(
+          &in.offloaded_step,
+          " (this host's AdamW, measured: %.1f GB/s on 1 thread, %.1f on %d)",
+          host_adam_gbps_->first, host_adam_gbps_->second,
+          step.profile.host().cores_per_rank());
+    }
   }
   return in;
 }
@@ -1147,10 +1161,22 @@ absl::Status TrainCommand::WriteMetrics(const StepRow& row, int64_t step,
 absl::StatusOr<sim::HardwareProfile> TrainCommand::ProfileOfThisRun(
     const Inputs& in) const {
   sim::HardwareProfile profile = in.profile;
-  if (run_.gpu()) {
-    ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
-        static_cast<int>(gpu_flags_.predict_host_cores()), &profile));
+  if (!run_.gpu()) return profile;
+  ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
+      static_cast<int>(gpu_flags_.predict_host_cores()), &profile));
+  const std::vector<std::string> shipped = sim::ProfileNames();
+  if (std::find(shipped.begin(), shipped.end(), sim_flags_.hardware()) ==
+      shipped.end()) {
+    return profile;  // calibrated on a machine: its own figures
   }
+  const int threads = profile.host().cores_per_rank();
+  if (!host_adam_gbps_.has_value()) {
+    constexpr int64_t kElements = int64_t{1} << 23;  // 224 MB of traffic
+    host_adam_gbps_ = {calibrate::HostAdamGbps(kElements, 1, 2),
+                       calibrate::HostAdamGbps(kElements, threads, 2)};
+  }
+  calibrate::SetHostAdamRate(host_adam_gbps_->first, host_adam_gbps_->second,
+                             threads, &profile);
   return profile;
 }
 
