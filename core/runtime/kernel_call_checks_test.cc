@@ -83,9 +83,9 @@ TEST(KernelCallChecksTest, TheOpsOwnRules) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("two moments have one dtype")));
   adam.params = TensorRef(buffer.All(), DType::kF16);
-  EXPECT_THAT(CheckKernelCall(KernelCall(adam, "step"), true),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("fp32 or bf16")));
+  EXPECT_THAT(
+      CheckKernelCall(KernelCall(adam, "step"), true),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fp32 or bf16")));
 
   ops::AttentionForward attention;
   attention.args.batch = 1;
