@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -180,12 +181,14 @@ std::vector<std::string> RacesWithout(
   return Races(o);
 }
 
-// A case run with the parameters on NVMe.
-Case ParamNvmeCase(zero::Sync sync, std::vector<std::string> expected) {
+// A case with the run's settings `flags` on (the cases whose settings a
+// row of positional flags would make hard to read).
+Case CaseWith(zero::Sync sync, std::vector<std::string> expected,
+              std::initializer_list<bool Case::*> flags) {
   Case c;
   c.sync = sync;
   c.expected = std::move(expected);
-  c.param_nvme = true;
+  for (bool Case::*flag : flags) c.*flag = true;
   return c;
 }
 
@@ -269,78 +272,47 @@ const std::vector<Case>& Cases() {
            false,
            false,
            true},
-      Case{zero::Sync::kStreamedStatesBeforeStep,
-           {"race on 'streamed state slot", "streamed master H2D", "adamw"},
-           false,
-           false,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kStreamedStepBeforeOut,
-           {"race on 'streamed state slot", "adamw", "D2H"},
-           false,
-           false,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kStreamedSlotReuse,
-           {"race on 'streamed state slot", "H2D", "D2H"},
-           false,
-           false,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kStreamedGradsBeforeStep,
-           {"race on 'gradient partition (fp32)'", "speculative adamw"},
-           false,
-           true,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kStreamedStepBeforeCommit,
-           {"race on 'speculative working copy (streamed)'",
-            "commit working copy"},
-           false,
-           true,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kStreamedStatesBeforeStep,
-           {"race on 'streamed state slot", "streamed master H2D",
-            "speculative adamw"},
-           false,
-           true,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kNvmeReadBeforeStep,
-           {"race on 'NVMe swap window", "NVMe read", "adamw"},
-           false,
-           false,
-           false,
-           false,
-           false,
-           true},
-      Case{zero::Sync::kNvmeWriteBeforeReuse,
-           {"race on 'NVMe swap window", "read by 'NVMe write"},
-           false,
-           false,
-           false,
-           false,
-           false,
-           true},
-      ParamNvmeCase(zero::Sync::kNvmeParamReadBeforeCopy,
-                    {"race on 'NVMe parameter window", "NVMe parameter read",
-                     "shard H2D"}),
-      ParamNvmeCase(zero::Sync::kNvmeParamCopyBeforeReuse,
-                    {"race on 'NVMe parameter window", "NVMe parameter read",
-                     "shard H2D"}),
-      ParamNvmeCase(zero::Sync::kNvmeParamWriteBeforeRead,
-                    {"race on 'drive file zero3_params_rank",
-                     "NVMe parameter write", "NVMe parameter read"}),
-      ParamNvmeCase(
-          zero::Sync::kNvmeParamWriteBeforeReuse,
-          {"race on 'NVMe parameter write window", "NVMe parameter write"})};
+      CaseWith(zero::Sync::kStreamedStatesBeforeStep,
+               {"race on 'streamed state slot", "streamed master H2D", "adamw"},
+               {&Case::device_step}),
+      CaseWith(zero::Sync::kStreamedStepBeforeOut,
+               {"race on 'streamed state slot", "adamw", "D2H"},
+               {&Case::device_step}),
+      CaseWith(zero::Sync::kStreamedSlotReuse,
+               {"race on 'streamed state slot", "H2D", "D2H"},
+               {&Case::device_step}),
+      CaseWith(zero::Sync::kStreamedGradsBeforeStep,
+               {"race on 'gradient partition (fp32)'", "speculative adamw"},
+               {&Case::speculative, &Case::device_step}),
+      CaseWith(zero::Sync::kStreamedStepBeforeCommit,
+               {"race on 'speculative working copy (streamed)'",
+                "commit working copy"},
+               {&Case::speculative, &Case::device_step}),
+      CaseWith(zero::Sync::kStreamedStatesBeforeStep,
+               {"race on 'streamed state slot", "streamed master H2D",
+                "speculative adamw"},
+               {&Case::speculative, &Case::device_step}),
+      CaseWith(zero::Sync::kNvmeReadBeforeStep,
+               {"race on 'NVMe swap window", "NVMe read", "adamw"},
+               {&Case::nvme}),
+      CaseWith(zero::Sync::kNvmeWriteBeforeReuse,
+               {"race on 'NVMe swap window", "read by 'NVMe write"},
+               {&Case::nvme}),
+      CaseWith(zero::Sync::kNvmeParamReadBeforeCopy,
+               {"race on 'NVMe parameter window", "NVMe parameter read",
+                "shard H2D"},
+               {&Case::param_nvme}),
+      CaseWith(zero::Sync::kNvmeParamCopyBeforeReuse,
+               {"race on 'NVMe parameter window", "NVMe parameter read",
+                "shard H2D"},
+               {&Case::param_nvme}),
+      CaseWith(zero::Sync::kNvmeParamWriteBeforeRead,
+               {"race on 'drive file zero3_params_rank", "NVMe parameter write",
+                "NVMe parameter read"},
+               {&Case::param_nvme}),
+      CaseWith(zero::Sync::kNvmeParamWriteBeforeReuse,
+               {"race on 'NVMe parameter write window", "NVMe parameter write"},
+               {&Case::param_nvme})};
   return *cases;
 }
 
