@@ -977,19 +977,12 @@ std::vector<Case> Cases() {
                    streamed(1, speculative(f16_overflow))});
   // bf16 master weights and optimizer states streamed: the device AdamW
   // over bf16 state, bitwise the host's over the same state.
-  const auto streamed_bf16 = [](bool moments) {
-    return [=](zero::ZeroOptions& o) {
-      o.dtype = runtime::DType::kBF16;
-      o.host_master_dtype = runtime::DType::kBF16;
-      if (moments) o.host_moments_dtype = runtime::DType::kBF16;
-    };
-  };
   cases.push_back(
-      {"device_step_bf16_states", 2, streamed(1, streamed_bf16(true))});
-  cases.push_back(
-      {"device_step_half_bf16_master", 2, streamed(0.5, streamed_bf16(false))});
+      {"device_step_bf16_states", 2, streamed(1, bf16_states(true, nullptr))});
+  cases.push_back({"device_step_half_bf16_master", 2,
+                   streamed(0.5, bf16_states(false, nullptr))});
   cases.push_back({"device_step_speculative_bf16_states", 2,
-                   streamed(0.5, speculative(streamed_bf16(true)))});
+                   streamed(0.5, speculative(bf16_states(true, nullptr)))});
   for (const auto& [name, mode] : modes) {
     cases.push_back(
         {"device_step_" + name, 2, moved(mode, streamed(0.5, nullptr))});
