@@ -85,11 +85,12 @@ absl::Status Engine::Init(const model::ParamSource& params) {
   scaler_ = zero::LossScaler::ForOptions(options_);
   ZR_RETURN_IF_ERROR(AllocateStepBuffers());
 
-  ZR_ASSIGN_OR_RETURN(coordinator_,
-                      zero::ParamCoordinator::Create(
-                          ctx_, model_->modules(),
-                          TensorRef::Of(shard_, options_.dtype, 0,
-                                        ShardOnNvme() ? 0 : layout_->total())));
+  ZR_ASSIGN_OR_RETURN(
+      coordinator_,
+      zero::ParamCoordinator::Create(
+          ctx_, model_->modules(),
+          TensorRef::Of(shard_, options_.dtype, 0,
+                        zero::ParamsOnNvme(options_) ? 0 : layout_->total())));
   ctx_.streamed_begin = HostShareBegin();
   ZR_ASSIGN_OR_RETURN(ctx_.host_begin, DeviceStepEnd(ctx_.streamed_begin));
   PlanSubGroups();
@@ -174,7 +175,7 @@ absl::Status Engine::AllocateStepBuffers() {
   runtime::Device& dev = rt_.device();
   const int64_t total = std::max<int64_t>(1, layout_->total());
   const int64_t esize = kernels::DTypeSize(options_.dtype);
-  if (ShardOnNvme()) {
+  if (zero::ParamsOnNvme(options_)) {
     // The shard is the NVMe parameters' file (zero::NvmeParams, the host
     // optimizer's): this buffer only stands in for it.
     ZR_ASSIGN_OR_RETURN(shard_,

@@ -254,10 +254,6 @@ class Engine : private model::ParamProvider {
   // Each sub-group's ranges of equal weight decay (weight_decay.h).
   std::vector<std::vector<zero::DecayRun>> decay_runs_;
 
-  // Whether the working shard is on NVMe (offload_param.device "nvme").
-  bool ShardOnNvme() const {
-    return options_.offload_param && !options_.param_nvme_path.empty();
-  }
   // Working shard (model dtype): device, or host with offload_param (a
   // stand-in with the shard on NVMe).
   runtime::OwnedBuffer shard_;

@@ -94,7 +94,7 @@ absl::Status HostOptimizer::Allocate() {
         runtime::AllocateDevice(rt_.device(), std::max<int64_t>(1, piece) * 4,
                                 "fp32 parameter write-back"));
   }
-  if (options_.offload_param && !options_.param_nvme_path.empty()) {
+  if (ParamsOnNvme(options_)) {
     ZR_ASSIGN_OR_RETURN(
         nvme_params_, NvmeParams::Create(rt_, options_, *ctx_.layout, pieces_));
   }

@@ -245,6 +245,18 @@ absl::Status NvmeParams::WaitReads(ReadWindow& w) {
   return first;
 }
 
+int NvmeParams::OldestOrNewest(State state, bool newest) const {
+  int pick = -1;
+  for (int i = 0; i < read_windows(); ++i) {
+    if (reads_[i].state != state) continue;
+    if (pick < 0 || (newest ? reads_[i].age > reads_[pick].age
+                            : reads_[i].age < reads_[pick].age)) {
+      pick = i;
+    }
+  }
+  return pick;
+}
+
 absl::StatusOr<int> NvmeParams::FreeWindow(bool wait) {
   const bool ordered = options_.syncs.enabled(Sync::kNvmeParamCopyBeforeReuse);
   int best = -1;
@@ -262,22 +274,13 @@ absl::StatusOr<int> NvmeParams::FreeWindow(bool wait) {
   // Waiting: the oldest window still copying (its copy ends first), else
   // the newest read nobody has used yet (reads go out in the order of the
   // gathers, so the newest is needed last).
-  for (State state : {State::kCopying, State::kLoaded}) {
-    for (int i = 0; i < read_windows(); ++i) {
-      if (reads_[i].state != state) continue;
-      const bool better = state == State::kCopying
-                              ? reads_[i].age < reads_[best < 0 ? i : best].age
-                              : reads_[i].age > reads_[best < 0 ? i : best].age;
-      if (best < 0 || better) best = i;
-    }
-    if (best < 0) continue;
-    ReadWindow& w = reads_[best];
-    if (state == State::kCopying) {
-      ZR_RETURN_IF_ERROR(w.copied->Synchronize());
-    } else {
-      ZR_RETURN_IF_ERROR(WaitReads(w));
-    }
-    return best;
+  if (const int i = OldestOrNewest(State::kCopying, /*newest=*/false); i >= 0) {
+    ZR_RETURN_IF_ERROR(reads_[i].copied->Synchronize());
+    return i;
+  }
+  if (const int i = OldestOrNewest(State::kLoaded, /*newest=*/true); i >= 0) {
+    ZR_RETURN_IF_ERROR(WaitReads(reads_[i]));
+    return i;
   }
   return absl::InternalError(
       "NVMe parameters: every read window is in use at once");

@@ -128,6 +128,8 @@ class NvmeParams {
   // read nobody used yet (the newest, dropped). -1 when none without
   // waiting.
   absl::StatusOr<int> FreeWindow(bool wait);
+  // The read window in `state` filled first (or last, `newest`); -1 if none.
+  int OldestOrNewest(State state, bool newest) const;
   absl::Status Read(int p, int w);
   absl::Status WaitReads(ReadWindow& w);
   // The host waits for the writes in flight of the pieces `p` overlaps

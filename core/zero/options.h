@@ -195,6 +195,12 @@ struct ZeroOptions {
   SyncPoints syncs;
 };
 
+// Whether the working shard is on NVMe (offload_param with
+// param_nvme_path): zero::NvmeParams holds it.
+inline bool ParamsOnNvme(const ZeroOptions& options) {
+  return options.offload_param && !options.param_nvme_path.empty();
+}
+
 // Where the host share's update runs for `options`: config::PlanHostStep,
 // the one rule the loader's notices use too, asked as the options ask
 // (host_step_delayed takes precedence over host_step_in_forward).

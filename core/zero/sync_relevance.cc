@@ -73,7 +73,7 @@ std::string DropHasNoEffect(Sync sync, const ZeroOptions& options,
        sync == Sync::kNvmeParamCopyBeforeReuse ||
        sync == Sync::kNvmeParamWriteBeforeRead ||
        sync == Sync::kNvmeParamWriteBeforeReuse) &&
-      (!options.offload_param || options.param_nvme_path.empty())) {
+      !ParamsOnNvme(options)) {
     return "only parameters on NVMe (offload_param.device \"nvme\") are "
            "read from and written to a drive";
   }

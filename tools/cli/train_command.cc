@@ -390,12 +390,15 @@ class TrainCommand : public Command {
   bool speculative_ = false;  // metrics carry "speculation"
 };
 
+// Whether `name` is one of `names` (a preset's or shipped profile's).
+bool IsNamed(const std::string& name, const std::vector<std::string>& names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 // A preset's (or profile's) name as it is; anything else names a file.
 std::string NameOrPath(const std::string& name,
                        const std::vector<std::string>& names) {
-  return std::find(names.begin(), names.end(), name) != names.end()
-             ? name
-             : ResolveUserPath(name);
+  return IsNamed(name, names) ? name : ResolveUserPath(name);
 }
 
 absl::Status TrainCommand::Train(std::ostream& out, std::ostream& err) {
@@ -1164,9 +1167,7 @@ absl::StatusOr<sim::HardwareProfile> TrainCommand::ProfileOfThisRun(
   if (!run_.gpu()) return profile;
   ZR_RETURN_IF_ERROR(sim::SetHostOfThisProcess(
       static_cast<int>(gpu_flags_.predict_host_cores()), &profile));
-  const std::vector<std::string> shipped = sim::ProfileNames();
-  if (std::find(shipped.begin(), shipped.end(), sim_flags_.hardware()) ==
-      shipped.end()) {
+  if (!IsNamed(sim_flags_.hardware(), sim::ProfileNames())) {
     return profile;  // calibrated on a machine: its own figures
   }
   const int threads = profile.host().cores_per_rank();
