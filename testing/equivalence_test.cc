@@ -903,7 +903,7 @@ std::vector<Case> Cases() {
   }
   cases.push_back(carried("bf16_states", 2, bf16_states(true, nullptr)));
   // The offloaded step on the device (zero3.offloaded_step), all of it or
-  // a share beside the host's, in pieces through the two slots: bitwise the
+  // a share beside the host's, in pieces through its slots: bitwise the
   // run without offload (Check) where the host share's step is exact too,
   // and against the reference on the delayed plan's lag.
   auto streamed = [=](double share,
@@ -923,6 +923,14 @@ std::vector<Case> Cases() {
         {absl::StrCat("device_step_w", world), world, streamed(1, nullptr)});
   }
   cases.push_back({"device_step_half_w2", 2, streamed(0.5, nullptr)});
+  // Two slots (each reused every other piece) and a slot a piece (every
+  // piece copied in as backward starts).
+  cases.push_back(
+      {"device_step_two_slots_w2", 2,
+       streamed(1, [](zero::ZeroOptions& o) { o.streamed_slots = 2; })});
+  cases.push_back(
+      {"device_step_slot_a_piece_w1", 1,
+       streamed(1, [](zero::ZeroOptions& o) { o.streamed_slots = 1024; })});
   // DeepSpeed's per-parameter fp32 copies for the host's share beside it.
   cases.push_back({"device_step_half_per_param_fp32", 2,
                    streamed(0.5, [](zero::ZeroOptions& o) {
@@ -963,6 +971,10 @@ std::vector<Case> Cases() {
     cases.push_back({absl::StrCat("device_step_speculative_all_w", world),
                      world, streamed(1, speculative(nullptr))});
   }
+  cases.push_back({"device_step_speculative_two_slots", 2,
+                   streamed(1, speculative([](zero::ZeroOptions& o) {
+                              o.streamed_slots = 2;
+                            }))});
   cases.push_back({"device_step_speculative_bf16_accumulation2", 2,
                    streamed(1, speculative([](zero::ZeroOptions& o) {
                               o.dtype = runtime::DType::kBF16;

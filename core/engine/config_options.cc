@@ -158,6 +158,7 @@ absl::StatusOr<zero::ZeroOptions> OptionsFromConfig(const config::Config& c,
         modes.offloaded_step == config::OffloadedStep::kDevice ? 1
         : modes.offloaded_step == config::OffloadedStep::kAuto ? -1
                                                                : 0;
+    o.streamed_slots = c.zero3().offloaded_step_buffers();
   }
   o.speculative_step = z.offload_optimizer().super_offload()
                            ? zero::SpeculativeStep::kAuto

@@ -157,6 +157,10 @@ struct ZeroOptions {
   // ratio (config::OffloadedStepCannotLeaveHost; kHost otherwise).
   config::OffloadedStep offloaded_step = config::OffloadedStep::kHost;
   double device_step_share = 0;
+  // zero3.offloaded_step_buffers: device slots of one piece each for the
+  // streamed share; the first ones are copied in as the boundary backward
+  // starts, so the copy-in runs ahead of the gradients (at least 2).
+  int streamed_slots = 8;
   // offload_optimizer.device "nvme": the host share's master and moments in
   // a swap file per rank under this directory (NvmeState), stepped at the
   // step's end as the drive delivers each piece; empty: in host memory.

@@ -82,7 +82,8 @@ absl::Status StreamedStep::Allocate() {
   runtime::Device& dev = rt_.device();
   ZR_ASSIGN_OR_RETURN(in_, dev.CreateStream("states in"));
   ZR_ASSIGN_OR_RETURN(out_, dev.CreateStream("states out"));
-  for (int k = 0; k < kSlots; ++k) {
+  slots_.resize(std::min<size_t>(ctx_.options->streamed_slots, pieces_.size()));
+  for (size_t k = 0; k < slots_.size(); ++k) {
     Slot& slot = slots_[k];
     ZR_ASSIGN_OR_RETURN(
         slot.buffer,
@@ -266,7 +267,8 @@ absl::Status StreamedStep::StepAt(int pos, runtime::Stream& s,
   ZR_RETURN_IF_ERROR(out_->Record(*slot.out));
   slot.out_recorded = true;
   const int n = static_cast<int>(pieces_.size());
-  if (pos + kSlots < n) return CopyInThrough(pos + kSlots);
+  const int ahead = pos + static_cast<int>(slots_.size());
+  if (ahead < n) return CopyInThrough(ahead);
   return absl::OkStatus();
 }
 
@@ -290,7 +292,8 @@ absl::Status StreamedStep::CastWorkingCopy() {
 
 absl::Status StreamedStep::Prefetch() {
   const int n = static_cast<int>(pieces_.size());
-  return n > 0 ? CopyInThrough(std::min(n, kSlots) - 1) : absl::OkStatus();
+  return n > 0 ? CopyInThrough(static_cast<int>(slots_.size()) - 1)
+               : absl::OkStatus();
 }
 
 // The speculative step ----------------------------------------------------

@@ -5,18 +5,20 @@
 // [ctx.streamed_begin, ctx.host_begin), their master and Adam moments in
 // pinned host memory (fp32, or bf16 with bf16 master weights and optimizer
 // states, which halve the link's bytes: options.host_master_dtype and
-// host_moments_dtype), stepped piece by piece through two device slots.
+// host_moments_dtype), stepped piece by piece through device slots
+// (options.streamed_slots, one piece each).
 //
 // Pieces go in the order their gradients are final (the reducer's buckets
 // run from the end of the layout). For each: its master and moments are
-// copied into a slot on the copy-in stream (the first two at the boundary
-// backward's start, by Prefetch; each later one as soon as its slot is
-// free), the device AdamW (the device share's kernels, so the result is
-// bitwise theirs) steps the slot and casts the updated master into the
-// working shard, and the copy-out stream takes master and moments back to
-// host memory. The copy-in of one piece and the copy-out of the one before
-// run beside the step of the piece between, one in each direction of the
-// host link; the last copies-out run under the next forward. The gradients
+// copied into a slot on the copy-in stream (the first ones, a slot each,
+// at the boundary backward's start, by Prefetch, ahead of their
+// gradients; each later one as soon as its slot is free), the device AdamW
+// (the device share's kernels, so the result is bitwise theirs) steps the
+// slot and casts the updated master into the working shard, and the
+// copy-out stream takes master and moments back to host memory. Copies-in
+// of later pieces and copies-out of earlier ones run beside a piece's
+// step, one in each direction of the host link; the last copies-out run
+// under the next forward. The gradients
 // of these elements stay on the device (the reducer's fp32 partition).
 //
 // With the speculative step (offload_optimizer.super_offload: the host
@@ -137,7 +139,6 @@ class StreamedStep {
   const Outcome& outcome() const { return outcome_; }
 
  private:
-  static constexpr int kSlots = 2;
   // A slot: master, exp_avg and exp_avg_sq of one piece, each
   // slot_elements_ long (in a region of slot_elements_ * 4 bytes, whatever
   // its dtype); the events of its piece's copy-in, step and
@@ -155,7 +156,7 @@ class StreamedStep {
                      const runtime::Buffer* full_master);
   // Position `pos` of order_: its piece and slot.
   const HostPiece& PieceAt(int pos) const { return pieces_[order_[pos]]; }
-  Slot& SlotAt(int pos) { return slots_[pos % kSlots]; }
+  Slot& SlotAt(int pos) { return slots_[pos % slots_.size()]; }
   runtime::TensorRef SlotTensor(int pos, int which, int64_t offset, int64_t n);
   // The host copy `set` of state tensor `which` of the piece at `pos`.
   runtime::BufferSlice HostSlice(int pos, int set, int which) const;
@@ -164,7 +165,7 @@ class StreamedStep {
   absl::Status CopyInThrough(int pos);
   // One piece's step on `s`: AdamW on its slot, the working copy cast into
   // the shard (or, `staged`, the speculative staging), master and moments
-  // copied out into host copy `set`; then the copy-in two positions on.
+  // copied out into host copy `set`; then the copy-in a slot count on.
   absl::Status StepAt(int pos, runtime::Stream& s,
                       const kernels::AdamWArgs& args,
                       const runtime::TensorRef& grads, bool cast_first,
@@ -197,7 +198,8 @@ class StreamedStep {
   // Declared first, destroyed last: the events and buffers below are theirs.
   std::unique_ptr<runtime::Stream> in_, out_, step_;
   std::unique_ptr<runtime::Event> speculated_;
-  std::array<Slot, kSlots> slots_;
+  // options.streamed_slots of them, or one a piece where fewer pieces.
+  std::vector<Slot> slots_;
   // Host copies of master and moments: [copy][tensor]; the second only with
   // the speculative step. current_[piece] is the piece's current copy.
   std::array<std::array<runtime::OwnedBuffer, 3>, 2> state_;

@@ -55,6 +55,7 @@ zero3-ratioauto|zero3|1|--set zero_optimization.offload_optimizer.ratio=auto
 zero3-speculative-forward|zero3|0|--set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7
 zero3-delayed|zero3|0|--set zero3.host_step_overlap=delayed
 zero3-bf16states|zero3|0|--set bf16.bf16_master_weights_and_grads=true --set bf16.bf16_optimizer_states=true --set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7
+zero3-bf16states-auto|zero3|0|--set bf16.bf16_master_weights_and_grads=true --set bf16.bf16_optimizer_states=true --set zero_optimization.offload_optimizer.super_offload=true --set zero3.host_step_overlap=forward --set zero_optimization.reduce_bucket_size=5e7 --set zero_optimization.stage3_prefetch_bucket_size=2e7 --set zero3.offloaded_step=auto
 fsdp2-fused|fsdp2|1|--offload 1 --pin 1 --adamw fused
 ds-pr8207|ds|1|--tree ds_pr8207 --pin true
 ds-head|ds|1|--tree ds_head --pin true
