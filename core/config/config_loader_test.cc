@@ -144,7 +144,7 @@ TEST(ConfigLoaderTest, DefaultConfig) {
     "host_work_per_grad_us": 0.0,
     "collective_timeout_seconds": 1800,
     "offloaded_step": "host",
-    "offloaded_step_buffers": 8
+    "offloaded_step_buffers": 16
   },
   "steps_per_print": 1,
   "csv_monitor": {

@@ -160,7 +160,7 @@ struct ZeroOptions {
   // zero3.offloaded_step_buffers: device slots of one piece each for the
   // streamed share; the first ones are copied in as the boundary backward
   // starts, so the copy-in runs ahead of the gradients (at least 2).
-  int streamed_slots = 8;
+  int streamed_slots = 16;
   // offload_optimizer.device "nvme": the host share's master and moments in
   // a swap file per rank under this directory (NvmeState), stepped at the
   // step's end as the drive delivers each piece; empty: in host memory.

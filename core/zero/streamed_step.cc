@@ -51,7 +51,9 @@ absl::StatusOr<std::unique_ptr<StreamedStep>> StreamedStep::Create(
        PlanHostPieces(sub_groups, decay_runs, ctx.streamed_begin,
                       ctx.options->host_step_piece, reducer.buckets())) {
     if (p.offset >= ctx.host_begin) break;
-    s->slot_elements_ = std::max(s->slot_elements_, p.elements);
+    // A multiple of 64 elements: every region starts 128-byte aligned.
+    s->slot_elements_ =
+        std::max(s->slot_elements_, (p.elements + 63) / 64 * 64);
     s->pieces_.push_back(std::move(p));
   }
   // The order their gradients complete in: the buckets run from the end.
@@ -87,7 +89,7 @@ absl::Status StreamedStep::Allocate() {
     Slot& slot = slots_[k];
     ZR_ASSIGN_OR_RETURN(
         slot.buffer,
-        runtime::AllocateDevice(dev, 3 * slot_elements_ * 4,
+        runtime::AllocateDevice(dev, RegionStart(3),
                                 absl::StrCat("streamed state slot ", k)));
     ZR_ASSIGN_OR_RETURN(slot.in, dev.CreateEvent());
     ZR_ASSIGN_OR_RETURN(slot.stepped, dev.CreateEvent());
@@ -186,10 +188,9 @@ absl::Status StreamedStep::Write(const float* const values[3],
 
 TensorRef StreamedStep::SlotTensor(int pos, int which, int64_t offset,
                                    int64_t n) {
-  // Region `which` starts at byte which * slot_elements_ * 4.
-  const int64_t per_region = slot_elements_ * 4 / ElementBytes(which);
+  // RegionStart is a whole number of elements: slot_elements_ is even.
   return TensorRef::Of(SlotAt(pos).buffer, dtypes_[which],
-                       which * per_region + offset, n);
+                       RegionStart(which) / ElementBytes(which) + offset, n);
 }
 
 absl::Status StreamedStep::CopyInThrough(int pos) {
@@ -202,10 +203,10 @@ absl::Status StreamedStep::CopyInThrough(int pos) {
     const int set = current_[order_[at]];
     const int64_t n = PieceAt(at).elements;
     for (int i = 0; i < 3; ++i) {
-      ZR_RETURN_IF_ERROR(in_->Copy(
-          slot.buffer.Slice(i * slot_elements_ * 4, n * ElementBytes(i)),
-          HostSlice(at, set, i),
-          absl::StrCat("streamed ", kStateNames[i], " H2D")));
+      ZR_RETURN_IF_ERROR(
+          in_->Copy(slot.buffer.Slice(RegionStart(i), n * ElementBytes(i)),
+                    HostSlice(at, set, i),
+                    absl::StrCat("streamed ", kStateNames[i], " H2D")));
     }
     ZR_RETURN_IF_ERROR(in_->Record(*slot.in));
   }
@@ -261,7 +262,7 @@ absl::Status StreamedStep::StepAt(int pos, runtime::Stream& s,
   for (int i = 0; i < 3; ++i) {
     ZR_RETURN_IF_ERROR(out_->Copy(
         HostSlice(pos, set, i),
-        slot.buffer.Slice(i * slot_elements_ * 4, p.elements * ElementBytes(i)),
+        slot.buffer.Slice(RegionStart(i), p.elements * ElementBytes(i)),
         absl::StrCat("streamed ", kStateNames[i], " D2H")));
   }
   ZR_RETURN_IF_ERROR(out_->Record(*slot.out));

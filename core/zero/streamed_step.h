@@ -139,10 +139,10 @@ class StreamedStep {
   const Outcome& outcome() const { return outcome_; }
 
  private:
-  // A slot: master, exp_avg and exp_avg_sq of one piece, each
-  // slot_elements_ long (in a region of slot_elements_ * 4 bytes, whatever
-  // its dtype); the events of its piece's copy-in, step and
-  // copy-out, and whether the copy-out has been recorded yet.
+  // A slot: master, exp_avg and exp_avg_sq of one piece, regions of
+  // slot_elements_ each in their dtypes, one after the other
+  // (RegionStart); the events of its piece's copy-in, step and copy-out,
+  // and whether the copy-out has been recorded yet.
   struct Slot {
     runtime::OwnedBuffer buffer;
     std::unique_ptr<runtime::Event> in, stepped, out;
@@ -183,6 +183,12 @@ class StreamedStep {
   int64_t ElementBytes(int which) const {
     return kernels::DTypeSize(dtypes_[which]);
   }
+  // Where region `which` of a slot starts, in bytes (3: the slot's size).
+  int64_t RegionStart(int which) const {
+    int64_t bytes = 0;
+    for (int i = 0; i < which; ++i) bytes += slot_elements_ * ElementBytes(i);
+    return bytes;
+  }
 
   const ZeroContext& ctx_;
   const GradReducer& reducer_;
@@ -193,8 +199,8 @@ class StreamedStep {
   const std::array<kernels::DType, 3> dtypes_;
   bool speculative_ = false;
   std::vector<HostPiece> pieces_;
-  std::vector<int> order_;  // pieces in the order their gradients complete
-  int64_t slot_elements_ = 0;
+  std::vector<int> order_;     // pieces in the order their gradients complete
+  int64_t slot_elements_ = 0;  // the largest piece, rounded up to 64
   // Declared first, destroyed last: the events and buffers below are theirs.
   std::unique_ptr<runtime::Stream> in_, out_, step_;
   std::unique_ptr<runtime::Event> speculated_;
