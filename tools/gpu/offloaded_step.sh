@@ -4,8 +4,9 @@
 # --check-reference with the AdamW on the device (fp32 and bf16 states, at
 # the step's end and speculative), then Qwen2.5-1.5B, 4 x 2048, bf16, the
 # exact speculative step: no offload; fp32 states on the host at reduce and
-# prefetch buckets of 1e7 (the simulator's 1.08 x bound); fp32 auto; bf16
-# states on the host and auto (buckets 5e7 / 2e7); then the host and device
+# prefetch buckets of 1e7 (the simulator's 1.08 x bound); fp32 auto with 2
+# and 16 device slots (zero3.offloaded_step_buffers); bf16 states on the
+# host and auto (buckets 5e7 / 2e7); then the host, device and auto
 # placements on 4 cores (taskset, a GPU's share of an 8-GPU node). Prints
 # each check's line and each run's summary, bound and auto's choice; logs
 # under OUT.
@@ -55,8 +56,12 @@ run() {  # NAME [taskset ...] -- ARGS: the run's extra arguments
 run no_offload -- --set zero_optimization.offload_optimizer.device=none
 run fp32_host_1e7 -- "${EX[@]}" --set zero_optimization.reduce_bucket_size=1e7 \
   --set zero_optimization.stage3_prefetch_bucket_size=1e7
-run fp32_auto -- "${EX[@]}" --set zero_optimization.reduce_bucket_size=5e7 \
-  --set zero3.offloaded_step=auto
+for slots in 2 16; do  # zero3.offloaded_step_buffers: 2 was the fixed count
+  run "fp32_auto_slots$slots" -- "${EX[@]}" \
+    --set zero_optimization.reduce_bucket_size=5e7 \
+    --set zero_optimization.stage3_prefetch_bucket_size=2e7 \
+    --set zero3.offloaded_step=auto --set zero3.offloaded_step_buffers="$slots"
+done
 for p in host auto; do
   run "bf16_$p" -- "${EX[@]}" "${B16[@]}" \
     --set zero_optimization.reduce_bucket_size=5e7 \
@@ -65,5 +70,7 @@ for p in host auto; do
 done
 for p in host device auto; do
   run "cores4_$p" taskset -c 0-3 -- "${EX[@]}" \
-    --set zero_optimization.reduce_bucket_size=5e7 --set zero3.offloaded_step="$p"
+    --set zero_optimization.reduce_bucket_size=5e7 \
+    --set zero_optimization.stage3_prefetch_bucket_size=2e7 \
+    --set zero3.offloaded_step="$p"
 done
