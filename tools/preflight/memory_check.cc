@@ -37,6 +37,17 @@ absl::Status CheckDevice(const MemoryEstimate& e, const Available& a,
         "offload the optimizer (--set "
         "zero_optimization.offload_optimizer.device=cpu)");
   }
+  if (run.streams_all) {
+    fixes.push_back(
+        "zero3.offloaded_step \"auto\" (streams only the share that fits; "
+        "the streamed elements' gradients stay on the device, 4 bytes each)");
+  }
+  if (run.streamed_slots > 2) {
+    fixes.push_back(
+        absl::StrCat("fewer device slots for the streamed optimizer state "
+                     "(zero3.offloaded_step_buffers, ",
+                     run.streamed_slots, " now; at least 2)"));
+  }
   fixes.push_back("more ranks (each holds a smaller shard)");
   fixes.push_back(
       "a smaller micro-batch (train_micro_batch_size_per_gpu) or --seq");

@@ -60,6 +60,11 @@ struct RunShape {
   int host_state_bytes = 12;
   // A bf16 model whose host state is fp32: bf16 states would halve it.
   bool bf16_states_possible = false;
+  // zero3.offloaded_step streaming state through the device: its slots
+  // (offloaded_step_buffers; 0 when nothing streams), and whether all of
+  // the offloaded state streams ("device").
+  int streamed_slots = 0;
+  bool streams_all = false;
   // offload_optimizer.nvme_path with the state on NVMe; empty without.
   std::string nvme_path;
   // offload_param.nvme_path with the parameters on NVMe; empty without.

@@ -12,6 +12,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::zero3::testing::IsOk;
 using ::zero3::testing::StatusIs;
 
@@ -114,6 +115,27 @@ TEST(MemoryCheckTest, DeviceSuggestsOffload) {
                              HasSubstr("micro-batch"))));
   a.device_free_bytes = -1;  // known on the GPU only
   EXPECT_THAT(CheckDevice(Estimate(), a, RunShape{}), IsOk());
+}
+
+TEST(MemoryCheckTest, DeviceNamesTheStreamedStepsSlots) {
+  Available a = Plenty();
+  a.device_free_bytes = 4 * kGiB;
+  RunShape run;
+  run.offload_optimizer = true;
+  run.streamed_slots = 16;
+  run.streams_all = true;
+  EXPECT_THAT(CheckDevice(Estimate(), a, run),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("zero3.offloaded_step \"auto\""),
+                             HasSubstr("zero3.offloaded_step_buffers, 16 now"),
+                             Not(HasSubstr("offload the optimizer")))));
+  // auto with its two slots: nothing of the streamed step to give back.
+  run.streamed_slots = 2;
+  run.streams_all = false;
+  EXPECT_THAT(CheckDevice(Estimate(), a, run),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(Not(HasSubstr("offloaded_step")),
+                             HasSubstr("more ranks"))));
 }
 
 TEST(MemoryCheckTest, PinnedOverBudgetNamesTheKeyUnlessItFallsBack) {

@@ -132,6 +132,10 @@ absl::StatusOr<MemoryPlan> PlanMemory(const PlanInput& in) {
   plan.shape.offload_param = in.options.offload_param;
   plan.shape.offload_optimizer = in.options.offload_optimizer;
   plan.shape.speculative = zero::HostStepPlanOf(in.options).speculative;
+  if (in.options.device_step_share > 0) {
+    plan.shape.streamed_slots = in.options.streamed_slots;
+    plan.shape.streams_all = in.options.device_step_share >= 1;
+  }
   plan.shape.host_state_bytes =
       kernels::DTypeSize(in.options.host_master_dtype) +
       2 * kernels::DTypeSize(in.options.host_moments_dtype);
