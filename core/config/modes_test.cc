@@ -128,8 +128,8 @@ TEST(ModesTest, StringsMapToTheirModes) {
 }
 
 // The offloaded step leaves the host only with the optimizer offloaded in
-// host memory in fp32, the working shards on the device and a fixed ratio;
-// each exception names itself.
+// host memory (fp32 or bf16 states), the working shards on the device and
+// a fixed ratio; each exception names itself.
 TEST(ModesTest, OffloadedStepLeavesTheHostOnlyWhereItMay) {
   OffloadedStepAsk ok;
   ok.offload_optimizer = true;

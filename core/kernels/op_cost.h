@@ -139,10 +139,10 @@ OpCost CastCost(const CastArgs& args);
 OpCost SumSquaresCost(const ReduceArgs& args, DType dtype);
 OpCost AllFiniteCost(const ReduceArgs& args, DType dtype);
 
-// AdamW over n fp32 elements: flops 13n, 15n with weight decay (see
-// AdamWStep's formula); read 16n (params, grads, exp_avg, exp_avg_sq);
-// written 12n (params, exp_avg, exp_avg_sq).
-// fp32 gradients; params of `params_dtype`, moments of `moments_dtype`.
+// AdamW over n elements, fp32 gradients, params of `params_dtype` and
+// moments of `moments_dtype`: flops 13n, 15n with weight decay (see
+// AdamWStep's formula); read the gradients and the three states (16n in
+// fp32), written the three states (12n in fp32).
 OpCost AdamWCost(const AdamWArgs& args, DType params_dtype = DType::kF32,
                  DType moments_dtype = DType::kF32);
 

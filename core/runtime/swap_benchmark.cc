@@ -2,19 +2,19 @@
 //
 // The NVMe swapper (swap_file.h) against the drive behind a directory: the
 // rate of writing, reading, and the optimizer's pattern (reading piece k + 1
-// while writing piece k - 1 back, in pieces of 64 MiB, two buffers each
-// way (PIECE_MIB each); then again with the host busy 20 ms a piece, as
-// with its AdamW,
-// which the transfers should hide), with the swapper's block size and queue
-// depth. Compare with
-// the drive's own rate at the same block size and queue depth, e.g.
+// while writing piece k - 1 back, in pieces of PIECE_MIB (64 MiB by
+// default), two buffers each way; then again with the host busy 20 ms a
+// piece, as with its AdamW, which the transfers should hide), with the
+// swapper's block size and queue depth. Compare with the drive's own rate
+// at the same block size and queue depth, e.g.
 //
 //   fio --name=w --filename=DIR/fio.tmp --size=4G --bs=1M --iodepth=8 \
 //       --ioengine=io_uring --direct=1 --rw=write (then --rw=read)
 //
 // (tools/benchmarks/swap_vs_fio.sh runs both).
 //
-//   bazel run -c opt //core/runtime:swap_benchmark -- DIR [GIB] [BLOCK] [DEPTH]
+//   bazel run -c opt //core/runtime:swap_benchmark -- \
+//       DIR [GIB] [BLOCK] [DEPTH] [PIECE_MIB]
 
 #include <algorithm>
 #include <chrono>

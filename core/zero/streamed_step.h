@@ -18,8 +18,8 @@
 // copy-out stream takes master and moments back to host memory. Copies-in
 // of later pieces and copies-out of earlier ones run beside a piece's
 // step, one in each direction of the host link; the last copies-out run
-// under the next forward. The gradients
-// of these elements stay on the device (the reducer's fp32 partition).
+// under the next forward. The gradients of these elements stay on the
+// device (the reducer's fp32 partition).
 //
 // With the speculative step (offload_optimizer.super_offload: the host
 // step plan's `speculative`), pieces are stepped during the boundary
